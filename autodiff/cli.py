@@ -1,0 +1,53 @@
+"""The ``castwise`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import runtime
+from runtime import lattice
+
+
+def _cmd_lattice(args: argparse.Namespace) -> int:
+    names = [args.policy] if args.policy else list(runtime.policies())
+    for i, name in enumerate(names):
+        if i:
+            print()
+        if args.check:
+            print(f"policy {name}:")
+            for result in lattice.check_laws(name):
+                verdict = "holds" if result.holds else f"fails: {result.counterexample}"
+                print(f"  {result.law:<20} {verdict}")
+        else:
+            print(lattice.render(name, args.format))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="castwise", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    lat = sub.add_parser("lattice", help="print or check a promotion policy's table")
+    lat.add_argument(
+        "policy", nargs="?", choices=runtime.policies(), help="policy name (default: every policy)"
+    )
+    lat.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    lat.add_argument(
+        "--check", action="store_true", help="report which laws hold, with a counterexample for each that fails"
+    )
+    lat.set_defaults(func=_cmd_lattice)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``castwise`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:  # `castwise lattice | head`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The derivative rule tables: one JVP rule and one VJP rule per differentiable op.
+
+Rules live in ``autodiff.rules_elementwise``, ``rules_structural`` and
+``rules_linalg``; each is a named function followed by its registration line
+into ``JVP_RULES`` or ``VJP_RULES``. They operate on Tensors with the
+runtime's op functions, so running them under a recorder (``create_graph``,
+``trace``) records a derivative program made of vocabulary ops, which can be
+printed, verified, and differentiated again.
+
+JVP rule::
+
+    rule(primals, tangents, outputs, **params) -> tangent per output
+
+``tangents`` holds a ``Tensor`` or a symbolic ``Zero`` per input (at least one
+is not a Zero); ``outputs`` are the primal outputs. A returned tangent has its
+output's dtype and shape, or is a ``Zero``.
+
+VJP rule (reverse mode, real inner product ``<a, b> = Re(sum(conj(a) * b))``)::
+
+    rule(cotangents, primals, outputs, needs, **params) -> cotangent per input
+
+``cotangents`` holds one per output (at least one is not a Zero); ``needs[i]``
+says whether input i wants a cotangent (return ``Zero`` otherwise, to save
+work). A returned cotangent has its input's dtype and shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from autodiff.zeros import TangentLike
+from runtime import ops
+from runtime.tensor import Tensor
+
+JvpRule = Callable[..., Sequence[TangentLike]]
+VjpRule = Callable[..., Sequence[TangentLike]]
+
+JVP_RULES: dict[str, JvpRule] = {}
+VJP_RULES: dict[str, VjpRule] = {}
+
+
+def non_differentiable_ops() -> tuple[str, ...]:
+    """Ops declared without derivatives (comparisons, logical ops, iota, ...)."""
+    return tuple(name for name, op in ops.OPS.items() if not op.differentiable)
+
+
+def differentiable_ops() -> tuple[str, ...]:
+    return tuple(name for name, op in ops.OPS.items() if op.differentiable)
+
+
+def missing_rules() -> dict[str, list[str]]:
+    """Differentiable ops lacking a rule, per table (empty lists when complete)."""
+    return {
+        "jvp": [n for n in differentiable_ops() if n not in JVP_RULES],
+        "vjp": [n for n in differentiable_ops() if n not in VJP_RULES],
+    }
+
+
+RULE_MODULES = ("autodiff.rules_elementwise", "autodiff.rules_structural", "autodiff.rules_linalg")
+
+
+def load_rules() -> None:
+    """Import the rule modules (each registers its rules in both tables)."""
+    import importlib
+
+    for name in RULE_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name != name:
+                raise
+
+
+PrimalList = Sequence[Tensor]
+Params = dict[str, Any]

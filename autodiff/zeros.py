@@ -1,0 +1,57 @@
+"""Symbolic zeros: the tangent or cotangent of an inactive value.
+
+A ``Zero`` is a marker with an aval, never a materialised array. Rules test
+for it with ``is_zero`` and skip work; ``add_any`` treats it as the identity.
+Only the user-facing API instantiates zeros, where a user asked for an array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from runtime.dtypes import DType
+from runtime.tensor import Tensor
+
+
+class Zero:
+    """The symbolic zero tangent / cotangent of a value with ``dtype`` and ``shape``."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype: DType, shape: tuple[int, ...]) -> None:
+        self.dtype = dtype
+        self.shape = tuple(shape)
+
+    @classmethod
+    def like(cls, x: Any) -> Zero:
+        return cls(x.dtype, tuple(x.shape))
+
+    def __repr__(self) -> str:
+        return f"Zero({self.dtype.short}[{','.join(map(str, self.shape))}])"
+
+
+TangentLike = Tensor | Zero
+
+
+def is_zero(x: Any) -> bool:
+    return isinstance(x, Zero)
+
+
+def add_any(a: TangentLike, b: TangentLike) -> TangentLike:
+    """a + b where either may be a symbolic zero (no array work for zeros)."""
+    if isinstance(a, Zero):
+        return b
+    if isinstance(b, Zero):
+        return a
+    from runtime import functions
+
+    return functions.add(a, b)
+
+
+def instantiate(x: TangentLike) -> Tensor:
+    """A real array for ``x`` (only at the API boundary, where users get arrays)."""
+    if isinstance(x, Zero):
+        return Tensor(np.zeros(x.shape, dtype=x.dtype.storage), x.dtype)
+    return x

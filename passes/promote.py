@@ -1,0 +1,116 @@
+"""The ``promote`` pass: write every implicit promotion down as a ``convert``.
+
+Eager execution converts operands to the dtypes ``runtime.plan.plan`` chooses
+before a same-dtype kernel runs. A raw recording that stored the operands as
+they came (``add(x:f64, y:c128)``) does not replay what eager ran; this pass
+makes the graph say it, by calling the same ``plan`` — there is no second
+promotion table here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from runtime import kernels, ops
+from runtime.graph import Eqn, Graph, Var, emit
+from runtime.plan import PlanInput, plan, promotes
+from runtime.promotion import Operand, Policy, PromotionError, get_policy_object
+from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError
+
+from passes._util import arity_ok, eqn_text
+from passes.build import GraphBuilder
+
+#: What ``kernels.abstract_eval`` raises for an equation it cannot type.
+KERNEL_ERRORS = (KernelDTypeError, ShapeError, OpTypeError, ArityError)
+
+
+def plan_input(var: Var) -> PlanInput:
+    """How a graph value enters the plan: as eager execution classifies a tensor.
+
+    A 0-d value is a ``zero_dim`` operand, because some policies (torch's
+    category rule) treat 0-d tensors differently from others; eager execution
+    plans 0-d tensors the same way, so the pass reproduces its choice.
+    """
+    return var.dtype if var.shape else Operand(var.dtype, None, True)
+
+
+def retyped(eqn: Eqn, inputs: Sequence[Var]) -> Eqn:
+    """A copy of ``eqn`` over new ``inputs``, with fresh output values.
+
+    The output avals are re-derived with ``kernels.abstract_eval`` because a
+    promoted operand can change what the kernel produces (``promote`` under a
+    policy other than the recording's). When the kernels cannot type the
+    equation yet — a raw stack whose operand shapes ``canonicalize`` has still
+    to make exact — the recorded avals are kept; ``verify`` has the last word.
+    """
+    try:
+        avals = kernels.abstract_eval(eqn.op, [v.aval for v in inputs], eqn.params)
+    except KERNEL_ERRORS:
+        avals = [v.aval for v in eqn.outputs]
+    new = Eqn(eqn.op, inputs, eqn.params, ())
+    new.outputs = tuple(Var(d, s, new) for d, s in avals)
+    return new
+
+
+def promote(graph: Graph, policy: str | Policy | None = None) -> Graph:
+    """Insert a ``convert`` before every operand whose dtype differs from its plan target.
+
+    ``add(x:f64, y:c128) -> add(convert(x, c128), y)``::
+
+        { lambda a:f64[3] b:c128[3] . let
+            c:c128[3] = add a b
+          in (c) }
+        ->
+        { lambda a:f64[3] b:c128[3] . let
+            c:c128[3] = convert[to=c128] a
+            d:c128[3] = add c b
+          in (d) }
+
+    Every promoting family is covered, with the operand positions the plan
+    promotes: binary (compare and logical included), dot_general, select (not
+    the predicate), clamp, concatenate, scatter / scatter_add (not the
+    indices) and dynamic_update_slice (not the start indices). Targets come
+    from ``runtime.plan.plan(op, dtypes, policy)``; ``policy=None`` means the
+    active policy, resolved once so one graph is planned under one policy.
+
+    Exactly one ``convert`` is inserted per operand whose dtype differs from
+    its target (as the eager recorder does), none where dtypes agree, so the
+    pass is idempotent. Equations whose inputs did not change are shared with
+    ``graph``; the input graph is never mutated. ``graph.meta["policy"]`` of
+    the result names the policy used. Raises ``PromotionError`` (naming the
+    printed equation) where the policy has no promotion path.
+    """
+    pol = get_policy_object(policy)
+    env: dict[int, Var] = {}  # id(old value) -> the value that replaces it
+    eqns: list[Eqn] = []
+    for eqn in graph.eqns:
+        inputs = [env.get(id(v), v) for v in eqn.inputs]
+        # A wrong operand count is left for ``verify`` to report with the equation.
+        if promotes(eqn.op) and inputs and arity_ok(eqn.op, len(inputs)):
+            try:
+                targets = plan(eqn.op, [plan_input(v) for v in inputs], pol)
+            except PromotionError as err:
+                raise PromotionError(f"{err}\n    in equation: {eqn_text(graph, eqn)}") from None
+            for i, (var, target) in enumerate(zip(inputs, targets, strict=True)):
+                if var.dtype is not target:
+                    conv = emit(ops.convert, (var,), {"new_dtype": target})
+                    eqns.append(conv)
+                    inputs[i] = conv.outputs[0]
+        if all(new is old for new, old in zip(inputs, eqn.inputs, strict=True)):
+            eqns.append(eqn)  # unchanged: share it, copying would only cost
+            continue
+        new = retyped(eqn, inputs)
+        eqns.append(new)
+        for old_out, new_out in zip(eqn.outputs, new.outputs, strict=True):
+            env[id(old_out)] = new_out
+    result = graph.replace(eqns=eqns, outputs=[env.get(id(v), v) for v in graph.outputs])
+    result.meta["policy"] = pol.name
+    return result
+
+
+def example() -> Graph:
+    """The raw graph of the docstring example (checked by the tests)."""
+    b = GraphBuilder()
+    x = b.input("f64", (3,))
+    y = b.input("c128", (3,))
+    return b.build(b.raw("add", x, y, out=("c128", (3,))))

@@ -1,0 +1,573 @@
+"""Every op of the vocabulary as a function, plus a few compositions of them.
+
+Each function accepts Tensors, NumPy arrays and Python scalars, and runs through
+the one eager executor (``runtime.tensor.apply``), so promotion, errors and
+recording behave the same whichever way an op is called.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from runtime import dtypes as dt
+from runtime import ops
+from runtime.ops import OpDef
+from runtime.shapes import ShapeError
+from runtime.tensor import Tensor, apply, asarray
+
+Operand = Any  # Tensor | np.ndarray | Python scalar
+
+
+def _one(op: OpDef, *operands: Operand, **params: Any) -> Tensor:
+    return apply(op, operands, params)  # type: ignore[return-value]
+
+
+def _ints(values: Sequence[int] | int, what: str) -> tuple[int, ...]:
+    seq = (values,) if isinstance(values, int) else values
+    try:
+        return tuple(operator.index(v) for v in seq)
+    except TypeError:
+        raise TypeError(f"{what} must be integers, got {values!r}") from None
+
+
+# -- elementwise binary ------------------------------------------------------------------
+
+
+def add(x: Operand, y: Operand) -> Tensor:
+    """x + y."""
+    return _one(ops.add, x, y)
+
+
+def sub(x: Operand, y: Operand) -> Tensor:
+    """x - y."""
+    return _one(ops.sub, x, y)
+
+
+def mul(x: Operand, y: Operand) -> Tensor:
+    """x * y."""
+    return _one(ops.mul, x, y)
+
+
+def div(x: Operand, y: Operand) -> Tensor:
+    """True division x / y (integer operands go to the policy's float)."""
+    return _one(ops.div, x, y)
+
+
+def rem(x: Operand, y: Operand) -> Tensor:
+    """Remainder with the sign of the dividend (C fmod, ``lax.rem``)."""
+    return _one(ops.rem, x, y)
+
+
+def pow(x: Operand, y: Operand) -> Tensor:  # noqa: A001
+    """x ** y."""
+    return _one(ops.pow, x, y)
+
+
+def max(x: Operand, y: Operand) -> Tensor:  # noqa: A001
+    """Elementwise maximum (NaN-propagating)."""
+    return _one(ops.max, x, y)
+
+
+def min(x: Operand, y: Operand) -> Tensor:  # noqa: A001
+    """Elementwise minimum (NaN-propagating)."""
+    return _one(ops.min, x, y)
+
+
+def atan2(x: Operand, y: Operand) -> Tensor:
+    """atan2(x, y), the angle of the point (y, x)."""
+    return _one(ops.atan2, x, y)
+
+
+def floor_div(x: Operand, y: Operand) -> Tensor:
+    """Python's x // y."""
+    return _one(ops.floor_div, x, y)
+
+
+def eq(x: Operand, y: Operand) -> Tensor:
+    """x == y (bool)."""
+    return _one(ops.eq, x, y)
+
+
+def ne(x: Operand, y: Operand) -> Tensor:
+    """x != y (bool)."""
+    return _one(ops.ne, x, y)
+
+
+def lt(x: Operand, y: Operand) -> Tensor:
+    """x < y (bool)."""
+    return _one(ops.lt, x, y)
+
+
+def le(x: Operand, y: Operand) -> Tensor:
+    """x <= y (bool)."""
+    return _one(ops.le, x, y)
+
+
+def gt(x: Operand, y: Operand) -> Tensor:
+    """x > y (bool)."""
+    return _one(ops.gt, x, y)
+
+
+def ge(x: Operand, y: Operand) -> Tensor:
+    """x >= y (bool)."""
+    return _one(ops.ge, x, y)
+
+
+def logical_and(x: Operand, y: Operand) -> Tensor:
+    """x & y on bool (logical) or integers (bitwise)."""
+    return _one(ops.logical_and, x, y)
+
+
+def logical_or(x: Operand, y: Operand) -> Tensor:
+    """x | y on bool (logical) or integers (bitwise)."""
+    return _one(ops.logical_or, x, y)
+
+
+def logical_xor(x: Operand, y: Operand) -> Tensor:
+    """x ^ y on bool (logical) or integers (bitwise)."""
+    return _one(ops.logical_xor, x, y)
+
+
+def mod(x: Operand, y: Operand) -> Tensor:
+    """Python's x % y: the remainder takes the sign of the divisor.
+
+    Composed from ``rem``, comparisons and ``select``, so it records and
+    differentiates like its parts.
+    """
+    r = rem(x, y)
+    if r.dtype.kind in ("uint", "bool"):
+        return r
+    y_t = asarray(y) if not isinstance(y, Tensor) else y
+    zero = 0
+    wrong_sign = logical_and(ne(r, zero), ne(lt(r, zero), lt(y_t, zero)))
+    return select(wrong_sign, add(r, y), r)
+
+
+# -- contraction, selection, joining ---------------------------------------------------------
+
+
+def dot_general(lhs: Operand, rhs: Operand, dimension_numbers: Any) -> Tensor:
+    """Generalised contraction, as ``jax.lax.dot_general``.
+
+    ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``;
+    the output is batch dims, then lhs free dims, then rhs free dims.
+    """
+    (lc, rc), (lb, rb) = dimension_numbers
+    dims = ((_ints(lc, "contracting dims"), _ints(rc, "contracting dims")),
+            (_ints(lb, "batch dims"), _ints(rb, "batch dims")))  # fmt: skip
+    return _one(ops.dot_general, lhs, rhs, dimension_numbers=dims)
+
+
+def matmul(x: Operand, y: Operand) -> Tensor:
+    """``x @ y`` for 1-D and 2-D operands, and batched matrices with equal batch dims."""
+    xt = x if isinstance(x, Tensor) else asarray(x)
+    yt = y if isinstance(y, Tensor) else asarray(y)
+    if xt.ndim == 0 or yt.ndim == 0:
+        raise ShapeError(f"matmul: operands must have at least one dimension, got shapes {xt.shape} and {yt.shape}")
+    if xt.ndim <= 2 and yt.ndim <= 2:
+        return dot_general(xt, yt, (((xt.ndim - 1,), (0,)), ((), ())))
+    if xt.ndim != yt.ndim or xt.shape[:-2] != yt.shape[:-2]:
+        raise ShapeError(
+            f"matmul: batched operands need equal batch dimensions (no broadcasting), got {xt.shape} and {yt.shape}"
+        )
+    batch = tuple(range(xt.ndim - 2))
+    return dot_general(xt, yt, (((xt.ndim - 1,), (yt.ndim - 2,)), (batch, batch)))
+
+
+def select(pred: Operand, on_true: Operand, on_false: Operand) -> Tensor:
+    """``on_true`` where ``pred`` (bool) holds, else ``on_false``."""
+    return _one(ops.select, pred, on_true, on_false)
+
+
+def clamp(min: Operand, x: Operand, max: Operand) -> Tensor:  # noqa: A002
+    """``min(max(x, min), max)``, as ``jax.lax.clamp(min, x, max)``."""
+    return _one(ops.clamp, min, x, max)
+
+
+def concatenate(operands: Sequence[Operand], dimension: int) -> Tensor:
+    """Join ``operands`` along ``dimension``."""
+    if not operands:
+        raise ValueError("concatenate: at least one operand is required")
+    return apply(ops.concatenate, operands, {"dimension": operator.index(dimension)})  # type: ignore[return-value]
+
+
+def stack(operands: Sequence[Operand], axis: int = 0) -> Tensor:
+    """Stack equal-shaped operands along a new ``axis``: reshape each, then concatenate."""
+    if not operands:
+        raise ValueError("stack: at least one operand is required")
+    ts = [x if isinstance(x, Tensor) else asarray(x) for x in operands]
+    ndim = ts[0].ndim
+    if not -ndim - 1 <= axis <= ndim:
+        raise ShapeError(f"stack: axis {axis} is out of range for operands of rank {ndim}")
+    axis %= ndim + 1
+    expanded = [reshape(t, t.shape[:axis] + (1,) + t.shape[axis:]) for t in ts]
+    return concatenate(expanded, axis)
+
+
+# -- indexing -----------------------------------------------------------------------------------
+
+
+def scatter(
+    operand: Operand,
+    scatter_indices: Operand,
+    updates: Operand,
+    dimension_numbers: Any,
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+) -> Tensor:
+    """Overwrite windows of ``operand`` with ``updates`` (``jax.lax.scatter`` meaning)."""
+    return _one(
+        ops.scatter, operand, scatter_indices, updates, dimension_numbers=dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )  # fmt: skip
+
+
+def scatter_add(
+    operand: Operand,
+    scatter_indices: Operand,
+    updates: Operand,
+    dimension_numbers: Any,
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+) -> Tensor:
+    """Add ``updates`` into windows of ``operand`` (``jax.lax.scatter_add`` meaning)."""
+    return _one(
+        ops.scatter_add, operand, scatter_indices, updates, dimension_numbers=dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )  # fmt: skip
+
+
+def gather(
+    operand: Operand,
+    start_indices: Operand,
+    dimension_numbers: Any,
+    slice_sizes: Sequence[int],
+    *,
+    mode: Any = None,
+    fill_value: Any = None,
+) -> Tensor:
+    """Gather slices of ``operand`` (``jax.lax.gather`` meaning)."""
+    return _one(
+        ops.gather, operand, start_indices, dimension_numbers=dimension_numbers,
+        slice_sizes=_ints(slice_sizes, "slice_sizes"), mode=mode, fill_value=fill_value,
+    )  # fmt: skip
+
+
+def dynamic_slice(operand: Operand, start_indices: Sequence[Operand], slice_sizes: Sequence[int]) -> Tensor:
+    """The ``slice_sizes`` window of ``operand`` at ``start_indices`` (clamped into range)."""
+    return apply(
+        ops.dynamic_slice, (operand, *start_indices), {"slice_sizes": _ints(slice_sizes, "slice_sizes")}
+    )  # type: ignore[return-value]
+
+
+def dynamic_update_slice(operand: Operand, update: Operand, start_indices: Sequence[Operand]) -> Tensor:
+    """``operand`` with ``update`` written at ``start_indices`` (clamped into range)."""
+    return apply(ops.dynamic_update_slice, (operand, update, *start_indices), {})  # type: ignore[return-value]
+
+
+# -- unary ---------------------------------------------------------------------------------------
+
+
+def neg(x: Operand) -> Tensor:
+    """-x."""
+    return _one(ops.neg, x)
+
+
+def abs(x: Operand) -> Tensor:  # noqa: A001
+    """|x| (real dtype for complex x)."""
+    return _one(ops.abs, x)
+
+
+def sign(x: Operand) -> Tensor:
+    """sign(x) (x / |x| for complex)."""
+    return _one(ops.sign, x)
+
+
+def exp(x: Operand) -> Tensor:
+    """e ** x."""
+    return _one(ops.exp, x)
+
+
+def log(x: Operand) -> Tensor:
+    """Natural logarithm."""
+    return _one(ops.log, x)
+
+
+def expm1(x: Operand) -> Tensor:
+    """e ** x - 1, accurate near 0."""
+    return _one(ops.expm1, x)
+
+
+def log1p(x: Operand) -> Tensor:
+    """log(1 + x), accurate near 0."""
+    return _one(ops.log1p, x)
+
+
+def sin(x: Operand) -> Tensor:
+    """Sine."""
+    return _one(ops.sin, x)
+
+
+def cos(x: Operand) -> Tensor:
+    """Cosine."""
+    return _one(ops.cos, x)
+
+
+def tanh(x: Operand) -> Tensor:
+    """Hyperbolic tangent."""
+    return _one(ops.tanh, x)
+
+
+def logistic(x: Operand) -> Tensor:
+    """1 / (1 + e ** -x)."""
+    return _one(ops.logistic, x)
+
+
+def sqrt(x: Operand) -> Tensor:
+    """Square root."""
+    return _one(ops.sqrt, x)
+
+
+def rsqrt(x: Operand) -> Tensor:
+    """1 / sqrt(x)."""
+    return _one(ops.rsqrt, x)
+
+
+def conj(x: Operand) -> Tensor:
+    """Complex conjugate."""
+    return _one(ops.conj, x)
+
+
+def real(x: Operand) -> Tensor:
+    """Real part."""
+    return _one(ops.real, x)
+
+
+def imag(x: Operand) -> Tensor:
+    """Imaginary part."""
+    return _one(ops.imag, x)
+
+
+def square(x: Operand) -> Tensor:
+    """x * x."""
+    return _one(ops.square, x)
+
+
+def reciprocal(x: Operand) -> Tensor:
+    """1 / x."""
+    return _one(ops.reciprocal, x)
+
+
+def convert(x: Operand, dtype: Any) -> Tensor:
+    """``x`` converted to ``dtype`` (``jax.lax.convert_element_type`` values)."""
+    return _one(ops.convert, x, new_dtype=dt.dtype(dtype))
+
+
+# -- reductions ----------------------------------------------------------------------------------
+
+
+def reduce_sum(x: Operand, axes: Sequence[int] | int) -> Tensor:
+    """Sum over ``axes``."""
+    return _one(ops.reduce_sum, x, axes=_ints(axes, "axes"))
+
+
+def reduce_prod(x: Operand, axes: Sequence[int] | int) -> Tensor:
+    """Product over ``axes``."""
+    return _one(ops.reduce_prod, x, axes=_ints(axes, "axes"))
+
+
+def reduce_max(x: Operand, axes: Sequence[int] | int) -> Tensor:
+    """Maximum over ``axes``."""
+    return _one(ops.reduce_max, x, axes=_ints(axes, "axes"))
+
+
+def reduce_min(x: Operand, axes: Sequence[int] | int) -> Tensor:
+    """Minimum over ``axes``."""
+    return _one(ops.reduce_min, x, axes=_ints(axes, "axes"))
+
+
+# -- structural ----------------------------------------------------------------------------------
+
+
+def reshape(x: Operand, new_sizes: Sequence[int]) -> Tensor:
+    """``x`` with shape ``new_sizes`` (same number of elements, row-major)."""
+    return _one(ops.reshape, x, new_sizes=_ints(new_sizes, "new_sizes"))
+
+
+def transpose(x: Operand, permutation: Sequence[int]) -> Tensor:
+    """Permute the axes of ``x``."""
+    return _one(ops.transpose, x, permutation=_ints(permutation, "permutation"))
+
+
+def broadcast_in_dim(x: Operand, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Tensor:
+    """Broadcast ``x`` to ``shape``; operand axis i becomes output axis ``broadcast_dimensions[i]``."""
+    return _one(
+        ops.broadcast_in_dim, x, shape=_ints(shape, "shape"),
+        broadcast_dimensions=_ints(broadcast_dimensions, "broadcast_dimensions"),
+    )  # fmt: skip
+
+
+def slice(  # noqa: A001
+    x: Operand, start_indices: Sequence[int], limit_indices: Sequence[int], strides: Sequence[int] | None = None
+) -> Tensor:
+    """The static slice ``x[start:limit:stride]`` on every axis (positive strides)."""
+    return _one(
+        ops.slice, x, start_indices=_ints(start_indices, "start_indices"),
+        limit_indices=_ints(limit_indices, "limit_indices"),
+        strides=None if strides is None else _ints(strides, "strides"),
+    )  # fmt: skip
+
+
+def pad(x: Operand, padding_value: bool | int | float | complex, padding_config: Sequence[Sequence[int]]) -> Tensor:
+    """Pad with ``(low, high, interior)`` per axis, as ``jax.lax.pad`` (negative low/high crop)."""
+    config = tuple(tuple(_ints(c, "padding_config")) for c in padding_config)
+    return _one(ops.pad, x, padding_config=config, padding_value=padding_value)
+
+
+def reverse(x: Operand, dimensions: Sequence[int]) -> Tensor:
+    """Reverse ``x`` along ``dimensions``."""
+    return _one(ops.reverse, x, dimensions=_ints(dimensions, "dimensions"))
+
+
+def iota(dtype: Any, shape: Sequence[int] | int, dimension: int = 0) -> Tensor:
+    """0, 1, 2, ... along ``dimension`` of an array of ``shape``."""
+    return apply(
+        ops.iota, (), {"dtype": dt.dtype(dtype), "shape": _ints(shape, "shape"), "dimension": operator.index(dimension)}
+    )  # type: ignore[return-value]
+
+
+def full(shape: Sequence[int] | int, fill_value: bool | int | float | complex, dtype: Any = None) -> Tensor:
+    """An array of ``shape`` filled with ``fill_value`` (dtype: given, or the policy's default)."""
+    if dtype is None:
+        dtype = asarray(fill_value).dtype
+    return apply(
+        ops.full, (), {"shape": _ints(shape, "shape"), "fill_value": fill_value, "dtype": dt.dtype(dtype)}
+    )  # type: ignore[return-value]
+
+
+def zeros(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:
+    """``full(shape, 0, dtype)``."""
+    return full(shape, 0.0 if dtype is None else 0, dtype)
+
+
+def ones(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:
+    """``full(shape, 1, dtype)``."""
+    return full(shape, 1.0 if dtype is None else 1, dtype)
+
+
+# -- linear algebra ---------------------------------------------------------------------------
+
+
+def eigh(x: Operand, lower: bool = True) -> tuple[Tensor, Tensor]:
+    """Eigen-decomposition of a symmetric / Hermitian matrix: ``(eigenvectors, eigenvalues)``.
+
+    Eigenvalues ascend and are real; like ``jax.lax.linalg.eigh`` only the
+    ``lower`` (or upper) triangle is read.
+    """
+    v, w = apply(ops.eigh, (x,), {"lower": builtins.bool(lower)})  # type: ignore[misc]
+    return v, w
+
+
+def cholesky(x: Operand) -> Tensor:
+    """Lower Cholesky factor L with ``x = L @ L^H``."""
+    return _one(ops.cholesky, x)
+
+
+def triangular_solve(
+    a: Operand,
+    b: Operand,
+    left_side: bool = False,
+    lower: bool = False,
+    transpose_a: bool = False,
+    conjugate_a: bool = False,
+    unit_diagonal: bool = False,
+) -> Tensor:
+    """Solve ``op(a) @ x = b`` (``left_side``) or ``x @ op(a) = b``, as ``jax.lax.linalg.triangular_solve``."""
+    return _one(
+        ops.triangular_solve, a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
+        conjugate_a=conjugate_a, unit_diagonal=unit_diagonal,
+    )  # fmt: skip
+
+
+# -- basic indexing ----------------------------------------------------------------------------
+
+
+def basic_index(x: Tensor, index: Any) -> Tensor:
+    """``x[index]`` for ints, slices (any step), ``...`` and ``None``.
+
+    Lowered to ``reverse`` (negative steps), one ``slice`` and a ``reshape``, so
+    it records and differentiates like any op. Other indices raise ``TypeError``
+    (use ``gather``).
+    """
+    items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if not (item is None or item is Ellipsis or isinstance(item, builtins.slice) or _is_int(item)):
+            raise TypeError(
+                f"only basic indexing (ints, slices, ..., None) is supported, got {type(item).__name__}; "
+                "use runtime.gather for advanced indexing"
+            )
+    n_real = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if sum(1 for i in items if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_real > x.ndim:
+        raise IndexError(f"too many indices for a tensor of rank {x.ndim}: {index!r}")
+    expanded: list[Any] = []
+    for item in items:
+        if item is Ellipsis:
+            expanded.extend([builtins.slice(None)] * (x.ndim - n_real))
+        else:
+            expanded.append(item)
+    if Ellipsis not in items:
+        expanded.extend([builtins.slice(None)] * (x.ndim - n_real))
+    starts, limits, strides, flips, out_shape = [], [], [], [], []
+    axis = 0
+    for item in expanded:
+        if item is None:
+            out_shape.append(1)
+            continue
+        n = x.shape[axis]
+        if isinstance(item, builtins.slice):
+            start, stop, step = item.indices(n)
+            count = len(range(start, stop, step))
+            if step < 0:
+                flips.append(axis)
+                start, step = n - 1 - start, -step
+            limit = start + (count - 1) * step + 1 if count else start
+            starts.append(start if count else 0)
+            limits.append(limit if count else 0)
+            strides.append(step)
+            out_shape.append(count)
+        else:
+            i = operator.index(item)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            i %= n
+            starts.append(i)
+            limits.append(i + 1)
+            strides.append(1)
+        axis += 1
+    out: Tensor = x
+    if flips:
+        out = reverse(out, flips)
+    if tuple(starts) != (0,) * x.ndim or tuple(limits) != x.shape or builtins.any(s != 1 for s in strides):
+        out = slice(out, starts, limits, strides)
+    if tuple(out_shape) != out.shape:
+        out = reshape(out, out_shape)
+    return out
+
+
+def _is_int(item: Any) -> bool:
+    if isinstance(item, builtins.bool):
+        return False
+    try:
+        operator.index(item)
+    except TypeError:
+        return False
+    return True

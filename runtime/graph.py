@@ -1,0 +1,400 @@
+"""The semantic graph: values, equations, a printer, an interpreter, and tracing.
+
+A graph is a list of equations in topological order over SSA values (``Var``);
+each value has a dtype and a static shape. Graphs are built in two ways, both
+through ``record_op``, which writes every implicit promotion down as an explicit
+``convert`` equation computed by the same ``plan`` eager execution used:
+
+* ``trace(f, *example_args)`` runs ``f`` on traced inputs;
+* ``autodiff`` records eager ops that have a tracked input.
+
+While recording, values are linked from consumer to producer (``Var.producer``),
+so a recording lives exactly as long as something references its outputs.
+``collect`` turns linked values into a ``Graph``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from runtime import hooks, kernels, ops
+from runtime.dtypes import DType
+from runtime.ops import OpDef
+
+if TYPE_CHECKING:
+    from runtime.tensor import Tensor
+
+
+class GraphError(ValueError):
+    """A graph is malformed (raised by ``passes.verify`` and the interpreter)."""
+
+
+class Var:
+    """One SSA value: dtype, static shape, and where it comes from.
+
+    ``producer`` is the equation that defines it (``None`` for graph inputs and
+    constants); ``const`` holds a constant's array (the same array the eager
+    tensor holds: never a copy).
+    """
+
+    __slots__ = ("__weakref__", "const", "dtype", "owner", "producer", "shape", "value")
+
+    def __init__(
+        self, dtype: DType, shape: tuple[int, ...], producer: Eqn | None = None, const: np.ndarray | None = None
+    ) -> None:
+        self.dtype = dtype
+        self.shape = shape
+        self.producer = producer
+        self.const = const
+        #: the eager value, kept by recordings that will need it for derivatives
+        self.value: np.ndarray | None = const
+        #: for a tracked leaf: a weak reference to its Tensor (where ``.grad`` goes)
+        self.owner: weakref.ref[Tensor] | None = None
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.producer is None
+
+    @property
+    def aval(self) -> tuple[DType, tuple[int, ...]]:
+        return (self.dtype, self.shape)
+
+    def type_str(self) -> str:
+        return f"{self.dtype.short}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self) -> str:
+        kind = "const" if self.const is not None else ("input" if self.producer is None else "value")
+        return f"Var({kind} {self.type_str()})"
+
+
+class Eqn:
+    """``outputs = op[params](*inputs)``."""
+
+    __slots__ = ("freed", "inputs", "op", "outputs", "params")
+
+    def __init__(self, op: OpDef, inputs: Sequence[Var], params: dict[str, Any], outputs: Sequence[Var]) -> None:
+        self.op = op
+        self.inputs = tuple(inputs)
+        self.params = params
+        self.outputs = tuple(outputs)
+        #: set when a backward pass released this equation's saved values
+        self.freed = False
+
+    def __repr__(self) -> str:
+        return f"Eqn({self.op.name})"
+
+
+@dataclass
+class Graph:
+    """A closed program: inputs, constants, equations in topological order, outputs."""
+
+    inputs: list[Var]
+    consts: list[Var]
+    eqns: list[Eqn]
+    outputs: list[Var]
+    #: free-form metadata (e.g. the policy a graph was traced under)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return pretty(self)
+
+    def __str__(self) -> str:
+        return pretty(self)
+
+    def replace(self, **changes: Any) -> Graph:
+        """A copy with some fields replaced (passes build new graphs this way)."""
+        fields = {"inputs": self.inputs, "consts": self.consts, "eqns": self.eqns, "outputs": self.outputs,
+                  "meta": dict(self.meta)}  # fmt: skip
+        fields.update(changes)
+        return Graph(**fields)
+
+    def __call__(self, *args: Any) -> list[Tensor]:
+        return evaluate(self, *args)
+
+
+# -- building --------------------------------------------------------------------------------
+
+
+def emit(op: OpDef, inputs: Sequence[Var], params: dict[str, Any]) -> Eqn:
+    """Append-free equation construction: infer output avals, link outputs to the eqn."""
+    out_avals = kernels.abstract_eval(op, [v.aval for v in inputs], params)
+    eqn = Eqn(op, inputs, params, ())
+    eqn.outputs = tuple(Var(d, s, eqn) for d, s in out_avals)
+    return eqn
+
+
+def const_var(tensor: Tensor) -> Var:
+    """A constant leaf for an untracked operand: it references the tensor's array.
+
+    The tensor remembers that a recording references it, so an in-place write
+    into it raises instead of silently changing what the graph replays.
+    """
+    var = Var(tensor.dtype, tensor.shape, None, tensor._array)
+    refs = tensor._recorded_by
+    if refs is None:
+        refs = tensor._recorded_by = weakref.WeakSet()
+    refs.add(var)
+    return var
+
+
+def promoted_inputs(inputs: Sequence[Tensor], targets: Sequence[DType]) -> list[Var]:
+    """The input values of a recorded op: constants collected for untracked
+    operands, then a ``convert`` appended exactly where an operand's dtype differs
+    from its plan target (and nowhere else)."""
+    vars_ = [x.node if x.node is not None else const_var(x) for x in inputs]
+    out = []
+    for var, target in zip(vars_, targets, strict=True):
+        if var.dtype is not target:
+            var = emit(ops.convert, (var,), {"new_dtype": target}).outputs[0]
+        out.append(var)
+    return out
+
+
+def record_op(
+    op: OpDef, params: dict[str, Any], inputs: Sequence[Tensor], targets: Sequence[DType], outputs: Sequence[Tensor]
+) -> Eqn:
+    """Record one eagerly executed op: promoted inputs, the equation, output nodes.
+
+    Each output keeps its eager value on its ``Var`` (derivative rules read it)
+    and becomes tracked when its dtype is inexact.
+    """
+    eqn = emit(op, promoted_inputs(inputs, targets), params)
+    for tensor, var in zip(outputs, eqn.outputs, strict=True):
+        var.value = tensor._array
+        tensor.node = var
+        tensor._requires_grad = var.dtype.is_inexact
+    return eqn
+
+
+def primal_value(var: Var) -> np.ndarray:
+    """The eager value of ``var``, computing it from its producer if it was never
+    materialised (a ``convert`` that eager execution fused into its consumer)."""
+    if var.value is not None:
+        return var.value
+    pending = [var]
+    while pending:  # iterative: a chain of unmaterialised values is walked, not recursed
+        top = pending[-1]
+        eqn = top.producer
+        if eqn is None:
+            raise GraphError(f"no value recorded for input {top.type_str()}")
+        if eqn.freed:
+            raise RuntimeError(
+                "trying to differentiate through a graph a second time, but its saved values were "
+                "released; pass retain_graph=True to the first backward()"
+            )
+        missing = [v for v in eqn.inputs if v.value is None]
+        if missing:
+            pending.extend(missing)
+            continue
+        outs, _ = kernels.run_kernel(eqn.op, [v.dtype for v in eqn.inputs], [v.value for v in eqn.inputs], eqn.params)
+        for out_var, out in zip(eqn.outputs, outs, strict=True):
+            out_var.value = out
+        pending.pop()
+    assert var.value is not None
+    return var.value
+
+
+def collect(outputs: Sequence[Var], inputs: Sequence[Var] | None = None) -> Graph:
+    """The graph that computes ``outputs`` from linked values (iterative DFS).
+
+    ``inputs`` fixes the order of the graph's inputs; by default they are the
+    non-constant leaves in discovery order.
+    """
+    order: list[Eqn] = []
+    seen: set[int] = set()
+    leaves: list[Var] = []
+    seen_leaves: set[int] = set()
+    for root in outputs:
+        stack: list[tuple[Var, bool]] = [(root, False)]
+        while stack:
+            var, expanded = stack.pop()
+            eqn = var.producer
+            if eqn is None:
+                if id(var) not in seen_leaves:
+                    seen_leaves.add(id(var))
+                    leaves.append(var)
+                continue
+            if id(eqn) in seen:
+                continue
+            if expanded:
+                seen.add(id(eqn))
+                order.append(eqn)
+                continue
+            stack.append((var, True))
+            for v in reversed(eqn.inputs):
+                if v.producer is None or id(v.producer) not in seen:
+                    stack.append((v, False))
+    consts = [v for v in leaves if v.const is not None]
+    found_inputs = [v for v in leaves if v.const is None]
+    if inputs is None:
+        inputs = found_inputs
+    else:
+        known = {id(v) for v in inputs}
+        extra = [v for v in found_inputs if id(v) not in known]
+        if extra:
+            raise GraphError(f"the outputs depend on {len(extra)} value(s) that are not inputs of the graph")
+    return Graph(list(inputs), consts, order, list(outputs))
+
+
+# -- printing ---------------------------------------------------------------------------------
+
+
+def _format_param(value: Any) -> str:
+    if isinstance(value, DType):
+        return value.short
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_format_param(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, float | complex | bool | int | str):
+        return repr(value) if isinstance(value, str) else str(value)
+    if hasattr(value, "_asdict"):
+        return type(value).__name__ + "(" + ", ".join(f"{k}={_format_param(v)}" for k, v in value._asdict().items()) + ")"
+    if hasattr(value, "__dataclass_fields__"):
+        return type(value).__name__ + "(" + ", ".join(
+            f"{k}={_format_param(getattr(value, k))}" for k in value.__dataclass_fields__) + ")"  # fmt: skip
+    return str(value)
+
+
+def _format_params(eqn: Eqn) -> str:
+    rule = PRINT_RULES.get(eqn.op.name)
+    if rule is not None:
+        return rule(eqn.params)
+    items = [f"{k}={_format_param(v)}" for k, v in eqn.params.items() if v is not None]
+    return "[" + " ".join(items) + "]" if items else ""
+
+
+def print_convert(params: dict[str, Any]) -> str:
+    return f"[to={params['new_dtype'].short}]"
+
+
+#: Per-op printing rules (op name -> params formatter).
+PRINT_RULES: dict[str, Callable[[dict[str, Any]], str]] = {}
+PRINT_RULES["convert"] = print_convert
+
+
+def _names() -> Iterable[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    n = 0
+    while True:
+        name, k = "", n
+        while True:
+            name = letters[k % 26] + name
+            k = k // 26 - 1
+            if k < 0:
+                break
+        yield name
+        n += 1
+
+
+def pretty(graph: Graph) -> str:
+    """jaxpr-like text with stable names: constants, then inputs, then values in order."""
+    names: dict[int, str] = {}
+    gen = iter(_names())
+
+    def name(v: Var) -> str:
+        if id(v) not in names:
+            names[id(v)] = next(gen)
+        return names[id(v)]
+
+    def decl(v: Var) -> str:
+        return f"{name(v)}:{v.type_str()}"
+
+    consts = " ".join(decl(v) for v in graph.consts)
+    inputs = " ".join(decl(v) for v in graph.inputs)
+    head = f"{{ lambda {consts} ; {inputs} . let" if graph.consts else f"{{ lambda {inputs} . let"
+    lines = [head.replace("lambda  .", "lambda .")]
+    for eqn in graph.eqns:
+        outs = " ".join(decl(v) for v in eqn.outputs)
+        args = " ".join(name(v) for v in eqn.inputs)
+        lines.append(f"    {outs} = {eqn.op.name}{_format_params(eqn)}{' ' + args if args else ''}")
+    lines.append(f"  in ({', '.join(name(v) for v in graph.outputs)}) }}")
+    return "\n".join(lines)
+
+
+# -- interpreting --------------------------------------------------------------------------------
+
+
+def evaluate(graph: Graph, *args: Any) -> list[Tensor]:
+    """Run ``graph`` on ``args`` with the same kernels eager execution uses.
+
+    Arguments must match the input dtypes and shapes exactly: a graph is a
+    program over fixed types, nothing is promoted here.
+    """
+    from runtime.tensor import Tensor
+
+    if len(args) != len(graph.inputs):
+        raise GraphError(f"graph takes {len(graph.inputs)} inputs, got {len(args)}")
+    env: dict[int, np.ndarray] = {}
+    for var, arg in zip(graph.inputs, args, strict=True):
+        array = arg._array if isinstance(arg, Tensor) else np.asarray(arg)
+        arg_dtype = arg.dtype if isinstance(arg, Tensor) else None
+        if array.shape != var.shape or (arg_dtype is not None and arg_dtype is not var.dtype) or (
+            arg_dtype is None and array.dtype != var.dtype.storage
+        ):
+            raise GraphError(
+                f"input {var.type_str()} got {getattr(arg_dtype, 'short', array.dtype)}{list(array.shape)}"
+            )
+        env[id(var)] = array
+    for var in graph.consts:
+        assert var.const is not None
+        env[id(var)] = var.const
+    for eqn in graph.eqns:
+        try:
+            arrays = [env[id(v)] for v in eqn.inputs]
+        except KeyError:
+            raise GraphError(f"{eqn.op.name}: an input is used before it is defined") from None
+        outs, _ = kernels.run_kernel(eqn.op, [v.dtype for v in eqn.inputs], arrays, eqn.params)
+        for var, out in zip(eqn.outputs, outs, strict=True):
+            env[id(var)] = out
+    return [Tensor(env[id(v)], v.dtype) for v in graph.outputs]
+
+
+# -- tracing -------------------------------------------------------------------------------------
+
+
+def _trace_recorder(
+    op: OpDef, params: dict[str, Any], inputs: Sequence[Tensor], targets: tuple[DType, ...], outputs: Sequence[Tensor]
+) -> None:
+    record_op(op, params, inputs, targets, outputs)
+
+
+def new_leaf(tensor: Tensor) -> Var:
+    """Make ``tensor`` a graph input (a leaf ``Var`` holding its value)."""
+    var = Var(tensor.dtype, tensor.shape)
+    var.value = tensor._array
+    var.owner = weakref.ref(tensor)
+    tensor.node = var
+    tensor._requires_grad = tensor.dtype.is_inexact
+    return var
+
+
+def trace(f: Callable[..., Any], *example_args: Any) -> Graph:
+    """Build the graph of ``f`` by running it on traced copies of ``example_args``.
+
+    Every promoting op gets explicit ``convert`` equations from the same plan
+    eager execution uses. ``f`` returns a Tensor or a tuple/list of Tensors.
+    """
+    from runtime.promotion import get_policy
+    from runtime.tensor import Tensor, asarray
+
+    traced = []
+    for arg in example_args:
+        t = arg if isinstance(arg, Tensor) else asarray(arg)
+        t = Tensor(t._array, t.dtype)
+        new_leaf(t)
+        traced.append(t)
+    with hooks.recorder_override(_trace_recorder):
+        result = f(*traced)
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    out_vars = []
+    for r in results:
+        if not isinstance(r, Tensor):
+            raise TypeError(f"trace: f must return Tensors, got {type(r).__name__}")
+        out_vars.append(r.node if r.node is not None else const_var(r))
+    graph = collect(out_vars, [t.node for t in traced])
+    graph.meta["policy"] = get_policy()
+    return graph

@@ -1,0 +1,64 @@
+"""The small hooks through which eager execution reaches a recorder.
+
+``runtime`` never imports ``autodiff``. Instead, a recorder is installed here:
+``autodiff`` installs the global one on import (dependency inversion), and
+``runtime.trace`` / ``autodiff.no_grad`` push thread-local overrides (``None``
+turns recording off for the thread). The eager executor calls the current
+recorder for each op that has at least one input on a graph.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runtime.dtypes import DType
+    from runtime.ops import OpDef
+    from runtime.tensor import Tensor
+
+#: recorder(op, params, inputs, planned dtypes, outputs): ``inputs`` are the
+#: operands as they came (Python scalars already materialised as 0-d Tensors of
+#: their planned dtype), ``outputs`` the eager results.
+Recorder = Callable[["OpDef", dict[str, Any], Sequence["Tensor"], tuple["DType", ...], Sequence["Tensor"]], None]
+
+_global_recorder: Recorder | None = None
+_UNSET: Any = object()
+
+
+class _Local(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[Recorder | None] = []
+
+
+_LOCAL = _Local()
+
+
+def install_recorder(recorder: Recorder | None) -> Recorder | None:
+    """Install the global ``recorder`` (or remove it with ``None``); return the previous one."""
+    global _global_recorder
+    previous = _global_recorder
+    _global_recorder = recorder
+    return previous
+
+
+def current_recorder() -> Recorder | None:
+    """The recorder for this thread: the innermost override, else the global one."""
+    stack = _LOCAL.stack
+    return stack[-1] if stack else _global_recorder
+
+
+@contextmanager
+def recorder_override(recorder: Recorder | None) -> Iterator[None]:
+    """Use ``recorder`` (``None``: record nothing) in this thread for the block."""
+    _LOCAL.stack.append(recorder)
+    try:
+        yield
+    finally:
+        _LOCAL.stack.pop()
+
+
+#: backward(tensor, cotangent, retain_graph) installed by autodiff for Tensor.backward.
+backward_hook: Callable[..., None] | None = None

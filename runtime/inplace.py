@@ -1,0 +1,66 @@
+"""In-place operations: ``x += y``, ``x.add_(y)`` and friends.
+
+An in-place op writes into ``x``'s storage, so ``x``'s dtype never changes. The
+result's category (bool < integer < floating < complex) must not exceed
+``x``'s (``check_result_fits``, as in PyTorch); the result is then converted on
+store. Tracked tensors, and tensors a recorded graph still references, refuse
+in-place writes: the recording would silently stop matching what ran.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from runtime.dtypes import DType
+from runtime.ops import OpDef
+from runtime.promotion import get_policy
+from runtime.shapes import ShapeError
+
+if TYPE_CHECKING:
+    from runtime.tensor import Tensor
+
+
+class InPlaceError(RuntimeError):
+    """An in-place write would corrupt a recording."""
+
+
+def check_result_fits(name: str, result: DType, target: DType) -> None:
+    """Raise ``TypeError`` if a ``result`` cannot be stored in a ``target`` tensor."""
+    if result.category > target.category:
+        raise TypeError(
+            f"{name} result of dtype {result.name} cannot be stored in a tensor of dtype {target.name} "
+            f"(policy {get_policy()!r})"
+        )
+
+
+def apply_inplace(x: Tensor, op: OpDef, other: Any, name: str) -> Tensor:
+    """Compute ``op(x, other)`` and store it into ``x`` (same dtype, same storage)."""
+    from runtime.tensor import Tensor, apply, convert_array
+
+    if x._requires_grad:
+        raise InPlaceError(
+            f"{name}: {x.dtype.name}{list(x.shape)} requires grad; an in-place write would change a "
+            "value the recording depends on. Use the out-of-place op."
+        )
+    if x._recorded_by:
+        raise InPlaceError(
+            f"{name}: {x.dtype.name}{list(x.shape)} is referenced by a recorded graph; an in-place write "
+            "would change what the graph replays. Use the out-of-place op."
+        )
+    if isinstance(other, Tensor) and other._requires_grad:
+        raise InPlaceError(
+            f"{name}: the operand {other.dtype.name}{list(other.shape)} requires grad and would be lost in "
+            "an in-place write into an untracked tensor. Use the out-of-place op."
+        )
+    result = apply(op, (x, other), {})
+    assert isinstance(result, Tensor)
+    check_result_fits(name, result.dtype, x.dtype)
+    if result.shape != x.shape:
+        raise ShapeError(
+            f"{name}: result shape {list(result.shape)} cannot be stored in a tensor of shape {list(x.shape)}"
+        )
+    stored = result._array if result.dtype is x.dtype else convert_array(result._array, result.dtype, x.dtype)
+    np.copyto(x._array, stored, casting="unsafe")
+    return x

@@ -1,0 +1,189 @@
+"""The op vocabulary: every op declared once.
+
+Each ``OpDef`` says what an op *is* (name, family, operand names, attribute
+names, whether it has derivatives). What an op *does* lives in tables owned by
+the package that owns the concern: kernels and shape rules in ``runtime``,
+promotion in ``runtime.plan``, JVP and transpose rules in ``autodiff``. This
+module imports nothing else of castwise, so any table can import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class OpDef:
+    """Declaration of one op.
+
+    ``operands`` names the array inputs in order; a name starting with ``*``
+    means any number of operands (``concatenate``). ``params`` are the static
+    attributes. ``differentiable`` is False for ops whose outputs carry no
+    tangent (comparisons, logical ops, iota) or are piecewise constant.
+    """
+
+    name: str
+    family: str
+    operands: tuple[str, ...]
+    params: tuple[str, ...] = ()
+    differentiable: bool = True
+
+    @property
+    def variadic(self) -> bool:
+        return bool(self.operands) and self.operands[0].startswith("*")
+
+    @property
+    def arity(self) -> int | None:
+        """Number of operands, ``None`` for variadic ops."""
+        return None if self.variadic else len(self.operands)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def declare(
+    name: str,
+    family: str,
+    operands: tuple[str, ...],
+    params: tuple[str, ...] = (),
+    differentiable: bool = True,
+) -> OpDef:
+    """Declare an op in the vocabulary and return its definition."""
+    if name in OPS:
+        raise ValueError(f"op {name!r} is declared twice")
+    op = OpDef(name, family, operands, params, differentiable)
+    OPS[name] = op
+    return op
+
+
+# Families (the promotion plan keys on these).
+BINARY: Final = "binary"  # elementwise, both operands promoted, result of that dtype
+COMPARE: Final = "compare"  # both operands promoted, result bool
+LOGICAL: Final = "logical"  # bool / integer, both promoted
+DOT: Final = "dot_general"
+SELECT: Final = "select"
+CLAMP: Final = "clamp"
+CONCATENATE: Final = "concatenate"
+SCATTER: Final = "scatter"
+GATHER: Final = "gather"
+DYNAMIC_SLICE: Final = "dynamic_slice"
+DYNAMIC_UPDATE_SLICE: Final = "dynamic_update_slice"
+UNARY: Final = "unary"
+CONVERT: Final = "convert"
+REDUCE: Final = "reduce"
+STRUCTURAL: Final = "structural"
+LINALG: Final = "linalg"
+
+XY = ("x", "y")
+
+# -- elementwise binary ---------------------------------------------------------
+add = declare("add", BINARY, XY)
+sub = declare("sub", BINARY, XY)
+mul = declare("mul", BINARY, XY)
+div = declare("div", BINARY, XY)  # true division for inexact, truncating for integers (lax.div)
+rem = declare("rem", BINARY, XY)  # sign of the dividend (lax.rem / C fmod)
+pow = declare("pow", BINARY, XY)  # noqa: A001
+max = declare("max", BINARY, XY)  # noqa: A001
+min = declare("min", BINARY, XY)  # noqa: A001
+atan2 = declare("atan2", BINARY, XY)
+floor_div = declare("floor_div", BINARY, XY, differentiable=False)  # Python's //
+eq = declare("eq", COMPARE, XY, differentiable=False)
+ne = declare("ne", COMPARE, XY, differentiable=False)
+lt = declare("lt", COMPARE, XY, differentiable=False)
+le = declare("le", COMPARE, XY, differentiable=False)
+gt = declare("gt", COMPARE, XY, differentiable=False)
+ge = declare("ge", COMPARE, XY, differentiable=False)
+logical_and = declare("and", LOGICAL, XY, differentiable=False)
+logical_or = declare("or", LOGICAL, XY, differentiable=False)
+logical_xor = declare("xor", LOGICAL, XY, differentiable=False)
+
+# -- contraction, selection, joining --------------------------------------------------
+dot_general = declare("dot_general", DOT, ("lhs", "rhs"), ("dimension_numbers",))
+select = declare("select", SELECT, ("pred", "on_true", "on_false"))
+clamp = declare("clamp", CLAMP, ("min", "operand", "max"))
+concatenate = declare("concatenate", CONCATENATE, ("*operands",), ("dimension",))
+
+# -- indexing -------------------------------------------------------------------------
+scatter = declare(
+    "scatter",
+    SCATTER,
+    ("operand", "scatter_indices", "updates"),
+    ("dimension_numbers", "indices_are_sorted", "unique_indices", "mode"),
+)
+scatter_add = declare(
+    "scatter_add",
+    SCATTER,
+    ("operand", "scatter_indices", "updates"),
+    ("dimension_numbers", "indices_are_sorted", "unique_indices", "mode"),
+)
+gather = declare(
+    "gather",
+    GATHER,
+    ("operand", "start_indices"),
+    ("dimension_numbers", "slice_sizes", "mode", "fill_value"),
+)
+dynamic_slice = declare("dynamic_slice", DYNAMIC_SLICE, ("operand", "*start_indices"), ("slice_sizes",))
+dynamic_update_slice = declare(
+    "dynamic_update_slice", DYNAMIC_UPDATE_SLICE, ("operand", "update", "*start_indices")
+)
+
+# -- elementwise unary ----------------------------------------------------------------
+neg = declare("neg", UNARY, ("x",))
+abs = declare("abs", UNARY, ("x",))  # noqa: A001
+sign = declare("sign", UNARY, ("x",))
+exp = declare("exp", UNARY, ("x",))
+log = declare("log", UNARY, ("x",))
+expm1 = declare("expm1", UNARY, ("x",))
+log1p = declare("log1p", UNARY, ("x",))
+sin = declare("sin", UNARY, ("x",))
+cos = declare("cos", UNARY, ("x",))
+tanh = declare("tanh", UNARY, ("x",))
+logistic = declare("logistic", UNARY, ("x",))
+sqrt = declare("sqrt", UNARY, ("x",))
+rsqrt = declare("rsqrt", UNARY, ("x",))
+conj = declare("conj", UNARY, ("x",))
+real = declare("real", UNARY, ("x",))
+imag = declare("imag", UNARY, ("x",))
+square = declare("square", UNARY, ("x",))
+reciprocal = declare("reciprocal", UNARY, ("x",))
+convert = declare("convert", CONVERT, ("x",), ("new_dtype",))
+
+# -- reductions -----------------------------------------------------------------------
+reduce_sum = declare("reduce_sum", REDUCE, ("x",), ("axes",))
+reduce_prod = declare("reduce_prod", REDUCE, ("x",), ("axes",))
+reduce_max = declare("reduce_max", REDUCE, ("x",), ("axes",))
+reduce_min = declare("reduce_min", REDUCE, ("x",), ("axes",))
+
+# -- structural -----------------------------------------------------------------------
+reshape = declare("reshape", STRUCTURAL, ("x",), ("new_sizes",))
+transpose = declare("transpose", STRUCTURAL, ("x",), ("permutation",))
+broadcast_in_dim = declare(
+    "broadcast_in_dim", STRUCTURAL, ("x",), ("shape", "broadcast_dimensions")
+)
+slice = declare("slice", STRUCTURAL, ("x",), ("start_indices", "limit_indices", "strides"))  # noqa: A001
+pad = declare("pad", STRUCTURAL, ("x",), ("padding_config", "padding_value"))
+reverse = declare("reverse", STRUCTURAL, ("x",), ("dimensions",))
+iota = declare("iota", STRUCTURAL, (), ("dtype", "shape", "dimension"), differentiable=False)
+full = declare("full", STRUCTURAL, (), ("shape", "fill_value", "dtype"), differentiable=False)
+
+# -- linear algebra -------------------------------------------------------------------
+eigh = declare("eigh", LINALG, ("x",), ("lower",))  # outputs (eigenvectors, eigenvalues)
+cholesky = declare("cholesky", LINALG, ("x",))  # lower-triangular factor
+triangular_solve = declare(
+    "triangular_solve",
+    LINALG,
+    ("a", "b"),
+    ("left_side", "lower", "transpose_a", "conjugate_a", "unit_diagonal"),
+)
+
+
+def get(name: str) -> OpDef:
+    """The declaration of op ``name``; ``KeyError`` naming the vocabulary otherwise."""
+    try:
+        return OPS[name]
+    except KeyError:
+        raise KeyError(f"unknown op {name!r}; the vocabulary is: {', '.join(OPS)}") from None
