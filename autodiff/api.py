@@ -20,7 +20,7 @@ from autodiff.record import enable_grad, no_grad
 from autodiff.rules import load_rules
 from autodiff.zeros import TangentLike, Zero, instantiate
 from runtime import hooks
-from runtime.graph import Var, new_leaf
+from runtime.graph import new_leaf
 from runtime.tensor import Tensor, asarray
 
 load_rules()
@@ -56,11 +56,9 @@ def _flatten(out: Any) -> tuple[list[Tensor], bool]:
         return [out], False
     if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
         return list(out), True
-    raise TypeError(f"the differentiated function must return a Tensor or a tuple of Tensors, got {type(out).__name__}")
-
-
-def _node(t: Tensor) -> Var | None:
-    return t.node
+    raise TypeError(
+        f"the differentiated function must return a Tensor or a tuple of Tensors, got {type(out).__name__}"
+    )
 
 
 def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
@@ -98,11 +96,13 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
             tt = _as_tensor(t)
             if tt.dtype is not x.dtype or tt.shape != x.shape:
                 raise TypeError(
-                    f"jvp: tangent {i} is {tt.dtype.short}{list(tt.shape)} but its primal is {x.dtype.short}{list(x.shape)}"
+                    f"jvp: tangent {i} is {tt.dtype.short}{list(tt.shape)} "
+                    f"but its primal is {x.dtype.short}{list(x.shape)}"
                 )
             assert x.node is not None
             seeds[id(x.node)] = tt
-        created = jvp_pass(eqns, seeds, create_graph=nested or any(_node(_as_tensor(t)) is not None for t in tangents if t is not None and not isinstance(t, Zero)))
+        tracked_tangent = any(isinstance(t, Tensor) and t.node is not None for t in tangents)
+        created = jvp_pass(eqns, seeds, create_graph=nested or tracked_tangent)
         results = []
         for o in outs:
             if o.node is not None and id(o.node) in created:
@@ -142,7 +142,8 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple[
             ct = _as_tensor(c)
             if ct.dtype is not o.dtype or ct.shape != o.shape:
                 raise TypeError(
-                    f"vjp: cotangent {i} is {ct.dtype.short}{list(ct.shape)} but the output is {o.dtype.short}{list(o.shape)}"
+                    f"vjp: cotangent {i} is {ct.dtype.short}{list(ct.shape)} "
+                    f"but the output is {o.dtype.short}{list(o.shape)}"
                 )
             create = create or ct.node is not None
             key = id(o.node)
@@ -189,7 +190,8 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> C
         if not isinstance(out, Tensor) or out.size != 1 or out.dtype.kind != "float":
             shape = getattr(out, "shape", None)
             dtype = getattr(getattr(out, "dtype", None), "name", type(out).__name__)
-            raise TypeError(f"grad requires a real scalar output, got {dtype}{list(shape) if shape is not None else ''}")
+            where = list(shape) if shape is not None else ""
+            raise TypeError(f"grad requires a real scalar output, got {dtype}{where}")
         ones = Tensor(np.ones(out.shape, out.dtype.storage), out.dtype)
         grads = vjp_fn(ones)
         return out, (grads[0] if single else grads)

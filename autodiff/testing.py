@@ -31,8 +31,8 @@ def _tol(dtypes: Sequence[DType], table: dict[str, float], default: float) -> fl
 
 def inner(a: Any, b: Any) -> float:
     """Real inner product Re(sum(conj(a) * b)) in float64/complex128."""
-    x = np.asarray(a, dtype=np.complex128) if np.iscomplexobj(np.asarray(a)) else np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.complex128) if np.iscomplexobj(np.asarray(b)) else np.asarray(b, dtype=np.float64)
+    x = np.asarray(a).astype(np.complex128)
+    y = np.asarray(b).astype(np.complex128)
     return float(np.real(np.sum(np.conj(x) * y)))
 
 
@@ -58,7 +58,9 @@ def _assert_close(name: str, got: Any, want: Any, tol: float) -> None:
     got_a, want_a = np.asarray(got), np.asarray(want)
     if not np.allclose(got_a, want_a, rtol=tol, atol=tol, equal_nan=True):
         err = np.max(np.abs(got_a - want_a)) if got_a.size else 0.0
-        raise AssertionError(f"{name} mismatch (max abs error {err:.3g}, tolerance {tol:.3g}):\n got  {got_a}\n want {want_a}")
+        raise AssertionError(
+            f"{name} mismatch (max abs error {err:.3g}, tolerance {tol:.3g}):\n got  {got_a}\n want {want_a}"
+        )
 
 
 def check_jvp(f: Callable[..., Any], args: Sequence[Any], eps: float | None = None, tol: float | None = None,
@@ -98,7 +100,9 @@ def check_vjp(f: Callable[..., Any], args: Sequence[Any], tol: float | None = No
     _, vjp_fn = vjp(f, *xs)
     in_cts = vjp_fn(tuple(cts) if isinstance(out, tuple) else cts[0])
     lhs = sum(inner(c.numpy(), t.numpy()) for c, t in zip(cts, _as_list(out_t), strict=True) if c is not None)
-    rhs = sum(inner(c.numpy(), t.numpy()) for c, t in zip(in_cts, tangents, strict=True) if c is not None and t is not None)
+    rhs = sum(
+        inner(c.numpy(), t.numpy()) for c, t in zip(in_cts, tangents, strict=True) if c is not None and t is not None
+    )
     scale = max(1.0, abs(lhs), abs(rhs))
     if abs(lhs - rhs) > tol * scale:
         raise AssertionError(f"VJP is not the adjoint of JVP: <u, Jv> = {lhs!r}, <J*u, v> = {rhs!r} (tolerance {tol})")

@@ -1,6 +1,6 @@
 """Building graphs by hand: raw equations and a small builder.
 
-``runtime.graph.emit`` infers output avals with ``kernels.abstract_eval``, which
+``runtime.graph.emit`` infers output avals with the kernels' ``abstract_eval``, which
 rejects mixed dtypes: it can only build graphs that are already promoted. The
 passes, and their tests, also need *raw* graphs: what an eager recording that
 wrote no ``convert`` would have stored, e.g. ``add(x:f64[3], y:c128[3])`` whose
@@ -21,7 +21,7 @@ Nothing here checks that a graph is valid: that is ``passes.verify``'s job.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from runtime.ops import OpDef
 #: An aval as callers may spell it: ``(dtype, shape)`` with the dtype as a
 #: ``DType`` or anything ``runtime.dtype`` accepts (``"c128"``, ``np.float32``).
 AvalLike = tuple[Any, Sequence[int]]
-OpLike = Union[OpDef, str]
+OpLike = OpDef | str
 
 
 def _opdef(op: OpLike) -> OpDef:
@@ -96,13 +96,13 @@ class GraphBuilder:
         multi-output ops (then a tuple of values is returned).
         """
         single = len(out) == 2 and not isinstance(out[0], (tuple, list))
-        avals: Sequence[AvalLike] = [out] if single else out  # type: ignore[list-item]
+        avals: Sequence[AvalLike] = [out] if single else out  # type: ignore[list-item,assignment]
         eqn = raw_eqn(op, inputs, params, avals)
         self.eqns.append(eqn)
         return eqn.outputs[0] if single else eqn.outputs
 
     def op(self, op: OpLike, *inputs: Var, **params: Any) -> Any:
-        """Append an equation whose avals ``kernels.abstract_eval`` infers (via ``emit``)."""
+        """Append an equation whose avals the kernels' ``abstract_eval`` infers (via ``emit``)."""
         eqn = emit(_opdef(op), inputs, params)
         self.eqns.append(eqn)
         return eqn.outputs[0] if len(eqn.outputs) == 1 else eqn.outputs

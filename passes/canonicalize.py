@@ -11,10 +11,9 @@ concatenation shape. Both steps exist only in the graph: no eager copy.
 
 from __future__ import annotations
 
+from passes.build import GraphBuilder
 from runtime import ops
 from runtime.graph import Eqn, Graph, Var, emit
-
-from passes.build import GraphBuilder
 
 
 def exact_shape(operand: tuple[int, ...], result: tuple[int, ...], dimension: int) -> tuple[int, ...] | None:
@@ -27,13 +26,13 @@ def exact_shape(operand: tuple[int, ...], result: tuple[int, ...], dimension: in
     it is left for ``verify`` to report.
     """
     rank = len(result)
-    if not -rank <= dimension < rank:
+    if not 0 <= dimension < rank:  # the kernels take no negative dimension either
         return None
-    d = dimension % rank
+    d = dimension
     if len(operand) == rank:
         return operand
     if len(operand) == rank - 1 and operand == result[:d] + result[d + 1 :]:
-        return result[:d] + (1,) + result[d + 1 :]
+        return (*result[:d], 1, *result[d + 1 :])
     return None
 
 
@@ -75,11 +74,13 @@ def canonicalize(graph: Graph) -> Graph:
             eqns.append(eqn)
             continue
         # Shapes and dtypes of the outputs do not change: only the operands'
-        # layout is made explicit, so the recorded avals carry over.
+        # layout is made explicit, so the recorded avals and eager values carry over.
         new = Eqn(eqn.op, inputs, eqn.params, ())
-        new.outputs = tuple(Var(v.dtype, v.shape, new) for v in eqn.outputs)
+        outs = tuple(Var(v.dtype, v.shape, new) for v in eqn.outputs)
+        new.outputs = outs  # held weakly by the equation: ``env`` keeps them alive
         eqns.append(new)
-        for old_out, new_out in zip(eqn.outputs, new.outputs, strict=True):
+        for old_out, new_out in zip(eqn.outputs, outs, strict=True):
+            new_out.value = old_out.value
             env[id(old_out)] = new_out
     return graph.replace(eqns=eqns, outputs=[env.get(id(v), v) for v in graph.outputs])
 

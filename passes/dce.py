@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from runtime.graph import Eqn, Graph
-
 from passes.build import GraphBuilder
+from runtime.graph import Eqn, Graph
 
 
 def dce(graph: Graph) -> Graph:
@@ -18,9 +17,11 @@ def dce(graph: Graph) -> Graph:
             d:f32[3] = sin b
           in (d) }
         ->
-        { lambda b:f32[3] . let
-            c:f32[3] = sin b
-          in (c) }
+        { lambda a:f32[3] . let
+            b:f32[3] = sin a
+          in (b) }
+
+    (The printer names values afresh, constants first, so names shift.)
 
     One backward sweep: an equation is live when any of its outputs is
     (multi-output ops such as ``eigh`` stay whole). Graph inputs are always

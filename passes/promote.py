@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runtime import kernels, ops
+from passes._util import arity_ok, eqn_text
+from passes.build import GraphBuilder
+from runtime import ops
 from runtime.graph import Eqn, Graph, Var, emit
 from runtime.plan import PlanInput, plan, promotes
 from runtime.promotion import Operand, Policy, PromotionError, get_policy_object
-from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError
+from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError, abstract_eval
 
-from passes._util import arity_ok, eqn_text
-from passes.build import GraphBuilder
-
-#: What ``kernels.abstract_eval`` raises for an equation it cannot type.
+#: What ``abstract_eval`` (``runtime.shapes``, the kernels' signature check) raises
+#: for an equation the kernels cannot run.
 KERNEL_ERRORS = (KernelDTypeError, ShapeError, OpTypeError, ArityError)
 
 
@@ -34,22 +34,37 @@ def plan_input(var: Var) -> PlanInput:
     return var.dtype if var.shape else Operand(var.dtype, None, True)
 
 
-def retyped(eqn: Eqn, inputs: Sequence[Var]) -> Eqn:
-    """A copy of ``eqn`` over new ``inputs``, with fresh output values.
+def retyped(eqn: Eqn, inputs: Sequence[Var]) -> tuple[Eqn, tuple[Var, ...]]:
+    """A copy of ``eqn`` over new ``inputs``, and its fresh output values.
 
-    The output avals are re-derived with ``kernels.abstract_eval`` because a
-    promoted operand can change what the kernel produces (``promote`` under a
-    policy other than the recording's). When the kernels cannot type the
-    equation yet — a raw stack whose operand shapes ``canonicalize`` has still
-    to make exact — the recorded avals are kept; ``verify`` has the last word.
+    ``promote`` changes dtypes and never shapes: the output shapes are the
+    recorded ones (a raw stack records its result shape before ``canonicalize``
+    makes the operand shapes exact, and the kernels' shape rule would answer
+    for the raw operand shapes instead). The output dtypes are re-derived with
+    the kernels' ``abstract_eval`` because a promoted operand can change what the
+    kernel produces (``promote`` under a policy other than the recording's).
+    Where the kernels cannot type the raw equation (mixed-rank raw operands),
+    the recorded dtypes are kept too; ``verify`` has the last word.
+
+    An output whose aval is unchanged keeps the eager value recorded on it
+    (derivative rules read it); a retyped one has none, and is recomputed from
+    its producer on demand. The outputs are returned because an equation holds
+    its outputs only weakly: the caller keeps them alive until a Graph pins them.
     """
+    recorded = tuple(v.aval for v in eqn.outputs)
     try:
-        avals = kernels.abstract_eval(eqn.op, [v.aval for v in inputs], eqn.params)
+        derived = abstract_eval(eqn.op, [v.aval for v in inputs], eqn.params)
     except KERNEL_ERRORS:
-        avals = [v.aval for v in eqn.outputs]
+        derived = recorded
+    if len(derived) != len(recorded):
+        derived = recorded
     new = Eqn(eqn.op, inputs, eqn.params, ())
-    new.outputs = tuple(Var(d, s, new) for d, s in avals)
-    return new
+    outs = tuple(Var(d, s, new) for (d, _), (_, s) in zip(derived, recorded, strict=True))
+    new.outputs = outs
+    for old_out, out in zip(eqn.outputs, outs, strict=True):
+        if old_out.aval == out.aval:
+            out.value = old_out.value
+    return new, outs
 
 
 def promote(graph: Graph, policy: str | Policy | None = None) -> Graph:
@@ -99,10 +114,10 @@ def promote(graph: Graph, policy: str | Policy | None = None) -> Graph:
         if all(new is old for new, old in zip(inputs, eqn.inputs, strict=True)):
             eqns.append(eqn)  # unchanged: share it, copying would only cost
             continue
-        new = retyped(eqn, inputs)
+        new, outs = retyped(eqn, inputs)
         eqns.append(new)
-        for old_out, new_out in zip(eqn.outputs, new.outputs, strict=True):
-            env[id(old_out)] = new_out
+        for old_out, new_out in zip(eqn.outputs, outs, strict=True):
+            env[id(old_out)] = new_out  # keeps new_out alive until the result pins it
     result = graph.replace(eqns=eqns, outputs=[env.get(id(v), v) for v in graph.outputs])
     result.meta["policy"] = pol.name
     return result

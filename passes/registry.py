@@ -12,13 +12,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+# ``from module import name`` (not ``from passes import module``): the package
+# re-exports each pass function under its module's name, shadowing the module.
+from passes.canonicalize import canonicalize
+from passes.canonicalize import example as canonicalize_example
+from passes.dce import dce
+from passes.dce import example as dce_example
+from passes.promote import example as promote_example
+from passes.promote import promote
+from passes.verify import example as verify_example
+from passes.verify import verify
 from runtime.graph import Graph
 from runtime.promotion import Policy
-
-from passes import canonicalize as _canonicalize
-from passes import dce as _dce
-from passes import promote as _promote
-from passes import verify as _verify
 
 
 @dataclass(frozen=True)
@@ -52,10 +57,10 @@ def register_pass(p: Pass) -> Pass:
     return p
 
 
-register_pass(Pass("promote", _promote.promote, "rewrite", _promote.example, takes_policy=True))
-register_pass(Pass("canonicalize", _canonicalize.canonicalize, "rewrite", _canonicalize.example))
-register_pass(Pass("dce", _dce.dce, "rewrite", _dce.example))
-register_pass(Pass("verify", _verify.verify, "check", _verify.example))
+register_pass(Pass("promote", promote, "rewrite", promote_example, takes_policy=True))
+register_pass(Pass("canonicalize", canonicalize, "rewrite", canonicalize_example))
+register_pass(Pass("dce", dce, "rewrite", dce_example))
+register_pass(Pass("verify", verify, "check", verify_example))
 
 #: The rewrites that turn a raw recording into what eager execution ran, in order:
 #: dtypes first, then shapes (as eager execution converted, then reshaped).
@@ -87,5 +92,5 @@ def run_passes(
         if p.kind == "rewrite":
             graph = result
     if check:
-        _verify.verify(graph)
+        verify(graph)
     return graph

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from runtime import kernels
-from runtime import plan as plan_module
-from runtime.graph import Eqn, Graph, GraphError
-from runtime.ops import OpDef
-
 from passes._util import arity_ok, eqn_text, outputs_text
 from passes.build import GraphBuilder
 from passes.promote import KERNEL_ERRORS
+from runtime.graph import Eqn, Graph, GraphError
+from runtime.ops import OpDef
+from runtime.plan import PLAN_RULES, plan_all, plan_scatter, plan_select, plan_update_slice
+from runtime.shapes import abstract_eval
 
 #: Which operand positions each plan rule promotes to one common dtype, keyed
 #: by the rule objects of ``runtime.plan.PLAN_RULES`` so this follows the
@@ -19,16 +18,16 @@ from passes.promote import KERNEL_ERRORS
 #: gains without an entry here makes ``verify`` fail loudly (see
 #: ``promoted_positions``), never silently skip a check.
 _POSITIONS: dict[Callable[..., object], Callable[[int], Sequence[int]]] = {
-    plan_module.plan_all: lambda n: range(n),
-    plan_module.plan_select: lambda n: (1, 2),  # the predicate keeps its dtype
-    plan_module.plan_scatter: lambda n: (0, 2),  # the indices keep theirs
-    plan_module.plan_update_slice: lambda n: (0, 1),  # so do the start indices
+    plan_all: lambda n: range(n),
+    plan_select: lambda n: (1, 2),  # the predicate keeps its dtype
+    plan_scatter: lambda n: (0, 2),  # the indices keep theirs
+    plan_update_slice: lambda n: (0, 1),  # so do the start indices
 }
 
 
 def promoted_positions(op: OpDef, count: int) -> tuple[int, ...]:
     """The operand positions of ``op`` that the plan promotes to one dtype."""
-    rule = plan_module.PLAN_RULES.get(op.family)
+    rule = PLAN_RULES.get(op.family)
     if rule is None:
         return ()
     try:
@@ -51,7 +50,7 @@ def verify(graph: Graph) -> None:
             c:c128[3] = add a b
           in (c) }
         ->
-        GraphError: equation 0: promoted operands of add disagree in dtype (x:f64, y:c128)
+        GraphError: verify: equation 0: promoted operands of add disagree in dtype (x:f64, y:c128)
             c:c128[3] = add a b
 
     Checks, in order, for every equation:
@@ -62,7 +61,8 @@ def verify(graph: Graph) -> None:
     * the operands a promoting family promotes (per the plan's family
       structure: both for binary, on_true/on_false for select, operand/updates
       for scatter ...) share one dtype;
-    * the output avals equal ``kernels.abstract_eval`` of the input avals (the
+    * the output avals equal ``abstract_eval`` of the input avals (the
+      kernels' own signature check, ``runtime.shapes.abstract_eval``: the
       kernels accept the equation, and dtypes and shapes agree);
 
     then that every graph output is defined, and that each constant holds an
@@ -93,9 +93,7 @@ def verify(graph: Graph) -> None:
         defined.update(id(v) for v in eqn.outputs)
     undefined = [i for i, v in enumerate(graph.outputs) if id(v) not in defined]
     if undefined:
-        raise GraphError(
-            f"verify: graph output(s) {undefined} are never defined\n    {outputs_text(graph)}"
-        )
+        raise GraphError(f"verify: graph output(s) {undefined} are never defined\n    {outputs_text(graph)}")
 
 
 def _head(graph: Graph) -> str:
@@ -124,7 +122,7 @@ def _check_eqn(graph: Graph, index: int, eqn: Eqn, defined: set[int]) -> None:
         operands = ", ".join(f"{names[i]}:{eqn.inputs[i].dtype.short}" for i in positions)
         raise fail(f"promoted operands of {eqn.op.name} disagree in dtype ({operands})")
     try:
-        avals = kernels.abstract_eval(eqn.op, [v.aval for v in eqn.inputs], eqn.params)
+        avals = abstract_eval(eqn.op, [v.aval for v in eqn.inputs], eqn.params)
     except KERNEL_ERRORS as err:
         raise fail(f"the kernels reject {eqn.op.name}: {err}") from None
     recorded = [v.aval for v in eqn.outputs]

@@ -47,11 +47,44 @@ from runtime.promotion import (
     use_policy,
 )
 
+from runtime import functions, ops  # noqa: E402
+from runtime.functions import *  # noqa: E402,F403  (every op as a function)
+from runtime.functions import __all__ as _function_names  # noqa: E402
+from runtime.graph import Graph, GraphError, evaluate, trace  # noqa: E402
+from runtime.inplace import InPlaceError  # noqa: E402
+from runtime.plan import plan  # noqa: E402
+from runtime.shapes import (  # noqa: E402
+    ArityError,
+    GatherDimensionNumbers,
+    KernelDTypeError,
+    OpTypeError,
+    ScatterDimensionNumbers,
+    ShapeError,
+)
+from runtime.tensor import Tensor, asarray  # noqa: E402
+
 policy = use_policy  # DESIGN.md spells it ``with runtime.policy("torch"):``
 bool = bool_  # noqa: A001  (``runtime.bool`` mirrors ``jnp.bool``)
 
-__all__ = [
+__all__ = [  # noqa: RUF022
+    *_function_names,
     "ALL_DTYPES",
+    "ArityError",
+    "GatherDimensionNumbers",
+    "Graph",
+    "GraphError",
+    "InPlaceError",
+    "KernelDTypeError",
+    "OpTypeError",
+    "ScatterDimensionNumbers",
+    "ShapeError",
+    "Tensor",
+    "asarray",
+    "evaluate",
+    "functions",
+    "ops",
+    "plan",
+    "trace",
     "DEFAULT_POLICY",
     "DType",
     "Policy",

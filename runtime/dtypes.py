@@ -25,7 +25,7 @@ class DType:
     ``==`` (identity) and use them as dictionary keys.
     """
 
-    __slots__ = ("name", "short", "kind", "bits", "storage", "itemsize", "category", "index")
+    __slots__ = ("bits", "category", "index", "itemsize", "kind", "name", "short", "storage")
 
     name: str
     short: str
@@ -64,8 +64,9 @@ class DType:
         return self.name
 
     def __reduce__(self) -> str:
-        # Pickle by name so unpickling yields the singleton.
-        return self.name
+        # Pickle as the module attribute so unpickling yields the singleton
+        # (``bool`` is spelled ``bool_`` in this module).
+        return "bool_" if self.name == "bool" else self.name
 
 
 _CATALOG: list[DType] = []

@@ -20,6 +20,77 @@ from runtime.tensor import Tensor, apply, asarray
 
 Operand = Any  # Tensor | np.ndarray | Python scalar
 
+__all__ = [
+    "abs",
+    "add",
+    "atan2",
+    "basic_index",
+    "broadcast_in_dim",
+    "cholesky",
+    "clamp",
+    "concatenate",
+    "conj",
+    "convert",
+    "cos",
+    "div",
+    "dot_general",
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "eigh",
+    "eq",
+    "exp",
+    "expm1",
+    "floor_div",
+    "full",
+    "gather",
+    "ge",
+    "gt",
+    "imag",
+    "iota",
+    "le",
+    "log",
+    "log1p",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logistic",
+    "lt",
+    "matmul",
+    "max",
+    "min",
+    "mod",
+    "mul",
+    "ne",
+    "neg",
+    "ones",
+    "pad",
+    "pow",
+    "real",
+    "reciprocal",
+    "reduce_max",
+    "reduce_min",
+    "reduce_prod",
+    "reduce_sum",
+    "rem",
+    "reshape",
+    "reverse",
+    "rsqrt",
+    "scatter",
+    "scatter_add",
+    "select",
+    "sign",
+    "sin",
+    "slice",
+    "sqrt",
+    "square",
+    "stack",
+    "sub",
+    "tanh",
+    "transpose",
+    "triangular_solve",
+    "zeros",
+]
+
 
 def _one(op: OpDef, *operands: Operand, **params: Any) -> Tensor:
     return apply(op, operands, params)  # type: ignore[return-value]
@@ -203,7 +274,7 @@ def stack(operands: Sequence[Operand], axis: int = 0) -> Tensor:
     if not -ndim - 1 <= axis <= ndim:
         raise ShapeError(f"stack: axis {axis} is out of range for operands of rank {ndim}")
     axis %= ndim + 1
-    expanded = [reshape(t, t.shape[:axis] + (1,) + t.shape[axis:]) for t in ts]
+    expanded = [reshape(t, (*t.shape[:axis], 1, *t.shape[axis:])) for t in ts]
     return concatenate(expanded, axis)
 
 

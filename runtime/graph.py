@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from runtime import hooks, kernels, ops
+from runtime import hooks, kernels, ops, shapes
 from runtime.dtypes import DType
 from runtime.ops import OpDef
 
@@ -73,17 +73,40 @@ class Var:
 
 
 class Eqn:
-    """``outputs = op[params](*inputs)``."""
+    """``outputs = op[params](*inputs)``.
 
-    __slots__ = ("freed", "inputs", "op", "outputs", "params")
+    An equation references its outputs weakly (they reference it through
+    ``Var.producer``): a recording is a tree of strong references from outputs
+    back to inputs, with no cycle, so reference counting frees it the moment
+    nothing uses it. A ``Graph`` pins every output while it exists; an output
+    nobody holds is re-created on access.
+    """
+
+    __slots__ = ("_outs", "freed", "inputs", "op", "params")
 
     def __init__(self, op: OpDef, inputs: Sequence[Var], params: dict[str, Any], outputs: Sequence[Var]) -> None:
         self.op = op
         self.inputs = tuple(inputs)
         self.params = params
+        self._outs: list[tuple[weakref.ref[Var], DType, tuple[int, ...]]] = []
         self.outputs = tuple(outputs)
         #: set when a backward pass released this equation's saved values
         self.freed = False
+
+    @property
+    def outputs(self) -> tuple[Var, ...]:
+        out = []
+        for i, (ref, dtype, shape) in enumerate(self._outs):
+            var = ref()
+            if var is None:
+                var = Var(dtype, shape, self)
+                self._outs[i] = (weakref.ref(var), dtype, shape)
+            out.append(var)
+        return tuple(out)
+
+    @outputs.setter
+    def outputs(self, values: Sequence[Var]) -> None:
+        self._outs = [(weakref.ref(v), v.dtype, v.shape) for v in values]
 
     def __repr__(self) -> str:
         return f"Eqn({self.op.name})"
@@ -99,6 +122,11 @@ class Graph:
     outputs: list[Var]
     #: free-form metadata (e.g. the policy a graph was traced under)
     meta: dict[str, Any] = field(default_factory=dict)
+    #: strong references to every equation output while the graph exists
+    _pinned: list[Var] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._pinned = [v for e in self.eqns for v in e.outputs]
 
     def __repr__(self) -> str:
         return pretty(self)
@@ -108,7 +136,7 @@ class Graph:
 
     def replace(self, **changes: Any) -> Graph:
         """A copy with some fields replaced (passes build new graphs this way)."""
-        fields = {"inputs": self.inputs, "consts": self.consts, "eqns": self.eqns, "outputs": self.outputs,
+        fields: dict[str, Any] = {"inputs": self.inputs, "consts": self.consts, "eqns": self.eqns, "outputs": self.outputs,
                   "meta": dict(self.meta)}  # fmt: skip
         fields.update(changes)
         return Graph(**fields)
@@ -122,8 +150,10 @@ class Graph:
 
 def emit(op: OpDef, inputs: Sequence[Var], params: dict[str, Any]) -> Eqn:
     """Append-free equation construction: infer output avals, link outputs to the eqn."""
-    out_avals = kernels.abstract_eval(op, [v.aval for v in inputs], params)
+    out_avals = shapes.abstract_eval(op, [v.aval for v in inputs], params)
     eqn = Eqn(op, inputs, params, ())
+    # The caller takes the outputs from ``eqn.outputs`` (weakly held until then,
+    # so an output nobody keeps costs nothing).
     eqn.outputs = tuple(Var(d, s, eqn) for d, s in out_avals)
     return eqn
 
@@ -191,7 +221,9 @@ def primal_value(var: Var) -> np.ndarray:
         if missing:
             pending.extend(missing)
             continue
-        outs, _ = kernels.run_kernel(eqn.op, [v.dtype for v in eqn.inputs], [v.value for v in eqn.inputs], eqn.params)
+        values = [v.value for v in eqn.inputs]
+        assert all(v is not None for v in values)
+        outs, _ = kernels.run_kernel(eqn.op, [v.dtype for v in eqn.inputs], values, eqn.params)  # type: ignore[arg-type]
         for out_var, out in zip(eqn.outputs, outs, strict=True):
             out_var.value = out
         pending.pop()
@@ -252,7 +284,8 @@ def _format_param(value: Any) -> str:
     if isinstance(value, float | complex | bool | int | str):
         return repr(value) if isinstance(value, str) else str(value)
     if hasattr(value, "_asdict"):
-        return type(value).__name__ + "(" + ", ".join(f"{k}={_format_param(v)}" for k, v in value._asdict().items()) + ")"
+        fields = ", ".join(f"{k}={_format_param(v)}" for k, v in value._asdict().items())
+        return f"{type(value).__name__}({fields})"
     if hasattr(value, "__dataclass_fields__"):
         return type(value).__name__ + "(" + ", ".join(
             f"{k}={_format_param(getattr(value, k))}" for k in value.__dataclass_fields__) + ")"  # fmt: skip

@@ -18,7 +18,8 @@ class OpDef:
     """Declaration of one op.
 
     ``operands`` names the array inputs in order; a name starting with ``*``
-    means any number of operands (``concatenate``). ``params`` are the static
+    means any number of operands there (``concatenate``'s operands, the start
+    indices of ``dynamic_slice``). ``params`` are the static
     attributes. ``differentiable`` is False for ops whose outputs carry no
     tangent (comparisons, logical ops, iota) or are piecewise constant.
     """
@@ -31,7 +32,7 @@ class OpDef:
 
     @property
     def variadic(self) -> bool:
-        return bool(self.operands) and self.operands[0].startswith("*")
+        return any(name.startswith("*") for name in self.operands)
 
     @property
     def arity(self) -> int | None:

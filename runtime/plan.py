@@ -21,7 +21,6 @@ everything else                                                         all inpu
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Union
 
 from runtime import dtypes as dt
 from runtime import ops
@@ -30,7 +29,7 @@ from runtime.ops import OpDef
 from runtime.promotion import Operand, Policy, PromotionError, get_policy_object
 
 #: A plan input: a dtype, or a classified operand (Python scalar, 0-d value).
-PlanInput = Union[DType, Operand]
+PlanInput = DType | Operand
 
 PlanRule = Callable[[OpDef, Sequence[PlanInput], Policy], tuple[DType, ...]]
 
@@ -75,13 +74,14 @@ def _describe(x: PlanInput) -> str:
 def _true_division(target: DType, op: OpDef, xs: Sequence[PlanInput], policy: Policy) -> DType:
     if target.is_inexact:
         return target
-    if policy.true_divide_float is None:
+    result = policy.true_divide_dtype(target)
+    if result is None:
         names = ", ".join(_describe(x) for x in xs)
         raise PromotionError(
             f"{op.name}: true division of ({names}) needs a floating dtype and policy "
             f"{policy.name!r} has no implicit one; convert explicitly"
         )
-    return policy.true_divide_float
+    return result
 
 
 def plan_all(op: OpDef, xs: Sequence[PlanInput], policy: Policy) -> tuple[DType, ...]:

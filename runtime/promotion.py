@@ -11,9 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Final, Literal
-
-import numpy as np
+from typing import Any, ClassVar, Final, Literal
 
 from runtime import dtypes as dt
 from runtime.dtypes import DType
@@ -92,6 +90,10 @@ class Policy:
     #: Where true division of integers goes (``None``: it is an error).
     true_divide_float: DType | None = dt.float64
 
+    def true_divide_dtype(self, integer: DType) -> DType | None:
+        """The float that true division of ``integer`` (or bool) operands produces."""
+        return self.true_divide_float
+
     def __init__(self) -> None:
         self._table: dict[tuple[DType, DType], DType | None] = {}
         self._known = frozenset(self.dtypes)
@@ -156,13 +158,14 @@ class Policy:
         for op in operands:
             if op.dtype is not None:
                 strong = op.dtype if strong is None else self.promote_types(strong, op.dtype)
-        for op in operands:
-            if op.pykind is None:
-                continue
-            scalar = self.scalar_default(op.pykind, strong)
+        # Only the highest-kind Python scalar can decide, whatever the operand order.
+        kinds = [op.pykind for op in operands if op.pykind is not None]
+        if kinds:
+            pykind = max(kinds, key=dt.KIND_CATEGORY.__getitem__)
+            scalar = self.scalar_default(pykind, strong)
             if strong is None:
                 strong = scalar
-            elif dt.KIND_CATEGORY[op.pykind] > strong.category:
+            elif dt.KIND_CATEGORY[pykind] > strong.category:
                 strong = self.promote_types(strong, scalar)
         assert strong is not None
         return strong
@@ -182,9 +185,9 @@ class LatticePolicy(Policy):
     """
 
     #: node -> nodes immediately above it. Nodes are DTypes or weak kind names.
-    edges: dict[DType | str, list[DType | str]] = {}
+    edges: ClassVar[dict[DType | str, list[DType | str]]] = {}
     #: dtype a weak-only result takes
-    weak_default: dict[str, DType] = {"int": dt.int64, "float": dt.float64, "complex": dt.complex128}
+    weak_default: ClassVar[dict[str, DType]] = {"int": dt.int64, "float": dt.float64, "complex": dt.complex128}
 
     def __init__(self) -> None:
         super().__init__()

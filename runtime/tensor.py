@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes as dt
-from runtime import hooks, kernels, ops
+from runtime import hooks, kernels, ops, shapes
 from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.plan import PlanInput, plan
@@ -160,7 +160,7 @@ class Tensor:
         return functions.reshape(self, tuple(sizes))  # type: ignore[arg-type]
 
     @property
-    def T(self) -> Tensor:  # noqa: N802  (NumPy's name)
+    def T(self) -> Tensor:
         return apply(ops.transpose, (self,), {"permutation": tuple(range(self.ndim))[::-1]})  # type: ignore[return-value]
 
     @property
@@ -499,13 +499,16 @@ def apply(op: OpDef, operands: Iterable[Any], params: dict[str, Any]) -> Tensor 
     mixed = any(x.dtype is not t for x, t in zip(inputs, targets, strict=True))
     try:
         if mixed and op in _UFUNC_BINARY and targets[0].storage in _IN_LOOP_STORAGE:
-            out_avals = kernels.abstract_eval(op, [(t, x.shape) for t, x in zip(targets, inputs, strict=True)], params)
+            out_avals = shapes.abstract_eval(op, [(t, x.shape) for t, x in zip(targets, inputs, strict=True)], params)
             # NumPy casts each operand inside its buffered loop: no converted copy,
             # and bit for bit what convert + kernel computes.
             result = _UFUNC_BINARY[op](inputs[0]._array, inputs[1]._array, dtype=targets[0].storage, casting="unsafe")
             outs: tuple[np.ndarray, ...] = (result,)
         else:
-            arrays = [x._array if x.dtype is t else convert_array(x._array, x.dtype, t) for x, t in zip(inputs, targets, strict=True)]
+            arrays = [
+                x._array if x.dtype is t else convert_array(x._array, x.dtype, t)
+                for x, t in zip(inputs, targets, strict=True)
+            ]
             outs, out_avals = kernels.run_kernel(op, targets, arrays, params)
     except (ShapeError, OpTypeError, ArityError, KernelDTypeError) as err:
         raise _fail(err, op, xs) from None

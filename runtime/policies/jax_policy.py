@@ -66,6 +66,11 @@ class JaxPolicy(LatticePolicy):
     dtypes = _JAX_DTYPES
     edges = _standard_edges()
 
+    def true_divide_dtype(self, integer: DType) -> DType | None:
+        # jnp.true_divide: 64-bit integers divide into float64, narrower ones
+        # (and bool) into float32, even with x64 enabled.
+        return dt.float64 if integer.bits == 64 else dt.float32
+
     def explain_failure(self, a: DType, b: DType) -> str:
         reason = super().explain_failure(a, b)
         if reason:

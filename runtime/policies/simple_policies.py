@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from runtime import dtypes as dt
 from runtime.dtypes import DType
 from runtime.promotion import LatticePolicy, Policy
@@ -18,7 +20,7 @@ class TenferroPolicy(LatticePolicy):
     name = "tenferro"
     summary = "tenferro: seven dtypes; int with float -> f64, int with complex -> c128"
     dtypes = (dt.bool_, dt.int32, dt.int64, dt.float32, dt.float64, dt.complex64, dt.complex128)
-    edges = {
+    edges: ClassVar[dict[DType | str, list[DType | str]]] = {
         dt.bool_: [dt.int32, dt.float32],
         dt.int32: [dt.int64],
         dt.int64: [dt.float64],

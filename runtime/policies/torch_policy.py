@@ -6,7 +6,7 @@ because castwise has no such dtypes) and ``aten/src/ATen/native/TypeProperties.c
 (``result_type``: dimensioned tensors, 0-d tensors and wrapped Python numbers
 form three groups combined by category), as ADR 0003 in shared/reference
 describes them. Extra rules from ``promoteTypes``: the float8 types promote only
-with themselves; uint16/uint32/uint64 promote only with floating types (the
+with themselves; uint4/uint16/uint32/uint64 promote only with floating types (the
 float wins). Python ``float`` is the default float (float32), ``complex`` the
 default complex (complex64), ``int`` is int64.
 """
@@ -20,7 +20,7 @@ from runtime.dtypes import DType
 from runtime.promotion import Operand, Policy
 
 # Row/column order of the table, with c10's short names.
-_ORDER = "u1 i1 i2 i4 i8 f2 f4 f8 c4 c8 b1 bf".split()
+_ORDER = ["u1", "i1", "i2", "i4", "i8", "f2", "f4", "f8", "c4", "c8", "b1", "bf"]
 _C10 = {
     "u1": dt.uint8, "i1": dt.int8, "i2": dt.int16, "i4": dt.int32, "i8": dt.int64,
     "f2": dt.float16, "f4": dt.float32, "f8": dt.float64,
@@ -62,8 +62,8 @@ _TORCH_DTYPES = (*_C10.values(), *_BAREBONES_UNSIGNED, *_SELF_ONLY)
 
 
 def _to_complex(d: DType) -> DType:
-    # c10 toComplexType; float16 -> complex32 and bfloat16 (an error in torch)
-    # have no castwise complex of their own: castwise uses complex64 (docs/promotion.md).
+    # c10 toComplexType: float16 -> complex32, which castwise does not have, so
+    # castwise uses complex64 (docs/promotion.md); bfloat16 -> complex64 as in torch 2.13.
     return dt.complex128 if d is dt.float64 else dt.complex64
 
 

@@ -172,10 +172,5 @@ def test_dtypes_pickle_to_the_singleton(name):
     assert pickle.loads(pickle.dumps(d)) is d
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DType.__reduce__ returns the name 'bool', but runtime.dtypes defines bool_ only "
-    "(pickle looks up runtime.dtypes.bool and fails)",
-)
 def test_bool_pickles_to_the_singleton():
     assert pickle.loads(pickle.dumps(runtime.bool_)) is runtime.bool_

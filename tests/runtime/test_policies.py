@@ -172,10 +172,10 @@ def test_promotion_error_is_a_type_error_naming_both_dtypes_and_the_policy(polic
 NUMPY_NATIVE = tuple(
     D(n)
     for n in (
-        "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 "
-        "complex64 complex128"
-    ).split()
-)
+        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "float16", "float32", "float64", "complex64", "complex128",
+    )
+)  # fmt: skip
 
 
 def numpy_oracle(*args):
@@ -450,9 +450,8 @@ def test_torch_adr_examples():
 def test_torch_float16_with_complex_is_complex64_a_documented_departure():
     # torch gives complex32 here; castwise has no complex32.
     assert runtime.result_type(runtime.float16, 1j, policy="torch") is runtime.complex64
-    assert runtime.result_type(runtime.float16, zero_d(runtime.complex128), policy="torch") is (
-        runtime.complex64
-    )
+    c128_zero_d = zero_d(runtime.complex128)
+    assert runtime.result_type(runtime.float16, c128_zero_d, policy="torch") is runtime.complex64
     # promote_types itself matches torch exactly
     assert runtime.promote_types(runtime.float16, runtime.complex64, policy="torch") is runtime.complex64
 
@@ -539,13 +538,16 @@ def test_torch_table_matches_installed_torch():
         "float8_e8m0fnu", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     ]  # fmt: skip
 
-    def from_torch(fn):
+    def from_torch(fn, *args):
         try:
-            out = fn()
+            out = fn(*args)
         except RuntimeError:
             return ERR
         name = str(out).removeprefix("torch.")
         return runtime.complex64 if name == "complex32" else D(name)
+
+    def tensor(dtype, shape):
+        return torch.empty(shape, dtype=dtype)
 
     mismatches = []
     for a in names:
@@ -553,15 +555,15 @@ def test_torch_table_matches_installed_torch():
         for b in names:
             tb = getattr(torch, b)
             cases = [
-                ("promote", from_torch(lambda: torch.promote_types(ta, tb)), promote(a, b, "torch")),
+                ("promote", from_torch(torch.promote_types, ta, tb), promote(a, b, "torch")),
                 (
                     "dim,0-d",
-                    from_torch(lambda: torch.result_type(torch.empty(3, dtype=ta), torch.empty((), dtype=tb))),
+                    from_torch(torch.result_type, tensor(ta, 3), tensor(tb, ())),
                     result(D(a), zero_d(D(b)), policy="torch"),
                 ),
                 (
                     "0-d,0-d",
-                    from_torch(lambda: torch.result_type(torch.empty((), dtype=ta), torch.empty((), dtype=tb))),
+                    from_torch(torch.result_type, tensor(ta, ()), tensor(tb, ())),
                     result(zero_d(D(a)), zero_d(D(b)), policy="torch"),
                 ),
             ]
@@ -570,7 +572,7 @@ def test_torch_table_matches_installed_torch():
                     mismatches.append((what, a, b, str(expected), str(got)))
         for s in SCALARS:
             for shape in (3, ()):
-                expected = from_torch(lambda: torch.result_type(torch.empty(shape, dtype=ta), s))
+                expected = from_torch(torch.result_type, tensor(ta, shape), s)
                 operand = D(a) if shape == 3 else zero_d(D(a))
                 got = result(operand, s, policy="torch")
                 if expected is not got:
@@ -583,8 +585,8 @@ def test_torch_table_matches_installed_torch():
 # =============================================================================
 
 NEURON_LADDER = (
-    "float64 float32r float32 bfloat16 float16 float8_e4m3 float8_e4m3fn float8_e5m2".split()
-)
+    "float64", "float32r", "float32", "bfloat16", "float16", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
+)  # fmt: skip
 
 
 def neuron(a, b):
