@@ -443,8 +443,12 @@ SHAPE_RULES["rem"] = rem_rule
 
 
 def pow_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
-    """lax.pow with equal dtypes: floats and complex only."""
-    return _binary(op, avals, _INEXACT)
+    """pow with equal dtypes: lax.pow for floats and complex, plus integers with jnp.power's algorithm.
+
+    lax.pow rejects integer bases; ``int ** int`` is common enough (and
+    jnp.power defines it) that castwise accepts it rather than forcing a float.
+    """
+    return _binary(op, avals, _NUM)
 
 
 SHAPE_RULES["pow"] = pow_rule
