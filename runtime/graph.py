@@ -355,10 +355,14 @@ def evaluate(graph: Graph, *args: Any) -> list[Tensor]:
     """Run ``graph`` on ``args`` with the same kernels eager execution uses.
 
     Arguments must match the input dtypes and shapes exactly: a graph is a
-    program over fixed types, nothing is promoted here.
+    program over fixed types, nothing is promoted here. When an argument is
+    tracked, each equation runs through the eager executor instead, so the
+    replay is recorded and can be differentiated (derivative programs included).
     """
     from runtime.tensor import Tensor
 
+    if any(isinstance(a, Tensor) and a.node is not None for a in args):
+        return _evaluate_recorded(graph, args)
     if len(args) != len(graph.inputs):
         raise GraphError(f"graph takes {len(graph.inputs)} inputs, got {len(args)}")
     env: dict[int, np.ndarray] = {}
@@ -384,6 +388,28 @@ def evaluate(graph: Graph, *args: Any) -> list[Tensor]:
         for var, out in zip(eqn.outputs, outs, strict=True):
             env[id(var)] = out
     return [Tensor(env[id(v)], v.dtype) for v in graph.outputs]
+
+
+def _evaluate_recorded(graph: Graph, args: Sequence[Any]) -> list[Tensor]:
+    from runtime.tensor import Tensor, apply, asarray
+
+    if len(args) != len(graph.inputs):
+        raise GraphError(f"graph takes {len(graph.inputs)} inputs, got {len(args)}")
+    env: dict[int, Tensor] = {}
+    for var, arg in zip(graph.inputs, args, strict=True):
+        t = arg if isinstance(arg, Tensor) else asarray(arg, var.dtype)
+        if t.dtype is not var.dtype or t.shape != var.shape:
+            raise GraphError(f"input {var.type_str()} got {t.dtype.short}{list(t.shape)}")
+        env[id(var)] = t
+    for var in graph.consts:
+        assert var.const is not None
+        env[id(var)] = Tensor(var.const, var.dtype)
+    for eqn in graph.eqns:
+        result = apply(eqn.op, [env[id(v)] for v in eqn.inputs], eqn.params)
+        outs = result if isinstance(result, tuple) else (result,)
+        for var, out in zip(eqn.outputs, outs, strict=True):
+            env[id(var)] = out
+    return [env[id(v)] for v in graph.outputs]
 
 
 # -- tracing -------------------------------------------------------------------------------------
