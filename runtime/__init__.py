@@ -1,5 +1,6 @@
 """castwise runtime: dtypes, promotion policies, ops, kernels and the eager Tensor."""
 
+from runtime import functions, ops
 from runtime import policies as _policies  # noqa: F401  (registers the built-in policies)
 from runtime.dtypes import (
     ALL_DTYPES,
@@ -35,6 +36,11 @@ from runtime.dtypes import (
     uint32,
     uint64,
 )
+from runtime.functions import *  # noqa: F403  (every op as a function)
+from runtime.functions import __all__ as _function_names
+from runtime.graph import Graph, GraphError, evaluate, trace
+from runtime.inplace import InPlaceError
+from runtime.plan import plan
 from runtime.promotion import (
     DEFAULT_POLICY,
     Policy,
@@ -46,14 +52,7 @@ from runtime.promotion import (
     result_type,
     use_policy,
 )
-
-from runtime import functions, ops  # noqa: E402
-from runtime.functions import *  # noqa: E402,F403  (every op as a function)
-from runtime.functions import __all__ as _function_names  # noqa: E402
-from runtime.graph import Graph, GraphError, evaluate, trace  # noqa: E402
-from runtime.inplace import InPlaceError  # noqa: E402
-from runtime.plan import plan  # noqa: E402
-from runtime.shapes import (  # noqa: E402
+from runtime.shapes import (
     ArityError,
     GatherDimensionNumbers,
     KernelDTypeError,
@@ -61,12 +60,12 @@ from runtime.shapes import (  # noqa: E402
     ScatterDimensionNumbers,
     ShapeError,
 )
-from runtime.tensor import Tensor, asarray  # noqa: E402
+from runtime.tensor import Tensor, asarray
 
 policy = use_policy  # DESIGN.md spells it ``with runtime.policy("torch"):``
 bool = bool_  # noqa: A001  (``runtime.bool`` mirrors ``jnp.bool``)
 
-__all__ = [  # noqa: RUF022
+__all__ = [
     *_function_names,
     "ALL_DTYPES",
     "ArityError",

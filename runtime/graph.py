@@ -136,7 +136,8 @@ class Graph:
 
     def replace(self, **changes: Any) -> Graph:
         """A copy with some fields replaced (passes build new graphs this way)."""
-        fields: dict[str, Any] = {"inputs": self.inputs, "consts": self.consts, "eqns": self.eqns, "outputs": self.outputs,
+        fields: dict[str, Any] = {"inputs": self.inputs, "consts": self.consts, "eqns": self.eqns,
+                                  "outputs": self.outputs,
                   "meta": dict(self.meta)}  # fmt: skip
         fields.update(changes)
         return Graph(**fields)

@@ -65,7 +65,7 @@ def test_linearize_records_once_and_is_reused() -> None:
         return F.mul(F.sin(a), a)
 
     x = rt.asarray(np.array([0.5, 1.5]))
-    out, f_jvp = autodiff.linearize(f, x)
+    _, f_jvp = autodiff.linearize(f, x)
     for t in (np.array([1.0, 0.0]), np.array([0.0, 2.0])):
         expected = (np.cos(x.numpy()) * x.numpy() + np.sin(x.numpy())) * t
         np.testing.assert_allclose(f_jvp(rt.asarray(t)).numpy(), expected)

@@ -110,7 +110,8 @@ def test_converts_appear_exactly_where_the_plan_changes_a_dtype(name, fn, operan
     assert differing >= 1 and len(converts) == differing, str(graph)
     assert [v.dtype for v in eqn.inputs] == list(targets)
     passes.verify(graph)
-    (replayed,) = evaluate(graph, *[a for a in args if a.node is not None and a.node.producer is None and a.node.const is None])
+    leaves = [a for a in args if a.node is not None and a.node.producer is None and a.node.const is None]
+    (replayed,) = evaluate(graph, *leaves)
     assert replayed.numpy().tobytes() == out.numpy().tobytes()
 
 

@@ -334,13 +334,19 @@ def test_inplace_writes_into_the_same_storage_and_keeps_the_dtype() -> None:
 
 @pytest.mark.parametrize(
     "dtype,method,other",
-    [(rt.int64, "add_", 0.5), (rt.int64, "div_", 2), (rt.float32, "add_", 1j), (rt.int32, "mul_", np.ones(2)),
-     (rt.float64, "sub_", np.ones(2, np.complex64))],  # fmt: skip
+    [
+        (rt.int64, "add_", 0.5),
+        (rt.int64, "div_", 2),
+        (rt.float32, "add_", 1j),
+        (rt.int32, "mul_", np.ones(2)),
+        (rt.float64, "sub_", np.ones(2, np.complex64)),
+    ],
 )
 def test_inplace_refuses_a_higher_category_and_leaves_the_tensor_untouched(dtype, method, other) -> None:  # type: ignore[no-untyped-def]
     x = rt.asarray(np.array([3, 5]), dtype=dtype)
     before = x.numpy().copy()
-    with pytest.raises(TypeError, match=f"{method} result of dtype .* cannot be stored in a tensor of dtype {dtype.name}"):
+    pattern = f"{method} result of dtype .* cannot be stored in a tensor of dtype {dtype.name}"
+    with pytest.raises(TypeError, match=pattern):
         getattr(x, method)(other)
     np.testing.assert_array_equal(x.numpy(), before)
 
