@@ -1,0 +1,138 @@
+"""``castwise explain``: the plan of an op under a policy, and its graph before and
+after the ``promote`` and ``canonicalize`` passes.
+
+Two forms::
+
+    castwise explain "add f64 c128"                    # an op and operand dtypes
+    castwise explain "x * 2.5 + y" --var x=i32[3] --var y=f32[3]   # a Python expression
+
+The op form builds the graph an unpromoted recording would store (operands of
+their own dtypes), then shows what ``promote`` and ``canonicalize`` make of it.
+The expression form traces the expression (tracing already promotes through the
+plan) and shows the plan of every promoting op in it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+import passes
+import runtime as rt
+from passes.build import GraphBuilder
+from runtime import functions as F
+from runtime import ops, shapes
+from runtime.dtypes import DType
+from runtime.graph import Graph
+from runtime.plan import plan, promotes
+from runtime.promotion import use_policy
+
+N = 3
+_SCATTER_DIMS = shapes.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                               scatter_dims_to_operand_dims=(0,))  # fmt: skip
+
+
+def _example(op_name: str, dtypes: list[DType]) -> tuple[str, list[tuple[int, ...]], dict[str, Any]]:
+    """Example operand shapes and params for ``op_name`` (``stack`` is a concatenate
+    whose operands are one rank short, as a recorded stack is before canonicalize)."""
+    if op_name == "stack":
+        return "concatenate", [(N,)] * len(dtypes), {"dimension": 0}
+    op = ops.get(op_name)
+    family = op.family
+    if family == ops.CONCATENATE:
+        return op_name, [(N,)] * len(dtypes), {"dimension": 0}
+    if family == ops.DOT:
+        return op_name, [(N,), (N,)], {"dimension_numbers": (((0,), (0,)), ((), ()))}
+    if family == ops.SCATTER:
+        return op_name, [(N,), (1, 1), (1,)], {"dimension_numbers": _SCATTER_DIMS}
+    if family == ops.DYNAMIC_UPDATE_SLICE:
+        return op_name, [(N,), (1,), *[()] * (len(dtypes) - 2)], {}
+    if family == ops.CLAMP:
+        return op_name, [(), (N,), ()], {}
+    return op_name, [(N,)] * len(dtypes), {}
+
+
+def explain_op(spec: str, policy: str | None = None) -> str:
+    """The explanation for ``"op dtype dtype ..."`` (``stack`` allowed as an op)."""
+    words = spec.split()
+    if len(words) < 2:
+        raise ValueError(f"expected 'OP DTYPE [DTYPE ...]', got {spec!r}")
+    name, dtypes = words[0], [rt.dtype(w) for w in words[1:]]
+    with use_policy(policy or rt.get_policy()) as pol:
+        op_name, in_shapes, params = _example(name, dtypes)
+        op = ops.get(op_name)
+        targets = plan(op, dtypes)
+        lines = [f"policy {pol.name}", f"plan {name}({', '.join(d.short for d in dtypes)})"
+                 f" -> ({', '.join(t.short for t in targets)})"]  # fmt: skip
+        b = GraphBuilder()
+        inputs = [b.input(d, s) for d, s in zip(dtypes, in_shapes, strict=True)]
+        promoted_avals = [(t, s) for t, s in zip(targets, in_shapes, strict=True)]
+        if name == "stack":
+            out_shape: tuple[int, ...] = (len(dtypes), N)
+            out_avals = [(targets[0], out_shape)]
+        else:
+            out_avals = list(shapes.abstract_eval(op, promoted_avals, params))
+        out = b.raw(op, *inputs, out=out_avals if len(out_avals) > 1 else out_avals[0], **params)
+        outs = out if isinstance(out, tuple) else (out,)
+        raw = b.build(*outs)
+        promoted = passes.promote(raw)
+        canonical = passes.canonicalize(promoted)
+        passes.verify(canonical)
+        lines += ["", "recorded (before promote):", str(raw), "", "after promote:", str(promoted),
+                  "", "after canonicalize:", str(canonical)]  # fmt: skip
+    return "\n".join(lines)
+
+
+_VAR = re.compile(r"^(\w+)=(\w+)\[([\d,\s]*)\]$")
+
+
+def _parse_var(text: str) -> tuple[str, DType, tuple[int, ...]]:
+    match = _VAR.match(text.strip())
+    if not match:
+        raise ValueError(f"expected NAME=DTYPE[SHAPE] (e.g. x=f64[3]), got {text!r}")
+    name, dtype, dims = match.groups()
+    shape = tuple(int(d) for d in dims.split(",") if d.strip())
+    return name, rt.dtype(dtype), shape
+
+
+def explain_expression(expression: str, variables: list[str], policy: str | None = None) -> str:
+    """Trace ``expression`` over ``variables`` (``NAME=DTYPE[SHAPE]``) and explain it."""
+    parsed = [_parse_var(v) for v in variables]
+    names = [p[0] for p in parsed]
+    examples = [np.ones(s, d.storage) for _, d, s in parsed]
+    namespace: dict[str, Any] = {n: getattr(F, n) for n in F.__all__}
+    namespace.update(rt=rt, np=np)
+
+    def fn(*args: Any) -> Any:
+        return eval(expression, {"__builtins__": {}}, {**namespace, **dict(zip(names, args, strict=True))})
+
+    with use_policy(policy or rt.get_policy()) as pol:
+        examples_t = [rt.asarray(e, d) for e, (_, d, _) in zip(examples, parsed, strict=True)]
+        graph: Graph = rt.trace(fn, *examples_t)
+        lines = [f"policy {pol.name}"]
+        for eqn in graph.eqns:
+            if promotes(eqn.op):
+                sources = [_source_dtype(v) for v in eqn.inputs]
+                targets = [v.dtype for v in eqn.inputs]
+                lines.append(f"plan {eqn.op.name}({', '.join(d.short for d in sources)})"
+                             f" -> ({', '.join(t.short for t in targets)})")  # fmt: skip
+        canonical = passes.canonicalize(passes.promote(graph))
+        lines += ["", "recorded:", str(graph), "", "after promote and canonicalize:", str(canonical)]
+    return "\n".join(lines)
+
+
+def _source_dtype(var: Any) -> DType:
+    # an operand converted for this op shows the dtype it had before the convert
+    producer = var.producer
+    if producer is not None and producer.op is ops.convert:
+        return producer.inputs[0].dtype  # type: ignore[no-any-return]
+    return var.dtype  # type: ignore[no-any-return]
+
+
+def explain(spec: str, variables: list[str] | None = None, policy: str | None = None) -> str:
+    """Dispatch: an expression when variables are given, else the op form."""
+    if variables:
+        return explain_expression(spec, variables, policy)
+    return explain_op(spec, policy)
