@@ -14,16 +14,19 @@ from autodiff.api import (
     value_and_grad,
     vjp,
 )
+from autodiff.jit import Jitted, jit
 from autodiff.record import enable_grad, is_recording, no_grad
 from autodiff.zeros import Zero
 
 __all__ = [
+    "Jitted",
     "NonDifferentiableInputError",
     "Zero",
     "backward",
     "enable_grad",
     "grad",
     "is_recording",
+    "jit",
     "jvp",
     "linearize",
     "no_grad",

@@ -37,7 +37,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="report which laws hold, with a counterexample for each that fails"
     )
     lat.set_defaults(func=_cmd_lattice)
+    _add_parity(sub)
     return parser
+
+
+def _add_parity(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``castwise parity``: the JAX regression sweep (``autodiff.parity``)."""
+    from autodiff import parity
+
+    parity.add_parser(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,18 +16,23 @@ Every rewrite takes a graph and returns a new one, never mutating its input.
 from passes.build import GraphBuilder, raw_eqn
 from passes.canonicalize import canonicalize
 from passes.dce import dce
+from passes.lower_jax import LOWERINGS, LoweringError, export_stablehlo, lower_to_jax
 from passes.promote import promote
 from passes.registry import DEFAULT_PIPELINE, PASSES, Pass, get_pass, register_pass, run_passes
 from passes.verify import promoted_positions, verify
 
 __all__ = [
     "DEFAULT_PIPELINE",
+    "LOWERINGS",
     "PASSES",
     "GraphBuilder",
+    "LoweringError",
     "Pass",
     "canonicalize",
     "dce",
+    "export_stablehlo",
     "get_pass",
+    "lower_to_jax",
     "promote",
     "promoted_positions",
     "raw_eqn",

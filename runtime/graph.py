@@ -88,8 +88,9 @@ class Eqn:
         self.op = op
         self.inputs = tuple(inputs)
         self.params = params
-        self._outs: list[tuple[weakref.ref[Var], DType, tuple[int, ...]]] = []
-        self.outputs = tuple(outputs)
+        self._outs: list[tuple[weakref.ref[Var], DType, tuple[int, ...]]] = [
+            (weakref.ref(v), v.dtype, v.shape) for v in outputs
+        ]
         #: set when a backward pass released this equation's saved values
         self.freed = False
 
@@ -162,27 +163,42 @@ def emit(op: OpDef, inputs: Sequence[Var], params: dict[str, Any]) -> Eqn:
 def const_var(tensor: Tensor) -> Var:
     """A constant leaf for an untracked operand: it references the tensor's array.
 
-    The tensor remembers that a recording references it, so an in-place write
-    into it raises instead of silently changing what the graph replays.
+    The tensor remembers (weakly) that a recording references it, so an in-place
+    write into it raises instead of silently changing what the graph replays.
     """
-    var = Var(tensor.dtype, tensor.shape, None, tensor._array)
+    var = Var(tensor.dtype, tensor._array.shape, None, tensor._array)
     refs = tensor._recorded_by
     if refs is None:
-        refs = tensor._recorded_by = weakref.WeakSet()
-    refs.add(var)
+        tensor._recorded_by = [weakref.ref(var)]
+    else:
+        if len(refs) >= 64:  # a constant reused by many recordings: drop the dead ones
+            refs[:] = [r for r in refs if r() is not None]
+        refs.append(weakref.ref(var))
     return var
+
+
+def is_referenced(tensor: Tensor) -> bool:
+    """Whether a live recording still holds ``tensor``'s array as a constant."""
+    refs = tensor._recorded_by
+    return refs is not None and any(r() is not None for r in refs)
+
+
+def _convert_eqn(var: Var, target: DType) -> Var:
+    # a convert's output aval is known: no shape rule needed on the recording path
+    eqn = Eqn(ops.convert, (var,), {"new_dtype": target}, ())
+    out = Var(target, var.shape, eqn)
+    eqn.outputs = (out,)
+    return out
 
 
 def promoted_inputs(inputs: Sequence[Tensor], targets: Sequence[DType]) -> list[Var]:
     """The input values of a recorded op: constants collected for untracked
     operands, then a ``convert`` appended exactly where an operand's dtype differs
     from its plan target (and nowhere else)."""
-    vars_ = [x.node if x.node is not None else const_var(x) for x in inputs]
     out = []
-    for var, target in zip(vars_, targets, strict=True):
-        if var.dtype is not target:
-            var = emit(ops.convert, (var,), {"new_dtype": target}).outputs[0]
-        out.append(var)
+    for x, target in zip(inputs, targets, strict=True):
+        var = x.node if x.node is not None else const_var(x)
+        out.append(var if var.dtype is target else _convert_eqn(var, target))
     return out
 
 
@@ -192,13 +208,18 @@ def record_op(
     """Record one eagerly executed op: promoted inputs, the equation, output nodes.
 
     Each output keeps its eager value on its ``Var`` (derivative rules read it)
-    and becomes tracked when its dtype is inexact.
+    and becomes tracked when its dtype is inexact. The output avals are the eager
+    results' (the shape rules already checked them when the op ran).
     """
-    eqn = emit(op, promoted_inputs(inputs, targets), params)
-    for tensor, var in zip(outputs, eqn.outputs, strict=True):
+    eqn = Eqn(op, promoted_inputs(inputs, targets), params, ())
+    out_vars = []
+    for tensor in outputs:
+        var = Var(tensor.dtype, tensor._array.shape, eqn)
         var.value = tensor._array
         tensor.node = var
-        tensor._requires_grad = var.dtype.is_inexact
+        tensor._requires_grad = tensor.dtype.is_inexact
+        out_vars.append(var)
+    eqn.outputs = out_vars
     return eqn
 
 

@@ -44,7 +44,9 @@ def apply_inplace(x: Tensor, op: OpDef, other: Any, name: str) -> Tensor:
             f"{name}: {x.dtype.name}{list(x.shape)} requires grad; an in-place write would change a "
             "value the recording depends on. Use the out-of-place op."
         )
-    if x._recorded_by:
+    from runtime.graph import is_referenced
+
+    if is_referenced(x):
         raise InPlaceError(
             f"{name}: {x.dtype.name}{list(x.shape)} is referenced by a recorded graph; an in-place write "
             "would change what the graph replays. Use the out-of-place op."

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # identity: each op is declared once
 class OpDef:
     """Declaration of one op.
 

@@ -20,6 +20,7 @@ from runtime import hooks, kernels, ops, shapes
 from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.plan import PlanInput, plan
+from runtime.promotion import _STATE as _policy_state
 from runtime.promotion import Operand, PromotionError, get_policy, get_policy_object
 from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError
 
@@ -47,8 +48,8 @@ class Tensor:
         self._array = array
         self.dtype = dtype if dtype is not None else dt.from_numpy(array.dtype)
         self._requires_grad = False
-        self._recorded_by: weakref.WeakSet[Any] | None = None
-        #: the recorder's handle for this tensor (autodiff owns it)
+        self._recorded_by: list[weakref.ref[Any]] | None = None
+        #: the graph value of a tracked tensor (set by the recorder / tracer)
         self.node: Any = None
         #: accumulated gradient (autodiff owns it)
         self.grad: Tensor | None = None
@@ -362,6 +363,13 @@ def _axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
 
 
 def _binary(op: OpDef, x: Any, y: Any) -> Tensor:
+    if type(x) is Tensor and type(y) is Tensor:
+        entry = _FAST.get((op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name))
+        if entry is not None:
+            result = _run_fast(entry, x, y)
+            if (x.node is not None or y.node is not None) and (recorder := hooks.current_recorder()) is not None:
+                recorder(op, {}, (x, y), entry[3], (result,))
+            return result
     return apply(op, (x, y), {})  # type: ignore[return-value]
 
 
@@ -478,6 +486,38 @@ def _fail(err: Exception, op: OpDef, operands: Sequence[Any]) -> Exception:
     return new
 
 
+# -- the small-op fast path ---------------------------------------------------------------
+#
+# Untracked binary ops on two Tensors are the common case of eager code. After one
+# full run validates a signature (op, dtypes, shapes, policy), its plan and output
+# dtype are cached, and later calls skip straight to the kernel: for add/sub/mul
+# on NumPy-native dtypes, one ufunc call that casts inside its loop.
+
+_FAST: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_FAST_LIMIT = 4096
+
+
+def _run_fast(entry: tuple[Any, ...], x: Tensor, y: Tensor) -> Tensor:
+    ufunc, storage, op, targets, out_dtype = entry
+    if ufunc is not None:
+        result = ufunc(x._array, y._array) if storage is None else ufunc(x._array, y._array, dtype=storage,
+                                                                           casting="unsafe")
+        return Tensor(result, out_dtype)
+    arrays = [a._array if a.dtype is t else convert_array(a._array, a.dtype, t) for a, t in zip((x, y), targets)]
+    outs, avals = kernels.run_kernel(op, targets, arrays, {})
+    return Tensor(outs[0], avals[0][0])
+
+
+def _remember(op: OpDef, x: Tensor, y: Tensor, targets: tuple[DType, ...], out_dtype: DType) -> None:
+    if len(_FAST) >= _FAST_LIMIT:
+        _FAST.clear()
+    ufunc = _UFUNC_BINARY.get(op) if targets[0].storage in _IN_LOOP_STORAGE else None
+    mixed = x.dtype is not targets[0] or y.dtype is not targets[1]
+    storage = targets[0].storage if (ufunc is not None and mixed) else None
+    _FAST[op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name] = (
+        ufunc, storage, op, targets, out_dtype)  # fmt: skip
+
+
 def apply(op: OpDef, operands: Iterable[Any], params: dict[str, Any]) -> Tensor | tuple[Tensor, ...]:
     """Run ``op`` eagerly on ``operands`` with static ``params``.
 
@@ -513,6 +553,8 @@ def apply(op: OpDef, operands: Iterable[Any], params: dict[str, Any]) -> Tensor 
     except (ShapeError, OpTypeError, ArityError, KernelDTypeError) as err:
         raise _fail(err, op, xs) from None
     results = tuple(Tensor(a, aval[0]) for a, aval in zip(outs, out_avals, strict=True))
+    if not params and len(xs) == 2 and len(results) == 1 and type(xs[0]) is Tensor and type(xs[1]) is Tensor:
+        _remember(op, xs[0], xs[1], targets, results[0].dtype)
     if any(x.node is not None for x in inputs) and (recorder := hooks.current_recorder()) is not None:
         # The recorder sees the operands as they came (plus the plan), so it can
         # write each implicit promotion down as an explicit convert.

@@ -1,0 +1,364 @@
+"""``autodiff.jit``: compile a castwise function with JAX/XLA, and the ``castwise export`` command.
+
+``jit(f)`` traces ``f`` into a castwise graph once per input signature (the
+dtype and shape of each array argument, the value of each Python scalar
+argument, and the active promotion policy), lowers the graph to ``jax.lax``
+(``passes.lower_to_jax``), compiles it with ``jax.jit`` and caches the result.
+Every call then runs the compiled program and returns castwise Tensors of the
+graph's output dtypes (``float32r`` stays ``float32r``; storage is never
+reinterpreted). Because the graph is traced with the same plan eager execution
+uses, the compiled program promotes exactly as eager ``f`` would; ``f`` may
+call ``autodiff.grad``, ``vjp`` or ``jvp`` and the derivative program is
+compiled with it.
+
+What is baked in at trace time, as with ``jax.jit``: Python control flow,
+Python scalars (they are part of the signature, so a new value retraces), and
+arrays ``f`` closes over (the cache keeps the traced graph, which references
+them, so an in-place write into such a tensor raises ``InPlaceError`` instead
+of going stale silently).
+
+Arguments that are tracked and being recorded (``jit(f)`` called inside
+``autodiff.grad`` or ``runtime.trace``) make ``jit`` run ``f`` eagerly, so the
+outer recording sees every op and differentiates through it.
+
+JAX is imported on first use only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import functools
+import importlib
+import importlib.util
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from autodiff.api import grad
+from passes.lower_jax import export_stablehlo, lower_to_jax, needs_x64
+from passes.verify import verify
+from runtime import hooks
+from runtime.dtypes import DType
+from runtime.dtypes import dtype as to_dtype
+from runtime.graph import Graph, trace
+from runtime.promotion import get_policy, use_policy
+from runtime.tensor import Tensor, asarray
+
+_SCALARS = (bool, int, float, complex)
+
+
+@dataclass
+class _Entry:
+    """One cache entry: the traced graph and its compiled program."""
+
+    graph: Graph
+    #: ``jax.jit`` of the lowering
+    compiled: Any
+    #: whether running needs ``jax_enable_x64``
+    x64: bool
+    #: for each output position of ``f``: its index among the graph outputs, or ``None`` (f returned None)
+    layout: list[int | None]
+    #: ``"single"``, ``"tuple"`` or ``"list"``: what ``f`` returned
+    kind: str
+    #: output dtypes (castwise's, not the storage's)
+    out_dtypes: list[DType] = field(default_factory=list)
+    #: per output: whether it is handed back as a copy (always, unless ``copy=False``; outputs
+    #: that are graph inputs or constants are copied regardless, as XLA may hand back their buffers)
+    copied: list[bool] = field(default_factory=list)
+    #: seconds spent tracing + lowering, and compiling (first call)
+    trace_s: float = 0.0
+    compile_s: float | None = None
+
+
+def _split(args: Sequence[Any]) -> tuple[list[Tensor], list[Any], tuple[Any, ...]]:
+    """Array arguments as Tensors, the static (Python scalar) ones, and the signature key part."""
+    tensors: list[Tensor] = []
+    statics: list[Any] = []
+    key: list[Any] = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            tensors.append(a)
+            key.append((a.dtype, a._array.shape))
+        elif isinstance(a, _SCALARS):
+            statics.append(a)
+            # repr: -0.0 and 0.0 (and NaN) must not share an entry
+            key.append((type(a), repr(a)))
+        elif isinstance(a, np.ndarray | np.generic) or hasattr(a, "__array__"):
+            t = asarray(np.asarray(a))
+            tensors.append(t)
+            key.append((t.dtype, t._array.shape))
+        else:
+            raise TypeError(f"jit: argument {i} is a {type(a).__name__}; pass Tensors, arrays or Python scalars")
+    return tensors, statics, tuple(key)
+
+
+class Jitted:
+    """A castwise function compiled with JAX per input signature (see ``jit``).
+
+    ``traces`` counts how often ``f`` was traced; ``lower(*args)`` returns the
+    graph for ``args``' signature and ``export(*args)`` its StableHLO text.
+    """
+
+    def __init__(self, f: Callable[..., Any], copy: bool = True, verify_graphs: bool = True) -> None:
+        # name and docstring only: copying f's __dict__ (another Jitted's cache) would share state
+        functools.update_wrapper(self, f, updated=())  # type: ignore[arg-type]
+        self.f = f
+        self.copy = copy
+        self.verify_graphs = verify_graphs
+        self.traces = 0
+        self._cache: dict[Any, _Entry] = {}
+
+    # -- tracing and compiling ----------------------------------------------------------------
+
+    def _entry(self, args: Sequence[Any]) -> tuple[_Entry, list[Tensor]]:
+        tensors, _, key_args = _split(args)
+        key = (key_args, get_policy())
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._trace(args, tensors)
+            self._cache[key] = entry
+        return entry, tensors
+
+    def _trace(self, args: Sequence[Any], tensors: Sequence[Tensor]) -> _Entry:
+        import jax
+
+        start = time.perf_counter()
+        positions = [i for i, a in enumerate(args) if not isinstance(a, _SCALARS)]
+        shape: dict[str, Any] = {}
+
+        def traced(*xs: Tensor) -> list[Tensor]:
+            call = list(args)
+            for p, x in zip(positions, xs, strict=True):
+                call[p] = x
+            out = self.f(*call)
+            if isinstance(out, Tensor):
+                shape["kind"], items = "single", [out]
+            elif isinstance(out, (tuple, list)):
+                shape["kind"], items = ("tuple" if isinstance(out, tuple) else "list"), list(out)
+            else:
+                raise TypeError(f"jit: f must return a Tensor or a tuple/list of Tensors, got {type(out).__name__}")
+            layout: list[int | None] = []
+            kept: list[Tensor] = []
+            for item in items:
+                if item is None:
+                    layout.append(None)
+                elif isinstance(item, Tensor):
+                    layout.append(len(kept))
+                    kept.append(item)
+                else:
+                    raise TypeError(f"jit: f returned a {type(item).__name__} among its outputs")
+            shape["layout"] = layout
+            return kept
+
+        graph = trace(traced, *tensors)
+        self.traces += 1
+        if self.verify_graphs:
+            verify(graph)
+        compiled = jax.jit(lower_to_jax(graph))
+        return _Entry(
+            graph=graph,
+            compiled=compiled,
+            x64=needs_x64(graph),
+            layout=shape["layout"],
+            kind=shape["kind"],
+            out_dtypes=[v.dtype for v in graph.outputs],
+            copied=[self.copy or v.producer is None for v in graph.outputs],
+            trace_s=time.perf_counter() - start,
+        )
+
+    def lower(self, *args: Any) -> Graph:
+        """The castwise graph ``f`` traces to for ``args``' signature (traced now if new)."""
+        return self._entry(args)[0].graph
+
+    def export(self, *args: Any) -> str:
+        """The StableHLO text of ``f`` for ``args``' signature."""
+        return export_stablehlo(self.lower(*args))
+
+    def jax_function(self, *args: Any) -> Callable[..., list[Any]]:
+        """The ``jax.jit``-compiled lowering for ``args``' signature: JAX arrays in, a list of JAX arrays out.
+
+        For staying in JAX (device-resident data, ``jax.sharding``, composing
+        with JAX code). Graphs with 64-bit values must be called with x64 on.
+        """
+        return self._entry(args)[0].compiled  # type: ignore[no-any-return]
+
+    def compile_seconds(self, *args: Any) -> float | None:
+        """Seconds the first call for ``args``' signature spent in ``jax.jit`` compilation (None before it)."""
+        return self._entry(args)[0].compile_s
+
+    # -- running --------------------------------------------------------------------------------
+
+    def __call__(self, *args: Any) -> Any:
+        if hooks.current_recorder() is not None and any(isinstance(a, Tensor) and a.node is not None for a in args):
+            return self.f(*args)  # an outer recording must see the ops: run eagerly
+        entry, tensors = self._entry(args)
+        arrays = [t._array for t in tensors]
+        if entry.compile_s is None:
+            start = time.perf_counter()
+            outs = _run(entry, arrays)
+            entry.compile_s = time.perf_counter() - start
+        else:
+            outs = _run(entry, arrays)
+        results = [
+            Tensor(fresh_array(o) if fresh else np.asarray(o), d)
+            for o, d, fresh in zip(outs, entry.out_dtypes, entry.copied, strict=True)
+        ]
+        items = [None if i is None else results[i] for i in entry.layout]
+        if entry.kind == "single":
+            return items[0]
+        return tuple(items) if entry.kind == "tuple" else items
+
+
+#: Byte alignment of the arrays ``jit`` returns: XLA on CPU reads 64-byte aligned NumPy arrays
+#: in place, so a result fed to the next compiled call is not copied again.
+ALIGNMENT = 64
+
+
+def fresh_array(value: Any) -> np.ndarray:
+    """A writable, ``ALIGNMENT``-aligned NumPy copy of a JAX array (XLA's own buffers are read-only)."""
+    src = np.asarray(value)
+    buf = np.empty(src.nbytes + ALIGNMENT, np.uint8)
+    offset = -buf.ctypes.data % ALIGNMENT
+    out = buf[offset : offset + src.nbytes].view(src.dtype).reshape(src.shape)
+    np.copyto(out, src)
+    return out
+
+
+def _run(entry: _Entry, arrays: Sequence[np.ndarray]) -> Sequence[Any]:
+    if not entry.x64:
+        return entry.compiled(*arrays)  # type: ignore[no-any-return]
+    import jax
+
+    with jax.enable_x64(True):
+        return entry.compiled(*arrays)  # type: ignore[no-any-return]
+
+
+def jit(f: Callable[..., Any], *, copy: bool = True) -> Jitted:
+    """Compile ``f`` (Tensors in, a Tensor or tuple/list of Tensors out) with JAX, once per signature.
+
+    The signature is the dtype and shape of each array argument, the value of
+    each Python scalar argument, and the active promotion policy. The traced
+    graph is verified, lowered to ``jax.lax`` and compiled with ``jax.jit``;
+    results come back as castwise Tensors of the graph's output dtypes. With
+    ``copy=True`` (the default) each result is a fresh, writable, 64-byte
+    aligned NumPy array; ``copy=False`` saves that copy and returns read-only
+    views of XLA's output buffers (zero-copy on CPU; an in-place write into
+    such a result raises NumPy's read-only error). ``f`` may return ``None``
+    among its outputs (``vjp``'s cotangent for an integer input); it is
+    passed through.
+
+    >>> import numpy as np, runtime as rt, autodiff
+    >>> f = autodiff.jit(autodiff.grad(lambda x: rt.reduce_sum(rt.tanh(x), (0,))))
+    >>> f(rt.asarray(np.zeros(3, np.float32))).numpy()
+    array([1., 1., 1.], dtype=float32)
+    """
+    return Jitted(f, copy=copy)
+
+
+# -- the ``castwise export`` command ----------------------------------------------------------------
+
+_SPEC = re.compile(r"^(?P<dtype>[A-Za-z0-9_]+)\[(?P<dims>[0-9,\s]*)\]$")
+
+
+def parse_arg_spec(spec: str) -> Any:
+    """An example argument from a command-line spec.
+
+    ``f32[64,128]`` (any castwise dtype name or short name; ``i32[]`` is 0-d)
+    gives a Tensor of zeros; a Python literal (``2``, ``0.5``, ``True``) gives
+    that scalar, which becomes part of the signature.
+    """
+    match = _SPEC.match(spec.strip())
+    if match:
+        dtype = to_dtype(match["dtype"])
+        dims = tuple(int(n) for n in match["dims"].replace(" ", "").split(",") if n)
+        return Tensor(np.zeros(dims, dtype.storage), dtype)
+    try:
+        value = ast.literal_eval(spec)
+    except (ValueError, SyntaxError):
+        raise ValueError(f"bad argument spec {spec!r}: use dtype[dims] (f32[3,4], i64[]) or a Python scalar") from None
+    if not isinstance(value, _SCALARS):
+        raise ValueError(f"bad argument spec {spec!r}: only Python scalars are accepted as literals")
+    return value
+
+
+def load_function(target: str) -> Callable[..., Any]:
+    """``module.path:function`` or ``path/to/file.py:function`` -> the function."""
+    module_name, sep, attr = target.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"bad target {target!r}: use module:function or file.py:function")
+    if module_name.endswith(".py") or "/" in module_name:
+        path = Path(module_name)
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(module_name)
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"{target} is not callable")
+    return obj  # type: ignore[no-any-return]
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """``castwise export``: trace a function, lower it, print its StableHLO (or its graph)."""
+    try:
+        fn = load_function(args.target)
+        examples = [parse_arg_spec(s) for s in args.arg]
+    except (ValueError, ImportError, AttributeError, OSError) as err:
+        print(f"castwise export: {err}", file=sys.stderr)
+        return 2
+    if args.grad is not None:
+        nums = tuple(int(n) for n in args.grad.split(",") if n.strip())
+        fn = grad(fn, argnums=nums[0] if len(nums) == 1 else nums)
+    policy = use_policy(args.policy) if args.policy else contextlib.nullcontext()
+    try:
+        with policy:
+            graph = Jitted(fn).lower(*examples)
+            text = str(graph) if args.format == "graph" else export_stablehlo(graph)
+    except (TypeError, ValueError, RuntimeError) as err:  # promotion, shape, lowering errors
+        print(f"castwise export: {args.target}: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+    if args.output:
+        Path(args.output).write_text(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+def add_export_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``export`` sub-command to the ``castwise`` parser's ``subparsers``."""
+    from runtime.promotion import policies
+
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "export",
+        help="trace a castwise function and print its StableHLO (via JAX)",
+        description="Trace TARGET on example arguments, lower the graph to jax.lax and print its StableHLO "
+        "text (or the castwise graph with --format graph).",
+    )
+    p.add_argument("target", help="module:function or path/to/file.py:function")
+    p.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="one per argument, in order: dtype[dims] (f32[64,128], i64[] for 0-d) or a Python scalar",
+    )
+    p.add_argument("--grad", nargs="?", const="0", metavar="ARGNUMS",
+                   help="export the gradient with respect to ARGNUMS (comma-separated, default 0)")  # fmt: skip
+    p.add_argument("--policy", choices=policies(), help="promotion policy to trace under (default: the active one)")
+    p.add_argument("--format", choices=("stablehlo", "graph"), default="stablehlo")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.set_defaults(func=export_command)
+    return p

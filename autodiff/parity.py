@@ -1,0 +1,1803 @@
+"""``castwise parity``: the JAX regression sweep.
+
+For every op of the vocabulary, over dtypes (bool, the signed and unsigned
+integers, bfloat16 .. float64, complex64/128 and the float8 family), operand
+orders, Python-scalar operands and active sets, the sweep checks castwise
+against JAX:
+
+``agree``
+    castwise and JAX accept or refuse the same op/dtype combinations. Both
+    refusing makes the case *unsupported* (listed, never silently skipped);
+    only one refusing is a failure unless it is a documented, deliberate
+    departure (``DEPARTURES``).
+``primal``
+    the eager result has JAX's dtype exactly and its values exactly (integer
+    and bool results, and the correctly rounded real ops) or within the
+    dtype's tolerance.
+``replay``
+    the graph recorded while the op ran eagerly (``runtime.graph.collect``)
+    verifies (``passes.verify``) and its replay (``runtime.graph.evaluate``)
+    equals the eager result bit for bit.
+``jvp`` / ``vjp``
+    ``autodiff.jvp`` equals ``jax.jvp`` and ``autodiff.vjp`` equals
+    ``conj(jax_vjp(conj(ct)))`` (castwise's real-inner-product convention is
+    the conjugate of JAX's), for every active set; on the eager tape the
+    inactive operands receive no cotangent.
+
+The JAX side: under policy ``jax`` the reference for a promoting op is JAX's
+own promotion, the ``jax.numpy`` function applied to the raw mixed-dtype
+operands (``jnp.add``, ``jnp.where``, ...; ``jnp.result_type`` + ``jax.lax``
+where JAX has no mixed-dtype function with the op's meaning, e.g. scatter).
+Under any other policy the JAX side applies castwise's plan
+(``runtime.plan.plan``) as explicit ``jax.lax.convert_element_type`` calls and
+then the same-dtype ``jax.lax`` primitive, so kernels and derivative rules
+are checked against JAX whatever the lattice.
+
+JAX is imported lazily (``import autodiff`` works without it). Everything
+here runs eagerly: JAX caches one compiled executable per primitive and
+(dtype, shape) signature, and the sweep reuses a handful of small shapes so
+those executables are shared across cases.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import functools
+import itertools
+import json
+import math
+import os
+import sys
+import time
+import warnings
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, TextIO
+
+import ml_dtypes
+import numpy as np
+
+import autodiff
+from autodiff.record import enable_grad
+from passes import verify
+from runtime import dtypes as dt
+from runtime import functions as F
+from runtime import ops
+from runtime.dtypes import DType
+from runtime.graph import collect, evaluate, trace
+from runtime.plan import PlanInput, plan, promotes
+from runtime.promotion import Operand, PromotionError, use_policy
+from runtime.shapes import ArityError, GatherDimensionNumbers, KernelDTypeError, OpTypeError, ScatterDimensionNumbers
+from runtime.shapes import ShapeError as _ShapeError
+from runtime.tensor import Tensor
+
+__all__ = [
+    "CHECKS",
+    "CORE_DTYPES",
+    "DEFAULT_POLICIES",
+    "DEPARTURES",
+    "FLOAT8_DTYPES",
+    "Case",
+    "CaseResult",
+    "Departure",
+    "Options",
+    "Report",
+    "Spec",
+    "build_cases",
+    "build_specs",
+    "run_case",
+    "run_parity",
+]
+
+# -- what is swept ------------------------------------------------------------------------------
+
+#: The dtypes every op is tried in (besides the float8 family).
+CORE_DTYPES: Final[tuple[DType, ...]] = (
+    dt.bool_, dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32, dt.uint64,
+    dt.bfloat16, dt.float16, dt.float32, dt.float64, dt.complex64, dt.complex128,
+)  # fmt: skip
+#: The float8 family: each op is tried in them same-dtype, and mixed where a policy's plan mixes them.
+FLOAT8_DTYPES: Final[tuple[DType, ...]] = (
+    dt.float8_e3m4, dt.float8_e4m3, dt.float8_e4m3fn, dt.float8_e4m3fnuz, dt.float8_e4m3b11fnuz,
+    dt.float8_e5m2, dt.float8_e5m2fnuz, dt.float8_e8m0fnu,
+)  # fmt: skip
+DEFAULT_DTYPES: Final[tuple[DType, ...]] = CORE_DTYPES + FLOAT8_DTYPES
+DEFAULT_POLICIES: Final[tuple[str, ...]] = ("jax", "torch", "numpy", "neuron")
+#: The checks, in report order.
+CHECKS: Final[tuple[str, ...]] = ("agree", "primal", "replay", "jvp", "vjp")
+#: Cases ``--quick`` samples (stratified over ops, policies and dtype kinds).
+QUICK_CASES: Final = 320
+
+
+@dataclass(frozen=True, slots=True)
+class PyScalar:
+    """A Python scalar operand (weakly typed in most policies) of ``kind``."""
+
+    kind: str  # "bool" | "int" | "float" | "complex"
+
+    @property
+    def short(self) -> str:
+        return f"py-{self.kind}"
+
+    @property
+    def name(self) -> str:
+        return self.short
+
+
+#: What fills one operand slot of a case: a dtype, or a Python scalar kind.
+Slot = DType | PyScalar
+
+PY_SCALARS: Final[tuple[PyScalar, ...]] = tuple(PyScalar(k) for k in ("bool", "int", "float", "complex"))
+#: The value each Python scalar operand takes: inside every input domain (positive,
+#: non-zero, a small exponent), and not on the float grid (``_MAGNITUDES``), so it
+#: never ties with a tensor operand of max/min/clamp.
+PY_VALUES: Final[dict[str, bool | int | float | complex]] = {
+    "bool": True,
+    "int": 2,
+    "float": 0.6875,
+    "complex": 0.6875 + 0.4375j,
+}
+
+
+def slot_name(slot: Slot) -> str:
+    return slot.short
+
+
+# -- JAX, imported lazily -------------------------------------------------------------------------
+
+
+@functools.cache
+def _jax_modules() -> tuple[Any, Any, Any]:
+    """``(jax, jax.numpy, jax.lax)``; imported on first use so ``import autodiff`` needs no JAX."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    return jax, jnp, lax
+
+
+def _jnp() -> Any:
+    return _jax_modules()[1]
+
+
+def _lax() -> Any:
+    return _jax_modules()[2]
+
+
+@contextlib.contextmanager
+def _jax_x64() -> Iterator[None]:
+    """JAX with 64-bit types on: the ``jax`` policy is defined against x64 JAX."""
+    jax = _jax_modules()[0]
+    with jax.enable_x64(True), jax.disable_jit(), warnings.catch_warnings():
+        # JAX warns when a convert drops an imaginary part; castwise does the same silently.
+        warnings.simplefilter("ignore")
+        yield
+
+
+# -- inputs ----------------------------------------------------------------------------------------
+
+#: Positive magnitudes of the float grid: m * 2**e with two mantissa bits, so every
+#: value is exact in every float8 format that has mantissa bits (and float8_e8m0fnu
+#: keeps the powers of two). Integers are left out so a float operand never ties with
+#: an integer one after promotion; splitting the grid by operand position
+#: (``_positional``) keeps float operands of max/min/clamp apart from each other.
+_MAGNITUDES: Final = np.array(
+    sorted({m * 2.0**e for m in (1.0, 1.25, 1.5, 1.75) for e in range(-6, 2)} - {1.0, 2.0, 3.0})
+)
+_MAGNITUDES.setflags(write=False)
+
+
+def _component(d: DType) -> DType:
+    return {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(d, d)
+
+
+@functools.cache
+def _float_grid(d: DType, domain: str) -> np.ndarray:
+    """The grid values exactly representable in real float ``d`` that lie in ``domain``.
+
+    Formats of 8 bits or fewer keep to magnitudes in [0.5, 1.75]: their range ends
+    at 15.5 (float8_e3m4) or 30 (float8_e4m3b11fnuz), and the intermediate values of
+    a derivative rule (x / y**2, a product of four values) must not overflow, or the
+    comparison would be about where each library overflows rather than about the rule.
+    float8_e8m0fnu holds powers of two only (no zero, no sign): it gets 1/8 .. 2.
+    """
+    if d is dt.float8_e8m0fnu:
+        return np.array([0.125, 0.25, 0.5, 1.0, 2.0])
+    mags = _MAGNITUDES
+    if d.bits <= 8:
+        mags = mags[(mags >= 0.5) & (mags <= 1.75)]
+    if domain == "pos":
+        vals = mags[mags >= 0.25]
+    else:
+        if domain == "exponent":
+            mags = mags[(mags >= 0.25) & (mags <= 1.75)]
+        vals = np.concatenate([-mags[mags >= 0.125], mags[mags >= 0.125]])
+    exact = vals.astype(d.storage).astype(np.float64) == vals
+    out = np.sort(vals[exact])
+    out.setflags(write=False)
+    return out
+
+
+def _int_grid(d: DType, domain: str) -> np.ndarray:
+    """Small integers of ``domain`` (products and powers of them stay far from overflow)."""
+    if d.kind == "bool":
+        return np.array([True]) if domain in ("pos", "nonzero") else np.array([False, True])
+    span = range(0, 6) if d.kind == "uint" else range(-3, 4)
+    values = {
+        "any": list(span),
+        "pos": [1, 2, 3],
+        "nonzero": [v for v in span if v],
+        "exponent": [0, 1, 2, 3],
+    }[domain]
+    return np.array(values)
+
+
+def _positional(grid: np.ndarray, position: int, positions: int) -> np.ndarray:
+    """Every ``positions``-th grid value from ``position``: disjoint values per operand."""
+    sub = grid[position::positions] if positions > 1 and len(grid) >= 2 * positions else grid
+    return sub
+
+
+def draw(slot: DType, domain: str, shape: tuple[int, ...], rng: np.random.Generator,
+         position: int = 0, positions: int = 1) -> np.ndarray:  # fmt: skip
+    """Random operand values of ``shape`` in dtype ``slot`` from input ``domain``.
+
+    Domains: ``any`` (signed, away from 0), ``pos`` (positive; complex: positive
+    real part), ``nonzero``, ``exponent`` (small; non-negative for integers).
+    Values come from a grid exact in the dtype, so JAX and castwise see the same
+    numbers, and from a per-position share of it, so operands never tie.
+    """
+    if slot.kind in ("bool", "int", "uint"):
+        grid = _int_grid(slot, domain)
+        return rng.choice(grid, size=shape).astype(slot.storage)
+    comp = _component(slot)
+    re = rng.choice(_positional(_float_grid(comp, domain), position, positions), size=shape)
+    if slot.kind != "complex":
+        return np.asarray(re).astype(slot.storage)
+    im_grid = _float_grid(comp, "any")
+    im = rng.choice(im_grid[np.abs(im_grid) <= 0.75], size=shape)
+    return np.asarray(re + 1j * im).astype(slot.storage)
+
+
+def draw_distinct(slot: DType, shape: tuple[int, int], axis: int, rng: np.random.Generator) -> np.ndarray:
+    """Values of a matrix with no repeats along ``axis`` (max/min reductions stay away from ties)."""
+    if slot.kind in ("bool", "int", "uint"):
+        return draw(slot, "any", shape, rng)  # integers carry no derivative: ties do not matter
+    grid = _float_grid(_component(slot), "any")
+    groups, size = (shape[0], shape[1]) if axis == 1 else (shape[1], shape[0])
+    re = np.stack([rng.choice(grid, size=size, replace=False) for _ in range(groups)])
+    re = re if axis == 1 else re.T
+    if slot.kind != "complex":
+        return np.asarray(re).astype(slot.storage)
+    return np.asarray(re + 1j * rng.choice(grid, size=shape)).astype(slot.storage)
+
+
+def random_like(d: DType, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """A tangent or cotangent: standard normal values rounded to ``d``."""
+    if d is dt.float8_e8m0fnu:
+        return (2.0 ** rng.integers(-2, 2, size=shape)).astype(d.storage)  # positive powers of two only
+    # Narrow formats get smaller directions: their derivative programs must stay in range too.
+    data = rng.standard_normal(shape) * (0.5 if d.bits <= 8 else 1.0)
+    if d.kind == "complex":
+        data = data + 1j * rng.standard_normal(shape)
+    return np.asarray(data).astype(d.storage)
+
+
+def _as_float(x: Any) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype.kind == "c":
+        return a.astype(np.complex128)
+    return a.astype(np.float64)
+
+
+# -- the op table ------------------------------------------------------------------------------------
+
+Gen = Callable[[Sequence[Slot], np.random.Generator], list[Any]]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One op under test and how to call it on both sides.
+
+    ``ours(*operands, **kw)`` runs castwise on Tensors / Python scalars;
+    ``lax(*operands, **kw)`` is the same-dtype JAX reference (operands already at
+    their planned dtypes); ``jnp`` (optional) is the mixed-dtype reference used
+    under policy ``jax``. ``kw`` carries ``dtype=`` for ops with a dtype param
+    (convert, iota, full): that dtype is the last slot of a case.
+    """
+
+    name: str
+    op: str
+    ours: Callable[..., Any]
+    lax: Callable[..., Any]
+    operand_names: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    #: input domain per operand (see ``draw``)
+    domains: tuple[str, ...] = ()
+    jnp: Callable[..., Any] | None = None
+    #: operands that must share one dtype for the op (mixed-dtype slots vary them)
+    promoted: tuple[int, ...] = ()
+    #: operands that may be Python scalars
+    scalar_ok: tuple[int, ...] = ()
+    #: fixed dtype per operand (the select predicate)
+    fixed: dict[int, DType] = field(default_factory=dict)
+    #: the op's operand list for ``plan``: an int is a spec operand, a DType or PyScalar a closed-over one
+    plan_layout: tuple[int | DType | PyScalar, ...] = ()
+    #: the dtype param of convert / iota / full is the case's last slot
+    dtype_param: bool = False
+    #: custom input generator (clamp, reductions, linalg); default: ``draw`` per operand
+    gen: Gen | None = None
+    #: values (primal) must match JAX exactly for these kinds of the widest operand
+    exact: frozenset[str] = frozenset()
+    #: validity predicate on the generated operands (rem: away from its jumps); retried
+    valid: Callable[[list[Any]], bool] | None = None
+
+    @property
+    def opdef(self) -> ops.OpDef:
+        return ops.get(self.op)
+
+    @property
+    def family(self) -> str:
+        return self.opdef.family
+
+    @property
+    def differentiable(self) -> bool:
+        return self.opdef.differentiable
+
+    @property
+    def arity(self) -> int:
+        return len(self.shapes)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One sweep case: a spec under a policy with one slot per operand (plus the dtype param)."""
+
+    spec: Spec
+    policy: str
+    slots: tuple[Slot, ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.spec.name}[{','.join(slot_name(s) for s in self.slots)}]@{self.policy}"
+
+    @property
+    def operand_slots(self) -> tuple[Slot, ...]:
+        return self.slots[:-1] if self.spec.dtype_param else self.slots
+
+    def describe(self) -> str:
+        """``add(x:f32[3], y:py-float) under torch``: operands in order, with shapes."""
+        parts = []
+        for name, slot, shape in zip(self.spec.operand_names, self.operand_slots, self.spec.shapes, strict=True):
+            shape_text = "" if isinstance(slot, PyScalar) else "[" + ",".join(map(str, shape)) + "]"
+            parts.append(f"{name}:{slot_name(slot)}{shape_text}")
+        if self.spec.dtype_param:
+            parts.append(f"dtype={slot_name(self.slots[-1])}")
+        return f"{self.spec.name}({', '.join(parts)}) under {self.policy}"
+
+
+# -- references and compositions used by the table --------------------------------------------------
+
+
+def _bcast(*xs: Any) -> list[Any]:
+    """Broadcast 0-d operands to the common shape (lax.select/clamp want equal shapes)."""
+    jnp = _jnp()
+    shape = max((jnp.shape(x) for x in xs), key=len)
+    return [jnp.broadcast_to(x, shape) if jnp.shape(x) != shape else x for x in xs]
+
+
+def _lax_pow(x: Any, y: Any) -> Any:
+    # castwise accepts int ** int with jnp.power's algorithm (a documented departure
+    # from lax.pow, which refuses integer bases): the reference follows the same split.
+    jnp = _jnp()
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        return jnp.power(x, y)
+    return _lax().pow(x, y)
+
+
+def _lax_conj(x: Any) -> Any:
+    # castwise conj keeps a real float real (like jnp.conj); lax.conj makes it complex.
+    jnp = _jnp()
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        return x
+    return _lax().conj(x)
+
+
+def _lax_floor_div(x: Any, y: Any) -> Any:
+    return _jnp().floor_divide(x, y)  # no lax primitive: castwise follows jnp.floor_divide
+
+
+def _abs2_ours(v: Tensor) -> Tensor:
+    return F.real(F.mul(v, F.conj(v))) if v.dtype.kind == "complex" else F.mul(v, v)
+
+
+def _abs2_jax(v: Any) -> Any:
+    jnp = _jnp()
+    return jnp.real(v * jnp.conj(v)) if jnp.iscomplexobj(v) else v * v
+
+
+def _eigh_ours(a: Tensor) -> tuple[Tensor, Tensor]:
+    # Eigenvectors are defined up to a phase per column: compare the gauge-invariant
+    # |v|**2 (through the eigenvector derivative) together with the eigenvalues.
+    v, w = F.eigh(a)
+    return w, _abs2_ours(v)
+
+
+def _eigh_jax(a: Any) -> tuple[Any, Any]:
+    v, w = _lax().linalg.eigh(a)
+    return w, _abs2_jax(v)
+
+
+_ROW_SCATTER = ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                       scatter_dims_to_operand_dims=(0,))  # fmt: skip
+_ROW_GATHER = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+_SCATTER_IDX: Final = np.array([[0], [3], [1]], dtype=np.int32)
+_SCATTER_ADD_IDX: Final = np.array([[0], [3], [0]], dtype=np.int32)  # a duplicate: updates accumulate
+_GATHER_IDX: Final = np.array([[4], [0], [2], [0]], dtype=np.int32)
+_MATMUL: Final = (((1,), (0,)), ((), ()))
+_BATCHED: Final = (((2,), (1,)), ((0,), (0,)))
+
+
+def _jax_scatter_dn() -> Any:
+    return _lax().ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                          scatter_dims_to_operand_dims=(0,))  # fmt: skip
+
+
+def _jax_gather_dn() -> Any:
+    return _lax().GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+
+
+def _gen_clamp(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+    """lo, x, hi with element 0 inside (lo, hi), element 1 below lo, element 2 above hi, no ties."""
+    want = ((1, 0, 2), (0, 1, 2), (1, 2, 0))  # rank of (lo, x, hi) per element
+    pools = []
+    for i, slot in enumerate(slots):
+        if isinstance(slot, PyScalar):
+            pools.append(None)
+            continue
+        if slot.kind in ("bool", "int", "uint"):
+            pools.append(_int_grid(slot, "any").astype(np.float64))
+        else:
+            pools.append(_positional(_float_grid(_component(slot), "any"), i, 3))
+    scalar = [None if not isinstance(s, PyScalar) else float(np.real(PY_VALUES[s.kind])) for s in slots]
+    columns: list[list[float]] = []
+    for ranks in want:
+        best: list[float] | None = None
+        for _ in range(400):
+            pick = [scalar[i] if pools[i] is None else float(rng.choice(pools[i])) for i in range(3)]  # type: ignore[arg-type]
+            if len(set(pick)) == 3 and tuple(int(r) for r in np.argsort(np.argsort(pick))) == ranks:
+                best = pick
+                break
+        columns.append(best if best is not None else pick)
+    out: list[Any] = []
+    for i, slot in enumerate(slots):
+        if isinstance(slot, PyScalar):
+            out.append(PY_VALUES[slot.kind])
+        else:
+            values = np.array([col[i] for col in columns])
+            out.append(values.astype(slot.storage))
+    return out
+
+
+def _gen_distinct(axis: int) -> Gen:
+    """Operands of a max/min reduction over ``axis``: no ties within a reduced group."""
+
+    def gen(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+        slot = slots[0]
+        assert isinstance(slot, DType)
+        return [draw_distinct(slot, (3, 4), axis, rng)]
+
+    return gen
+
+
+def _gen_half_ulps(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+    """Rows ``[1, e, e, e]`` with ``e`` half an ulp of 1: summed one by one in the dtype (as
+    XLA's CPU reduction does) each ``+ e`` rounds back to 1; a wider accumulator or another
+    order gives ``1 + 2e`` or more."""
+    slot = slots[0]
+    assert isinstance(slot, DType)
+    if not slot.is_inexact:
+        return [draw(slot, "any", (3, 4), rng)]
+    e = _eps(slot) / 2
+    rows = np.array([[1.0, e, e, e], [1.0, e, e, e], [0.5, e / 2, e / 2, e / 2]])
+    if slot.kind == "complex":
+        rows = rows + 1j * rows[::-1]
+    return [rows.astype(slot.storage)]
+
+
+def _herm(a: np.ndarray) -> np.ndarray:
+    return (a + np.conj(np.swapaxes(a, -1, -2))) / 2
+
+
+def _randn(rng: np.random.Generator, shape: tuple[int, ...], complex_: bool) -> np.ndarray:
+    x = rng.standard_normal(shape)
+    return x + 1j * rng.standard_normal(shape) if complex_ else x
+
+
+def _gen_hermitian(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+    """Hermitian 3x3 with well separated eigenvalues, exactly Hermitian in storage."""
+    slot = slots[0]
+    assert isinstance(slot, DType)
+    if not slot.is_inexact:
+        return [draw(slot, "any", (3, 3), rng)]
+    q, _ = np.linalg.qr(_randn(rng, (3, 3), slot.kind == "complex"))
+    a = q @ np.diag([1.0, 2.5, 4.5]) @ np.conj(q.T)
+    return [_herm(_herm(a).astype(slot.storage))]
+
+
+def _gen_spd(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+    slot = slots[0]
+    assert isinstance(slot, DType)
+    if not slot.is_inexact:
+        return [draw(slot, "any", (3, 3), rng)]
+    b = _randn(rng, (3, 3), slot.kind == "complex")
+    return [_herm(_herm(b @ np.conj(b.T) + 3 * np.eye(3)).astype(slot.storage))]
+
+
+def _gen_triangular(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+    """A well-conditioned (both triangles) matrix and a right-hand side."""
+    out: list[Any] = []
+    a_slot, b_slot = slots
+    assert isinstance(a_slot, DType) and isinstance(b_slot, DType)
+    if a_slot.is_inexact:
+        a = 0.3 * _randn(rng, (3, 3), a_slot.kind == "complex") + np.diag([2.0, 2.5, 3.0])
+        out.append(np.asarray(a).astype(a_slot.storage))
+    else:
+        out.append(draw(a_slot, "any", (3, 3), rng))
+    out.append(draw(b_slot, "any", (3, 2), rng))
+    return out
+
+
+def _rem_valid(operands: list[Any]) -> bool:
+    """rem jumps where x / y is an integer: keep the ratio's fraction away from 0 and 1."""
+    x, y = (_as_float(np.real(o) if np.iscomplexobj(o) else o) for o in operands)
+    ratio = np.abs(x / y)
+    frac = ratio - np.floor(ratio)
+    return bool(np.all((frac > 0.05) & (frac < 0.95)))
+
+
+#: Kinds whose primal must be bit-identical to JAX (correctly rounded ops).
+_REAL_EXACT: Final = frozenset({"bool", "int", "uint", "float"})
+_ALL_EXACT: Final = frozenset({"bool", "int", "uint", "float", "complex"})
+_INT_EXACT: Final = frozenset({"bool", "int", "uint"})
+
+
+def _binary_spec(name: str, lax_name: str | Callable[..., Any], jnp_name: str | None,
+                 domains: tuple[str, str] = ("any", "any"), exact: frozenset[str] = _REAL_EXACT,
+                 valid: Callable[[list[Any]], bool] | None = None) -> Spec:  # fmt: skip
+    fn = getattr(F, {"and": "logical_and", "or": "logical_or", "xor": "logical_xor"}.get(name, name))
+    if callable(lax_name):
+        lax_ref = lax_name
+    else:
+        def lax_ref(x: Any, y: Any, _n: str = lax_name) -> Any:
+            return getattr(_lax(), _n)(x, y)
+
+    jnp_ref = None
+    if jnp_name is not None:
+        def jnp_ref(x: Any, y: Any, _n: str = jnp_name) -> Any:
+            return getattr(_jnp(), _n)(x, y)
+
+    return Spec(name, name, fn, lax_ref, ("x", "y"), ((3,), (3,)), domains, jnp_ref, promoted=(0, 1),
+                scalar_ok=(0, 1), plan_layout=(0, 1), exact=exact, valid=valid)  # fmt: skip
+
+
+def _unary_spec(name: str, lax_ref: Callable[..., Any] | None = None, domain: str = "any",
+                exact: frozenset[str] = _INT_EXACT) -> Spec:  # fmt: skip
+    fn = getattr(F, name)
+    if lax_ref is None:
+        def lax_ref(x: Any, _n: str = name) -> Any:
+            return getattr(_lax(), _n)(x)
+
+    return Spec(name, name, fn, lax_ref, ("x",), ((3,),), (domain,), plan_layout=(0,), exact=exact)
+
+
+def _structural_spec(name: str, op: str, ours: Callable[..., Any], lax_ref: Callable[..., Any],
+                     shape: tuple[int, ...], exact: frozenset[str] = _ALL_EXACT,
+                     gen: Gen | None = None, domain: str = "any") -> Spec:  # fmt: skip
+    return Spec(name, op, ours, lax_ref, ("x",), (shape,), (domain,), plan_layout=(0,), exact=exact, gen=gen)
+
+
+@functools.cache
+def build_specs() -> tuple[Spec, ...]:
+    """The sweep's op table: every op of the vocabulary, some in several configurations."""
+    i32 = dt.int32
+    specs: list[Spec] = [
+        _binary_spec("add", "add", "add", exact=_ALL_EXACT),
+        _binary_spec("sub", "sub", "subtract", exact=_ALL_EXACT),
+        _binary_spec("mul", "mul", "multiply"),
+        _binary_spec("div", "div", "true_divide", ("any", "nonzero")),
+        _binary_spec("rem", "rem", "fmod", ("any", "nonzero"), valid=_rem_valid),
+        _binary_spec("pow", _lax_pow, "power", ("pos", "exponent"), exact=_INT_EXACT),
+        _binary_spec("max", "max", "maximum", exact=_ALL_EXACT),
+        _binary_spec("min", "min", "minimum", exact=_ALL_EXACT),
+        _binary_spec("atan2", "atan2", "arctan2", exact=_INT_EXACT),
+        _binary_spec("floor_div", _lax_floor_div, "floor_divide", ("any", "nonzero")),
+        *(_binary_spec(n, n, j, exact=_ALL_EXACT) for n, j in
+          (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
+           ("ge", "greater_equal"))),
+        *(_binary_spec(n, f"bitwise_{n}", f"bitwise_{n}", exact=_ALL_EXACT) for n in ("and", "or", "xor")),
+        Spec("dot_general", "dot_general", lambda x, y: F.dot_general(x, y, _MATMUL),
+             lambda x, y: _lax().dot_general(x, y, _MATMUL), ("lhs", "rhs"), ((2, 3), (3, 2)), ("any", "any"),
+             lambda x, y: _jnp().matmul(x, y), promoted=(0, 1), plan_layout=(0, 1), exact=_INT_EXACT),
+        Spec("dot_general-batched", "dot_general", lambda x, y: F.dot_general(x, y, _BATCHED),
+             lambda x, y: _lax().dot_general(x, y, _BATCHED), ("lhs", "rhs"), ((2, 2, 3), (2, 3, 2)),
+             ("any", "any"), lambda x, y: _jnp().matmul(x, y), promoted=(0, 1), plan_layout=(0, 1),
+             exact=_INT_EXACT),
+        Spec("select", "select", F.select, lambda p, a, b: _lax().select(p, *_bcast(a, b)),
+             ("pred", "on_true", "on_false"), ((3,), (3,), (3,)), ("any", "any", "any"),
+             lambda p, a, b: _jnp().where(p, a, b), promoted=(1, 2), scalar_ok=(1, 2), fixed={0: dt.bool_},
+             plan_layout=(0, 1, 2), exact=_ALL_EXACT),
+        Spec("clamp", "clamp", F.clamp, lambda lo, x, hi: _lax().clamp(*_bcast(lo, x, hi)),
+             ("min", "operand", "max"), ((3,), (3,), (3,)), ("any", "any", "any"),
+             lambda lo, x, hi: _jnp().clip(x, lo, hi), promoted=(0, 1, 2), scalar_ok=(0, 2),
+             plan_layout=(0, 1, 2), gen=_gen_clamp, exact=_ALL_EXACT),
+        Spec("concatenate", "concatenate", lambda a, b: F.concatenate([a, b], 0),
+             lambda a, b: _lax().concatenate([a, b], 0), ("operands[0]", "operands[1]"), ((2, 3), (1, 3)),
+             ("any", "any"), lambda a, b: _jnp().concatenate([a, b], 0), promoted=(0, 1), plan_layout=(0, 1),
+             exact=_ALL_EXACT),
+        Spec("scatter", "scatter", lambda x, u: F.scatter(x, _SCATTER_IDX, u, _ROW_SCATTER, unique_indices=True),
+             lambda x, u: _lax().scatter(x, _SCATTER_IDX, u, _jax_scatter_dn(), unique_indices=True),
+             ("operand", "updates"), ((5, 3), (3, 3)), ("any", "any"), promoted=(0, 1),
+             plan_layout=(0, i32, 1), exact=_ALL_EXACT),
+        Spec("scatter_add", "scatter_add", lambda x, u: F.scatter_add(x, _SCATTER_ADD_IDX, u, _ROW_SCATTER),
+             lambda x, u: _lax().scatter_add(x, _SCATTER_ADD_IDX, u, _jax_scatter_dn()),
+             ("operand", "updates"), ((5, 3), (3, 3)), ("any", "any"), promoted=(0, 1),
+             plan_layout=(0, i32, 1), exact=_INT_EXACT),
+        Spec("gather", "gather", lambda x: F.gather(x, _GATHER_IDX, _ROW_GATHER, (1, 3)),
+             lambda x: _lax().gather(x, _GATHER_IDX, _jax_gather_dn(), (1, 3)), ("operand",), ((5, 3),),
+             ("any",), plan_layout=(0, i32), exact=_ALL_EXACT),
+        Spec("dynamic_slice", "dynamic_slice", lambda x: F.dynamic_slice(x, [2], (3,)),
+             lambda x: _lax().dynamic_slice(x, (2,), (3,)), ("operand",), ((6,),), ("any",),
+             plan_layout=(0, PyScalar("int")), exact=_ALL_EXACT),
+        Spec("dynamic_update_slice", "dynamic_update_slice", lambda x, u: F.dynamic_update_slice(x, u, [1]),
+             lambda x, u: _lax().dynamic_update_slice(x, u, (1,)), ("operand", "update"), ((6,), (3,)),
+             ("any", "any"), promoted=(0, 1), plan_layout=(0, 1, PyScalar("int")), exact=_ALL_EXACT),
+        # -- unary
+        _unary_spec("neg", exact=_ALL_EXACT),
+        _unary_spec("abs", domain="nonzero", exact=_REAL_EXACT),
+        _unary_spec("sign", domain="nonzero", exact=_REAL_EXACT),
+        _unary_spec("exp"),
+        _unary_spec("log", domain="pos"),
+        _unary_spec("expm1"),
+        _unary_spec("log1p", domain="pos"),
+        _unary_spec("sin"),
+        _unary_spec("cos"),
+        _unary_spec("tanh"),
+        _unary_spec("logistic"),
+        _unary_spec("sqrt", domain="pos", exact=_REAL_EXACT),
+        _unary_spec("rsqrt", domain="pos"),
+        _unary_spec("conj", _lax_conj, exact=_ALL_EXACT),
+        _unary_spec("real", exact=_ALL_EXACT),
+        _unary_spec("imag", exact=_ALL_EXACT),
+        _unary_spec("square", exact=_REAL_EXACT),
+        _unary_spec("reciprocal", domain="nonzero", exact=_REAL_EXACT),
+        Spec("convert", "convert", lambda x, dtype: F.convert(x, dtype),
+             lambda x, dtype: _lax().convert_element_type(x, dtype.storage), ("x",), ((3,),), ("any",),
+             plan_layout=(0,), dtype_param=True, exact=_ALL_EXACT),
+        # -- reductions
+        _structural_spec("reduce_sum", "reduce_sum", lambda x: F.reduce_sum(x, (1,)),
+                         lambda x: _lax().reduce_sum(x, (1,)), (3, 4), exact=_INT_EXACT),
+        _structural_spec("reduce_sum-rounding", "reduce_sum", lambda x: F.reduce_sum(x, (1,)),
+                         lambda x: _lax().reduce_sum(x, (1,)), (3, 4), gen=_gen_half_ulps),
+        _structural_spec("reduce_prod", "reduce_prod", lambda x: F.reduce_prod(x, (1,)),
+                         lambda x: _lax().reduce_prod(x, (1,)), (3, 4), exact=_INT_EXACT),
+        _structural_spec("reduce_max", "reduce_max", lambda x: F.reduce_max(x, (1,)),
+                         lambda x: _lax().reduce_max(x, (1,)), (3, 4), gen=_gen_distinct(1)),
+        _structural_spec("reduce_min", "reduce_min", lambda x: F.reduce_min(x, (0,)),
+                         lambda x: _lax().reduce_min(x, (0,)), (3, 4), gen=_gen_distinct(0)),
+        # -- structural
+        _structural_spec("reshape", "reshape", lambda x: F.reshape(x, (2, 6)),
+                         lambda x: _lax().reshape(x, (2, 6)), (3, 4)),
+        _structural_spec("transpose", "transpose", lambda x: F.transpose(x, (1, 0)),
+                         lambda x: _lax().transpose(x, (1, 0)), (3, 4)),
+        _structural_spec("broadcast_in_dim", "broadcast_in_dim", lambda x: F.broadcast_in_dim(x, (2, 3, 4), (1, 2)),
+                         lambda x: _lax().broadcast_in_dim(x, (2, 3, 4), (1, 2)), (3, 1)),
+        _structural_spec("slice", "slice", lambda x: F.slice(x, (1, 0), (3, 4), (1, 2)),
+                         lambda x: _lax().slice(x, (1, 0), (3, 4), (1, 2)), (3, 4)),
+        _structural_spec("pad", "pad", lambda x: F.pad(x, 1, ((1, 0, 1), (0, -1, 0))),
+                         lambda x: _lax().pad(x, _jnp().asarray(1, x.dtype), ((1, 0, 1), (0, -1, 0))), (3, 4)),
+        _structural_spec("reverse", "reverse", lambda x: F.reverse(x, (0,)), lambda x: _lax().rev(x, (0,)), (3, 4)),
+        Spec("iota", "iota", lambda dtype: F.iota(dtype, (2, 3), 1),
+             lambda dtype: _lax().broadcasted_iota(dtype.storage, (2, 3), 1), (), (), dtype_param=True,
+             exact=_ALL_EXACT),
+        *(Spec(f"full-{kind}", "full", lambda dtype, _v=value: F.full((2, 3), _v, dtype),
+               lambda dtype, _v=value: _lax().full((2, 3), _v, dtype.storage), (), (), dtype_param=True,
+               exact=_ALL_EXACT) for kind, value in (("int", 3), ("float", 1.5), ("complex", 1.5 - 0.5j))),
+        # -- linear algebra
+        Spec("eigh", "eigh", _eigh_ours, _eigh_jax, ("x",), ((3, 3),), ("any",), plan_layout=(0,), gen=_gen_hermitian),
+        Spec("cholesky", "cholesky", F.cholesky, lambda a: _lax().linalg.cholesky(a), ("x",), ((3, 3),), ("any",),
+             plan_layout=(0,), gen=_gen_spd),
+        Spec("triangular_solve", "triangular_solve",
+             lambda a, b: F.triangular_solve(a, b, left_side=True, lower=True),
+             lambda a, b: _lax().linalg.triangular_solve(a, b, left_side=True, lower=True),
+             ("a", "b"), ((3, 3), (3, 2)), ("any", "any"), promoted=(0, 1), plan_layout=(0, 1),
+             gen=_gen_triangular),
+    ]  # fmt: skip
+    covered = {s.op for s in specs}
+    missing = [name for name in ops.OPS if name not in covered]
+    if missing:  # a new op must join the sweep, not be skipped silently
+        raise RuntimeError(f"parity: ops without a sweep spec: {', '.join(missing)}")
+    return tuple(specs)
+
+
+# -- documented, deliberate departures from JAX ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Departure:
+    """A documented place where castwise refuses what JAX accepts, or the reverse.
+
+    ``applies(case, operands, ours_refused, jax_refused)`` says whether it
+    explains a disagreement on acceptance; ``where`` names the documentation.
+    """
+
+    name: str
+    reason: str
+    where: str
+    applies: Callable[[Case, Sequence[Any], bool, bool], bool]
+
+
+def _kinds(case: Case) -> set[str]:
+    return {s.kind for s in case.operand_slots if isinstance(s, DType)}
+
+
+def _lax_refuses_too(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> bool:
+    """Under ``jax`` the reference is jax.numpy, which converts operands jax.lax refuses
+    (bool arithmetic, atan2 of integers, ordering complex numbers ...): castwise follows
+    jax.lax, so its refusal stands when lax, at JAX's own promoted dtype, refuses too."""
+    if case.policy != "jax" or case.spec.jnp is None or not ours_refused or jax_refused:
+        return False
+    try:
+        _run_jax(case, operands, lax_only=True)
+    except Exception:
+        return True
+    return False
+
+
+def _refuses_kind(op: str, kind: str) -> Callable[[Case, Sequence[Any], bool, bool], bool]:
+    def applies(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> bool:
+        return case.spec.op == op and ours_refused and not jax_refused and kind in _kinds(case)
+
+    return applies
+
+
+DEPARTURES: Final[tuple[Departure, ...]] = (
+    Departure(
+        "jnp-converts",
+        "castwise ops follow jax.lax dtype rules: where jax.numpy converts first (bool arithmetic, atan2 of "
+        "integers, ordering complex numbers) and jax.lax refuses, castwise refuses too",
+        "runtime/kernels.py, runtime/shapes.py (accepted dtypes follow jax.lax)",
+        _lax_refuses_too,
+    ),
+    Departure(
+        "atan2-complex",
+        "atan2 is real-only in castwise; jax.lax.atan2 also takes complex operands",
+        "runtime/shapes.py: atan2_rule",
+        _refuses_kind("atan2", "complex"),
+    ),
+    Departure(
+        "clamp-complex",
+        "clamp refuses complex operands (XLA's complex clamp has no documented order); jax.lax.clamp accepts them",
+        "runtime/shapes.py: clamp_rule",
+        _refuses_kind("clamp", "complex"),
+    ),
+    Departure(
+        "linalg-lapack-dtypes",
+        "eigh and cholesky take the LAPACK dtypes (f32, f64, c64, c128) only; jax.lax.linalg first symmetrizes "
+        "its input with (x + x^H) / 2, a true division that turns integer and bool matrices into floats",
+        "runtime/shapes.py: _LAPACK, eigh_rule, cholesky_rule",
+        lambda c, x, o, j: c.spec.op in ("eigh", "cholesky") and o and not j and _kinds(c) <= {"bool", "int", "uint"},
+    ),
+    Departure(
+        "full-complex-fill",
+        "full refuses a complex fill value for a non-complex dtype (taking the real part silently would hide a "
+        "bug); jax.lax.full converts it to bool as bool(fill)",
+        "runtime/shapes.py: _check_scalar_param",
+        lambda c, x, o, j: c.spec.name == "full-complex" and o and not j,
+    ),
+    Departure(
+        "floor_div-bool",
+        "floor_div takes integers and floats; jnp.floor_divide turns bool operands into int32",
+        "runtime/shapes.py: floor_div_rule",
+        _refuses_kind("floor_div", "bool"),
+    ),
+)
+
+
+def departure_for(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> Departure | None:
+    """The documented departure that explains an acceptance disagreement, if any."""
+    for dep in DEPARTURES:
+        if dep.applies(case, operands, ours_refused, jax_refused):
+            return dep
+    return None
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    """A castwise bug the sweep found and reported, not yet fixed.
+
+    Failures it ``matches`` are listed as known (``castwise parity --strict``
+    counts them as failures). Remove the entry with the fix: the sweep then
+    checks the case like any other.
+    """
+
+    name: str
+    description: str
+    matches: Callable[[Case, CheckResult], bool]
+
+
+#: Known castwise bugs (see docs/parity.md). Keep each matcher as narrow as the bug.
+KNOWN_FAILURES: tuple[KnownFailure, ...] = ()
+
+
+def known_failure_for(case: Case, check: CheckResult) -> KnownFailure | None:
+    for known in KNOWN_FAILURES:
+        if known.matches(case, check):
+            return known
+    return None
+
+
+# -- building the case list ---------------------------------------------------------------------------
+
+
+def _case_rng(seed: int, *key: Any) -> np.random.Generator:
+    """A generator fixed by the seed and a case key: results do not depend on filters or order."""
+    text = "|".join(str(k) for k in key)
+    return np.random.default_rng([seed, zlib.crc32(text.encode())])
+
+
+def _slot_tuples(spec: Spec, policy: str, dtypes: Sequence[DType], seed: int) -> list[tuple[Slot, ...]]:
+    """Operand slot assignments of ``spec``: every dtype alone, plus sampled mixed and scalar ones."""
+    n = spec.arity
+    rng = _case_rng(seed, "slots", spec.name, policy)
+    if n == 0:
+        return [(d,) for d in dtypes] if spec.dtype_param else [()]
+    free = [i for i in range(n) if i not in spec.fixed]
+
+    def fill(assign: dict[int, Slot]) -> tuple[Slot, ...]:
+        return tuple(assign.get(i, spec.fixed.get(i)) for i in range(n))  # type: ignore[misc]
+
+    out: list[tuple[Slot, ...]] = []
+    seen: set[tuple[Slot, ...]] = set()
+
+    def add(t: tuple[Slot, ...]) -> None:
+        if t not in seen:
+            seen.add(t)
+            out.append(t)
+
+    for d in dtypes:  # every dtype on its own
+        add(fill(dict.fromkeys(free, d)))
+    if spec.dtype_param:  # convert: every (source, destination) pair
+        return [(s, d) for s in dtypes for d in dtypes]
+    mixed_positions = [i for i in free if i in spec.promoted] if spec.promoted else free
+    if len(dtypes) > 1 and len(mixed_positions) >= 2:
+        # Each dtype once against a random partner, in every order of the promoted positions.
+        for d in dtypes:
+            # float8 formats pair with each other and the 16/32-bit floats; the rest among themselves
+            pool = [e for e in dtypes if (e in FLOAT8_DTYPES) == (d in FLOAT8_DTYPES)
+                    or (d in FLOAT8_DTYPES and e in (dt.bfloat16, dt.float16, dt.float32))]  # fmt: skip
+            partners = [e for e in pool if e is not d] or [e for e in dtypes if e is not d]
+            for position in mixed_positions:
+                assign: dict[int, Slot] = {}
+                for i in free:
+                    assign[i] = d if i == position else partners[int(rng.integers(len(partners)))]
+                add(fill(assign))
+        # Real/complex and int/float pairs of equal width: the promotion story of the project.
+        for a, b in ((dt.float64, dt.complex128), (dt.float32, dt.complex64), (dt.int32, dt.float32),
+                     (dt.float16, dt.bfloat16)):  # fmt: skip
+            if a in dtypes and b in dtypes:
+                for first, second in ((a, b), (b, a)):
+                    assign = {i: (first if k == 0 else second) for k, i in enumerate(mixed_positions)}
+                    add(fill({**dict.fromkeys(free, second), **assign}))
+    if spec.scalar_ok and len(free) >= 2:
+        tensors = list(dtypes)
+        for py in PY_SCALARS:
+            for position in spec.scalar_ok:
+                d = tensors[int(rng.integers(len(tensors)))]
+                assign = {i: (py if i == position else d) for i in free}
+                add(fill(assign))
+    return out
+
+
+def _quick_score(case: Case) -> tuple[int, int]:
+    """Quick mode prefers cases with an inexact operand (derivative checks) and mixed dtypes."""
+    inexact = any(isinstance(s, DType) and s.is_inexact for s in case.operand_slots)
+    mixed = len(set(case.operand_slots)) > 1
+    return (0 if inexact else 1, 0 if mixed else 1)
+
+
+def _quick_sample(cases: list[Case], seed: int, budget: int) -> list[Case]:
+    """Stratified sample: every spec, random policies, preferring derivative and mixed cases."""
+    rng = _case_rng(seed, "quick")
+    by_spec: dict[str, list[Case]] = {}
+    for c in cases:
+        by_spec.setdefault(c.spec.name, []).append(c)
+    per_spec = max(2, budget // max(1, len(by_spec)))
+    chosen: list[Case] = []
+    for group in by_spec.values():
+        candidates = [group[int(i)] for i in rng.permutation(len(group))[: per_spec * 3]]
+        picked = sorted(candidates, key=_quick_score)[:per_spec]
+        keep = {id(c) for c in picked}
+        chosen.extend(c for c in group if id(c) in keep)
+    return chosen
+
+
+def _matches(spec: Spec, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns for name in (spec.name, spec.op, spec.family))
+
+
+def parse_dtypes(text: str | None) -> tuple[DType, ...]:
+    """``--dtypes`` value: comma-separated names or short names (``f32,c64,bfloat16``), or ``core`` / ``float8``."""
+    if not text:
+        return DEFAULT_DTYPES
+    out: list[DType] = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        group = {"core": CORE_DTYPES, "float8": FLOAT8_DTYPES, "all": DEFAULT_DTYPES}.get(item)
+        for d in group if group is not None else (dt.dtype(item),):
+            if d not in out:
+                out.append(d)
+    return tuple(out)
+
+
+def build_cases(policies: Sequence[str] = DEFAULT_POLICIES, ops_patterns: Sequence[str] = ("*",),
+                dtypes: Sequence[DType] = DEFAULT_DTYPES, seed: int = 0, quick: bool = False) -> list[Case]:  # fmt: skip
+    """The sweep's cases, in a deterministic order (grouped by spec, then policy)."""
+    cases: list[Case] = []
+    for spec in build_specs():
+        if not _matches(spec, ops_patterns):
+            continue
+        for policy in policies:
+            for slots in _slot_tuples(spec, policy, dtypes, seed):
+                cases.append(Case(spec, policy, slots))
+    if quick:
+        cases = _quick_sample(cases, seed, QUICK_CASES)
+    return cases
+
+
+# -- running one case ------------------------------------------------------------------------------------
+
+#: castwise's own refusals: every other exception from castwise is a crash (a failure).
+CASTWISE_REFUSALS: Final = (PromotionError, OpTypeError, KernelDTypeError, ArityError, _ShapeError)
+
+
+@dataclass
+class CheckResult:
+    """One check of one case (and one active set for jvp / vjp)."""
+
+    check: str
+    ok: bool
+    ratio: float = 0.0
+    active: tuple[int, ...] | None = None
+    message: str = ""
+    expected: str = ""
+    got: str = ""
+    #: the ``KNOWN_FAILURES`` entry this failure is, if any
+    known: str = ""
+
+
+@dataclass
+class CaseResult:
+    """Everything the sweep learned about one case."""
+
+    case_id: str
+    spec: str
+    family: str
+    policy: str
+    slots: tuple[str, ...]
+    description: str
+    #: "ok" | "failed" | "known" (only known failures) | "unsupported" | "departure"
+    status: str = "ok"
+    checks: list[CheckResult] = field(default_factory=list)
+    castwise_error: str = ""
+    jax_error: str = ""
+    departure: str = ""
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        """Failed checks that are not known failures."""
+        return [c for c in self.checks if not c.ok and not c.known]
+
+    @property
+    def known_failures(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.ok and c.known]
+
+    def settle(self, case: Case) -> None:
+        """Attach known failures to failed checks and set the status from the checks."""
+        for c in self.checks:
+            if not c.ok:
+                found = known_failure_for(case, c)
+                c.known = found.name if found is not None else ""
+        self.status = "failed" if self.failures else ("known" if self.known_failures else "ok")
+
+
+def _make_inputs(case: Case, seed: int) -> list[Any]:
+    """The case's operands as NumPy arrays / Python scalars, fixed by the seed and the case."""
+    spec = case.spec
+    rng = _case_rng(seed, "inputs", case.id)
+    slots = case.operand_slots
+    for _ in range(50):
+        if spec.gen is not None:
+            values = spec.gen(slots, rng)
+        else:
+            values = []
+            diff_positions = [i for i, s in enumerate(slots) if isinstance(s, DType)]
+            for i, (slot, shape) in enumerate(zip(slots, spec.shapes, strict=True)):
+                if isinstance(slot, PyScalar):
+                    values.append(PY_VALUES[slot.kind])
+                    continue
+                domain = spec.domains[i] if spec.domains else "any"
+                values.append(draw(slot, domain, shape, rng, diff_positions.index(i), len(diff_positions)))
+        if spec.valid is None or spec.valid(values):
+            return values
+    return values
+
+
+def _plan_input(slot: Slot) -> PlanInput:
+    if isinstance(slot, PyScalar):
+        return Operand(None, slot.kind, True)  # type: ignore[arg-type]
+    return slot
+
+
+def _planned(case: Case) -> list[DType]:
+    """castwise's plan for the case's operands (raises PromotionError like eager execution)."""
+    spec = case.spec
+    slots = case.operand_slots
+    layout_inputs = [_plan_input(slots[e]) if isinstance(e, int) else _plan_input(e) for e in spec.plan_layout]
+    targets = plan(spec.op, layout_inputs, case.policy)
+    return [targets[k] for k, e in enumerate(spec.plan_layout) if isinstance(e, int)]
+
+
+def _to_jax(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return _jnp().asarray(x)
+    return x
+
+
+def _jax_targets(case: Case, operands: Sequence[Any]) -> list[DType]:
+    """JAX's own promotion (``jnp.result_type``) for the promoted operands; others keep their dtype."""
+    jnp = _jnp()
+    spec = case.spec
+    promoted = [operands[i] for i in spec.promoted]
+    common = dt.dtype(jnp.result_type(*promoted)) if promoted else None
+    out = []
+    for i, (slot, x) in enumerate(zip(case.operand_slots, operands, strict=True)):
+        if i in spec.promoted and common is not None:
+            out.append(common)
+        else:
+            out.append(dt.dtype(jnp.asarray(x).dtype) if isinstance(slot, PyScalar) else slot)
+    return out
+
+
+def _convert_jax(x: Any, target: DType) -> Any:
+    jnp, lax = _jnp(), _lax()
+    if not hasattr(x, "dtype"):  # a Python scalar: castwise materialises it at its planned dtype
+        if isinstance(x, complex) and target.kind != "complex":
+            raise TypeError(f"a Python complex cannot become {target.name}")
+        return jnp.asarray(x, dtype=target.storage)
+    if np.dtype(x.dtype) == target.storage:
+        return x
+    return lax.convert_element_type(x, target.storage)
+
+
+def _jax_function(case: Case, operands: Sequence[Any], lax_only: bool = False) -> Callable[..., Any]:
+    """The JAX reference for ``case`` as a function of all its operands."""
+    spec = case.spec
+    kw = {"dtype": case.slots[-1]} if spec.dtype_param else {}
+    if case.policy == "jax" and spec.jnp is not None and not lax_only:
+        jnp_ref = spec.jnp
+        return lambda *xs: jnp_ref(*xs, **kw)
+    if case.policy == "jax" and promotes(spec.op):
+        targets = _jax_targets(case, operands)
+    else:
+        targets = _planned(case) if spec.arity else []
+    lax_ref = spec.lax
+
+    def f(*xs: Any) -> Any:
+        return lax_ref(*(_convert_jax(x, t) for x, t in zip(xs, targets, strict=True)), **kw)
+
+    return f
+
+
+def _outputs(result: Any) -> list[Any]:
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def _run_jax(case: Case, operands: Sequence[Any], lax_only: bool = False) -> list[np.ndarray]:
+    with _jax_x64():
+        xs = [_to_jax(x) for x in operands]
+        f = _jax_function(case, xs, lax_only)
+        return [np.asarray(o) for o in _outputs(f(*xs))]
+
+
+def _ours_args(case: Case, operands: Sequence[Any], tracked: Sequence[int] = ()) -> list[Any]:
+    out: list[Any] = []
+    for i, (slot, x) in enumerate(zip(case.operand_slots, operands, strict=True)):
+        if isinstance(slot, PyScalar):
+            out.append(x)
+        else:
+            t = Tensor(np.array(x, copy=True), slot)
+            if i in tracked:
+                t.requires_grad_()
+            out.append(t)
+    return out
+
+
+def _call_ours(case: Case, args: Sequence[Any]) -> list[Tensor]:
+    kw = {"dtype": case.slots[-1]} if case.spec.dtype_param else {}
+    return _outputs(case.spec.ours(*args, **kw))
+
+
+# -- comparing ---------------------------------------------------------------------------------------------
+
+
+def _eps(d: DType) -> float:
+    return float(ml_dtypes.finfo(_component(d).storage).eps)
+
+
+def tolerance(d: DType, derivative: bool) -> float:
+    """Relative tolerance (scaled by ``max(1, max|expected|)``) for values computed in ``d``.
+
+    Counted in units of the dtype's epsilon: wide floats allow the few ulps by
+    which NumPy's and XLA's transcendental functions and summation orders
+    differ; narrow floats are computed in float32 and rounded once per op, so
+    results differ by at most an ulp or two per op. Derivative programs chain
+    several ops, hence the wider allowance.
+    """
+    ulps = (64 if derivative else 16) if d.bits >= 32 or d.kind == "complex" else (8 if derivative else 2)
+    return ulps * _eps(d)
+
+
+def _narrowest(dtypes: Sequence[DType]) -> DType | None:
+    """The inexact dtype with the largest epsilon: the precision a result can be trusted to."""
+    inexact = [d for d in dtypes if d.is_inexact]
+    return max(inexact, key=_eps) if inexact else None
+
+
+def _fmt(a: np.ndarray, limit: int = 12) -> str:
+    flat = np.asarray(a).reshape(-1)
+    body = np.array2string(flat[:limit], separator=", ", max_line_width=200, threshold=limit)
+    more = f" ... ({flat.size} values)" if flat.size > limit else ""
+    return f"{body}{more}"
+
+
+def compare(got: np.ndarray, want: np.ndarray, tol: float, exact: bool) -> tuple[bool, float, str]:
+    """``(ok, error / tolerance, message)`` for two arrays of the same dtype family.
+
+    Integer and bool values, and ``exact`` checks, must agree exactly (NaN with
+    NaN). Otherwise the error is ``max |got - want|`` against ``tol * max(1, max|want|)``.
+    """
+    got_a, want_a = np.asarray(got), np.asarray(want)
+    if got_a.shape != want_a.shape:
+        return False, math.inf, f"shape {got_a.shape} != expected {want_a.shape}"
+    if got_a.size == 0:
+        return True, 0.0, ""
+    if want_a.dtype.kind in "biu" or got_a.dtype.kind in "biu":
+        bad = int(np.count_nonzero(got_a != want_a))
+        return bad == 0, (0.0 if bad == 0 else math.inf), (f"{bad} of {got_a.size} values differ" if bad else "")
+    g, w = _as_float(got_a), _as_float(want_a)
+    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    if np.any(nan_g != nan_w):
+        return False, math.inf, "NaN in different positions"
+    finite = ~nan_w
+    inf_mismatch = np.any((np.isinf(g) | np.isinf(w)) & finite & (g != w))
+    if inf_mismatch:
+        return False, math.inf, "infinities differ"
+    both = finite & ~np.isinf(w)
+    err = float(np.max(np.abs(g[both] - w[both]))) if np.any(both) else 0.0
+    scale = max(1.0, float(np.max(np.abs(w[both])))) if np.any(both) else 1.0
+    if exact:
+        if err == 0.0:
+            return True, 0.0, ""
+        return False, math.inf, f"not bit-exact: max abs error {err:.3g}"
+    ratio = err / (tol * scale)
+    return ratio <= 1.0, ratio, (f"max abs error {err:.3g} > tolerance {tol * scale:.3g}" if ratio > 1 else "")
+
+
+def _check_arrays(check: str, got: Sequence[Any], want: Sequence[np.ndarray], tol_dtype: DType | None,
+                  exact: bool, derivative: bool, active: tuple[int, ...] | None = None,
+                  want_dtypes: Sequence[DType] | None = None) -> CheckResult:  # fmt: skip
+    """Compare castwise outputs (Tensors / arrays) with JAX's, dtype first."""
+    worst = 0.0
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        g_dtype = g.dtype if isinstance(g, Tensor) else dt.dtype(np.asarray(g).dtype)
+        w_dtype = want_dtypes[k] if want_dtypes is not None else dt.dtype(np.asarray(w).dtype)
+        g_arr = g.numpy() if isinstance(g, Tensor) else np.asarray(g)
+        if g_dtype is not w_dtype:
+            return CheckResult(check, False, math.inf, active, f"output {k}: dtype {g_dtype.name}, expected "
+                               f"{w_dtype.name}", w_dtype.name, g_dtype.name)  # fmt: skip
+        tol = tolerance(tol_dtype, derivative) if tol_dtype is not None else 0.0
+        ok, ratio, msg = compare(g_arr, w, tol, exact or tol_dtype is None)
+        worst = max(worst, ratio)
+        if not ok:
+            return CheckResult(check, False, ratio, active, f"output {k} ({w_dtype.name}): {msg}", _fmt(w), _fmt(g_arr))
+    return CheckResult(check, True, worst, active)
+
+
+def _crash(check: str, err: BaseException, active: tuple[int, ...] | None = None, side: str = "castwise") -> CheckResult:
+    return CheckResult(check, False, math.inf, active, f"{side} raised {type(err).__name__}: {err}",
+                       "a result", f"{type(err).__name__}: {err}")  # fmt: skip
+
+
+# -- the checks ------------------------------------------------------------------------------------------
+
+
+def _check_replay(case: Case, operands: Sequence[Any], eager: Sequence[Tensor]) -> CheckResult:
+    """Record the op eagerly (inexact operands tracked; traced when there are none),
+    verify the graph, replay it, and compare bit for bit with eager execution."""
+    slots = case.operand_slots
+    inexact = tuple(i for i, s in enumerate(slots) if isinstance(s, DType) and s.is_inexact)
+    try:
+        with use_policy(case.policy):
+            if inexact:
+                args = _ours_args(case, operands, tracked=inexact)
+                with enable_grad():
+                    recorded = _call_ours(case, args)
+                leaves = [args[i] for i in inexact]
+                out_vars = [o.node for o in recorded]
+                if any(v is None for v in out_vars):
+                    return CheckResult("replay", False, math.inf, None, "an output of a tracked op was not recorded")
+                graph = collect(out_vars, [leaf.node for leaf in leaves])
+                inputs = [Tensor(leaf.numpy(), leaf.dtype) for leaf in leaves]
+            else:
+                tensors = [i for i, s in enumerate(slots) if isinstance(s, DType)]
+                args = _ours_args(case, operands)
+
+                def f(*ts: Tensor) -> Any:
+                    call = list(args)
+                    for i, t in zip(tensors, ts, strict=True):
+                        call[i] = t
+                    return tuple(_call_ours(case, call))
+
+                graph = trace(f, *[args[i] for i in tensors])
+                recorded = _call_ours(case, args)
+                inputs = [args[i] for i in tensors]
+            verify(graph)
+            replayed = evaluate(graph, *inputs)
+    except Exception as err:
+        return _crash("replay", err)
+    for k, (e, r, rec) in enumerate(zip(eager, replayed, recorded, strict=True)):
+        for what, other in (("replay", r), ("recorded eager run", rec)):
+            same = (other.dtype is e.dtype and other.shape == e.shape
+                    and np.ascontiguousarray(other.numpy()).tobytes() == np.ascontiguousarray(e.numpy()).tobytes())
+            if not same:
+                return CheckResult("replay", False, math.inf, None,
+                                   f"output {k}: {what} differs from eager execution (bit for bit)",
+                                   f"{e.dtype.name} {_fmt(e.numpy())}",
+                                   f"{other.dtype.name} {_fmt(other.numpy())}")  # fmt: skip
+    return CheckResult("replay", True)
+
+
+def _active_sets(case: Case) -> list[tuple[int, ...]]:
+    """Non-empty subsets of the operands that can be tracked (inexact tensors)."""
+    if not case.spec.differentiable:
+        return []
+    pos = [i for i, s in enumerate(case.operand_slots) if isinstance(s, DType) and s.is_inexact
+           and i not in case.spec.fixed]  # fmt: skip
+    return [s for r in range(1, len(pos) + 1) for s in itertools.combinations(pos, r)]
+
+
+def _closed(fn: Callable[..., Any], consts: Sequence[Any], active: tuple[int, ...]) -> Callable[..., Any]:
+    """``fn`` as a function of the ``active`` operands only (the others closed over)."""
+
+    def f(*act: Any) -> Any:
+        args = list(consts)
+        for i, a in zip(active, act, strict=True):
+            args[i] = a
+        return fn(*args)
+
+    return f
+
+
+def _check_derivatives(case: Case, operands: Sequence[Any], eager: Sequence[Tensor], seed: int,
+                       tol_dtype: DType | None) -> list[CheckResult]:  # fmt: skip
+    """JVP and VJP against JAX for every active set; the tape's inactive leaves get nothing."""
+    results: list[CheckResult] = []
+    out_dtypes = [o.dtype for o in eager]
+    out_shapes = [o.shape for o in eager]
+    differentiable_out = all(d.is_inexact for d in out_dtypes)
+    slots = case.operand_slots
+    for active in _active_sets(case):
+        rng = _case_rng(seed, "derivatives", case.id, active)
+        act_dtypes = [slots[i] for i in active]
+        tangents = [random_like(d, np.shape(operands[i]), rng) for i, d in zip(active, act_dtypes, strict=True)]  # type: ignore[arg-type]
+        cts = [random_like(d, s, rng) for d, s in zip(out_dtypes, out_shapes, strict=True)]
+        if not differentiable_out:
+            results.append(_jvp_to_zero(case, operands, active, tangents, out_dtypes))
+            continue
+        try:
+            with _jax_x64():
+                jx = [_to_jax(x) for x in operands]
+                fj = _closed(_jax_function(case, jx), jx, active)
+                jax = _jax_modules()[0]
+                jnp = _jnp()
+                prim = tuple(jx[i] for i in active)
+                _, want_t = jax.jvp(lambda *a: tuple(_outputs(fj(*a))), prim, tuple(jnp.asarray(t) for t in tangents))
+                _, vjp_fn = jax.vjp(lambda *a: tuple(_outputs(fj(*a))), *prim)
+                want_ct = [np.conj(np.asarray(g)) for g in vjp_fn(tuple(jnp.asarray(np.conj(c)) for c in cts))]
+                want_t_np = [np.asarray(t) for t in want_t]
+        except Exception as err:
+            results.append(_crash("jvp", err, active, side="JAX"))
+            continue
+        with use_policy(case.policy):
+            consts = _ours_args(case, operands)
+            f = _closed(lambda *a: tuple(_call_ours(case, a)), consts, active)
+            try:
+                _, got_t = autodiff.jvp(f, [consts[i] for i in active], [Tensor(t, d) for t, d in
+                                                                          zip(tangents, act_dtypes, strict=True)])  # type: ignore[arg-type]
+                results.append(_check_arrays("jvp", list(got_t), want_t_np, tol_dtype, False, True, active,
+                                             out_dtypes))  # fmt: skip
+            except Exception as err:
+                results.append(_crash("jvp", err, active))
+            try:
+                _, vjp_ours = autodiff.vjp(f, *[consts[i] for i in active])
+                got_ct = vjp_ours(tuple(Tensor(c, d) for c, d in zip(cts, out_dtypes, strict=True)))
+                if any(g is None for g in got_ct):
+                    results.append(CheckResult("vjp", False, math.inf, active, "an active operand got no cotangent"))
+                    continue
+                result = _check_arrays("vjp", list(got_ct), want_ct, tol_dtype, False, True, active,
+                                       act_dtypes)  # type: ignore[arg-type]
+                if result.ok and len(out_dtypes) == 1:
+                    result = _check_tape(case, operands, active, cts[0], want_ct, tol_dtype, result)
+                results.append(result)
+            except Exception as err:
+                results.append(_crash("vjp", err, active))
+    return results
+
+
+def _check_tape(case: Case, operands: Sequence[Any], active: tuple[int, ...], ct: np.ndarray,
+                want_ct: Sequence[np.ndarray], tol_dtype: DType | None, vjp_result: CheckResult) -> CheckResult:  # fmt: skip
+    """``backward`` on the eager tape: active leaves get JAX's cotangent, inactive ones nothing."""
+    slots = case.operand_slots
+    args = _ours_args(case, operands, tracked=active)
+    (out,) = _call_ours(case, args)
+    out.backward(cotangent=Tensor(ct, out.dtype))
+    for i, (slot, arg) in enumerate(zip(slots, args, strict=True)):
+        if not isinstance(arg, Tensor):
+            continue
+        if i not in active:
+            if arg.grad is not None:
+                return CheckResult("vjp", False, math.inf, active, f"inactive operand {i} received a cotangent "
+                                   "on the eager tape", "None", _fmt(arg.grad.numpy()))  # fmt: skip
+            continue
+        want = want_ct[active.index(i)]
+        if arg.grad is None:  # a symbolic-zero cotangent is never stored
+            if np.any(want != 0):
+                return CheckResult("vjp", False, math.inf, active, f"active operand {i} got no cotangent on the "
+                                   "eager tape", _fmt(want), "None")  # fmt: skip
+            continue
+        tape = _check_arrays("vjp", [arg.grad], [want], tol_dtype, False, True, active, [slot])  # type: ignore[list-item]
+        if not tape.ok:
+            tape.message = "eager tape (backward): " + tape.message
+            return tape
+    return vjp_result
+
+
+def _jvp_to_zero(case: Case, operands: Sequence[Any], active: tuple[int, ...], tangents: Sequence[np.ndarray],
+                 out_dtypes: Sequence[DType]) -> CheckResult:  # fmt: skip
+    """An integer or bool output has no tangent (JAX's float0): ours must be zero."""
+    try:
+        with use_policy(case.policy):
+            consts = _ours_args(case, operands)
+            f = _closed(lambda *a: tuple(_call_ours(case, a)), consts, active)
+            slots = case.operand_slots
+            _, got = autodiff.jvp(f, [consts[i] for i in active],
+                                  [Tensor(t, slots[i]) for t, i in zip(tangents, active, strict=True)])  # type: ignore[arg-type]
+    except Exception as err:
+        return _crash("jvp", err, active)
+    want = [np.zeros(g.shape, d.storage) for g, d in zip(got, out_dtypes, strict=True)]
+    return _check_arrays("jvp", list(got), want, None, True, True, active, out_dtypes)
+
+
+def run_case(case: Case, seed: int = 0) -> CaseResult:
+    """Run every check of ``case``."""
+    result = CaseResult(case.id, case.spec.name, case.spec.family, case.policy,
+                        tuple(slot_name(s) for s in case.slots), case.describe())  # fmt: skip
+    operands = _make_inputs(case, seed)
+    # castwise, eagerly, untracked
+    eager: list[Tensor] = []
+    ours_err: BaseException | None = None
+    try:
+        with use_policy(case.policy):
+            eager = _call_ours(case, _ours_args(case, operands))
+    except CASTWISE_REFUSALS as err:
+        ours_err = err
+    except Exception as err:
+        result.checks.append(_crash("agree", err))
+        result.settle(case)
+        return result
+    # JAX (under a policy other than jax, through castwise's plan: no plan, no reference)
+    want: list[np.ndarray] = []
+    jax_err: str = ""
+    try:
+        if case.spec.arity and case.policy != "jax":
+            _planned(case)
+    except PromotionError as err:
+        jax_err = f"no reference: the {case.policy} plan refuses ({err})"
+    if not jax_err:
+        try:
+            want = _run_jax(case, operands)
+        except Exception as err:
+            jax_err = f"{type(err).__name__}: {err}".splitlines()[0]
+    result.castwise_error = "" if ours_err is None else f"{type(ours_err).__name__}: {ours_err}"
+    result.jax_error = jax_err
+    if ours_err is not None or jax_err:
+        if ours_err is not None and jax_err:
+            result.status = "unsupported"
+            return result
+        dep = departure_for(case, operands, ours_err is not None, bool(jax_err))
+        if dep is not None:
+            result.status = "departure"
+            result.departure = dep.name
+            result.checks.append(CheckResult("agree", True))
+            return result
+        who = "castwise refuses what JAX accepts" if ours_err is not None else "castwise accepts what JAX refuses"
+        result.checks.append(CheckResult("agree", False, math.inf, None, who,
+                                         jax_err or "accepted", result.castwise_error or "accepted"))  # fmt: skip
+        result.settle(case)
+        return result
+    result.checks.append(CheckResult("agree", True))
+    # primal: JAX's dtype exactly; values exactly or within the narrowest dtype's tolerance
+    slots = [s for s in case.slots if isinstance(s, DType)]
+    out_dtypes = [o.dtype for o in eager]
+    try:
+        targets = _planned(case) if case.spec.arity else []
+    except PromotionError:  # jax policy with a jnp reference: castwise accepted, so its plan did too
+        targets = []
+    tol_dtype = _narrowest([*slots, *out_dtypes, *targets])
+    widest_kind = max((s.kind for s in [*slots, *out_dtypes]), key=lambda k: dt.KIND_CATEGORY[k], default="int")
+    exact = widest_kind in case.spec.exact or tol_dtype is None
+    primal = _check_arrays("primal", eager, want, tol_dtype, exact, False)
+    result.checks.append(primal)
+    if case.spec.arity:
+        result.checks.append(_check_replay(case, operands, eager))
+    same_avals = all(o.dtype is dt.dtype(w.dtype) and o.shape == w.shape for o, w in zip(eager, want, strict=True))
+    if same_avals:  # a wrong dtype or shape makes every cotangent check fail on JAX's side: said once above
+        result.checks.extend(_check_derivatives(case, operands, eager, seed, tol_dtype))
+    result.settle(case)
+    return result
+
+
+# -- the report ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Cell:
+    """One family x check cell of the summary table."""
+
+    passed: int = 0
+    failed: int = 0
+    known: int = 0
+    worst: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.known
+
+    def text(self, show_worst: bool) -> str:
+        if not self.total:
+            return "-"
+        out = f"{self.passed}/{self.total}"
+        if self.known:
+            out += f" ({self.known}k)"
+        return out + (f" w={_short(self.worst)}" if show_worst else "")
+
+
+@dataclass
+class Report:
+    """The outcome of a sweep; ``ok`` when nothing failed (known failures count with ``strict``)."""
+
+    results: list[CaseResult]
+    seed: int
+    quick: bool
+    policies: tuple[str, ...]
+    elapsed_s: float = 0.0
+    strict: bool = False
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return [r for r in self.results if r.status == "failed"]
+
+    @property
+    def known(self) -> list[CaseResult]:
+        return [r for r in self.results if r.known_failures]
+
+    @property
+    def unsupported(self) -> list[CaseResult]:
+        return [r for r in self.results if r.status == "unsupported"]
+
+    @property
+    def departures(self) -> list[CaseResult]:
+        return [r for r in self.results if r.status == "departure"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not (self.strict and self.known)
+
+    def table(self) -> dict[str, dict[str, Cell]]:
+        """family -> check -> pass/fail/known counts and the worst error relative to its tolerance."""
+        cells: dict[str, dict[str, Cell]] = {}
+        for r in self.results:
+            row = cells.setdefault(r.family, {c: Cell() for c in CHECKS})
+            for c in r.checks:
+                cell = row[c.check]
+                if c.ok:
+                    cell.passed += 1
+                elif c.known:
+                    cell.known += 1
+                else:
+                    cell.failed += 1
+                if c.check != "agree":
+                    cell.worst = max(cell.worst, c.ratio)
+        return cells
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole report as JSON-ready data (``--json``)."""
+
+        def failure(r: CaseResult, c: CheckResult) -> dict[str, Any]:
+            return {"case": r.case_id, "op": r.spec, "family": r.family, "policy": r.policy, "dtypes": list(r.slots),
+                    "operands": r.description, "check": c.check,
+                    "active": None if c.active is None else list(c.active), "message": c.message,
+                    "expected": c.expected, "got": c.got, "ratio": _json_float(c.ratio), "known": c.known}  # fmt: skip
+
+        table = self.table()
+        return {
+            "version": 1,
+            "ok": self.ok,
+            "seed": self.seed,
+            "quick": self.quick,
+            "strict": self.strict,
+            "policies": list(self.policies),
+            "elapsed_s": round(self.elapsed_s, 2),
+            "counts": {
+                "cases": len(self.results),
+                "checks": sum(len(r.checks) for r in self.results),
+                "failed_cases": len(self.failed),
+                "failed_checks": sum(len(r.failures) for r in self.results),
+                "known_failed_checks": sum(len(r.known_failures) for r in self.results),
+                "unsupported": len(self.unsupported),
+                "departures": len(self.departures),
+            },
+            "summary": [{"family": fam, "check": chk, "passed": cell.passed, "failed": cell.failed,
+                         "known": cell.known, "worst": _json_float(cell.worst)}
+                        for fam, row in sorted(table.items()) for chk, cell in row.items()],  # fmt: skip
+            "failures": [failure(r, c) for r in self.results for c in r.failures],
+            "known_failures": [failure(r, c) for r in self.results for c in r.known_failures],
+            "unsupported": [{"case": r.case_id, "op": r.spec, "policy": r.policy, "dtypes": list(r.slots),
+                             "castwise": r.castwise_error, "jax": r.jax_error} for r in self.unsupported],  # fmt: skip
+            "departures": [{"case": r.case_id, "op": r.spec, "policy": r.policy, "dtypes": list(r.slots),
+                            "departure": r.departure, "castwise": r.castwise_error, "jax": r.jax_error}
+                           for r in self.departures],  # fmt: skip
+        }
+
+    def render(self, max_failures: int = 10) -> str:
+        """The text report: summary table, unsupported and departures, known failures, first failures in full."""
+        lines = []
+        table = self.table()
+        head = f"{'family':<21}" + "".join(f"{c:>22}" for c in CHECKS)
+        lines += [head, "-" * len(head)]
+        for fam in sorted(table):
+            lines.append(f"{fam:<21}" + "".join(f"{table[fam][c].text(c != 'agree'):>22}" for c in CHECKS))
+        lines += ["", "cells: passed/total checks (k: known failures); w: worst error / tolerance (0: exact)"]
+        lines.append(f"cases: {len(self.results)}, failed: {len(self.failed)}, with known failures: "
+                     f"{len(self.known)}, unsupported (castwise and JAX both refuse): {len(self.unsupported)}, "
+                     f"documented departures: {len(self.departures)}, time: {self.elapsed_s:.1f}s")  # fmt: skip
+        if self.unsupported:
+            lines += ["", "unsupported (castwise and JAX both refuse), by op and policy:"]
+            lines.extend("  " + line for line in group_unsupported(self.unsupported))
+        if self.departures:
+            counts: dict[str, int] = {}
+            for r in self.departures:
+                counts[r.departure] = counts.get(r.departure, 0) + 1
+            lines += ["", "documented departures (castwise and JAX disagree on acceptance by design):"]
+            for dep in DEPARTURES:
+                if dep.name in counts:
+                    lines.append(f"  {dep.name} ({counts[dep.name]} cases): {dep.reason} [{dep.where}]")
+        known: dict[str, int] = {}
+        for r in self.results:
+            for c in r.known_failures:
+                known[c.known] = known.get(c.known, 0) + 1
+        if known:
+            lines += ["", "known failures (castwise bugs found by this sweep, not fixed yet):"]
+            for k in KNOWN_FAILURES:
+                if k.name in known:
+                    lines.append(f"  {k.name} ({known[k.name]} checks): {k.description}")
+        failed = [(r, c) for r in self.results for c in r.failures]
+        if self.strict:
+            failed += [(r, c) for r in self.results for c in r.known_failures]
+        lines.append("")
+        if failed:
+            shown = min(max_failures, len(failed))
+            lines.append(f"FAILED: {len(failed)} checks in {len({id(r) for r, _ in failed})} cases; the first {shown}:")
+            for r, c in failed[:shown]:
+                active = "" if c.active is None else f" active={list(c.active)}"
+                lines.append(f"- {c.check}: {r.description}{active}{' [known: ' + c.known + ']' if c.known else ''}")
+                lines.append(f"    {c.message}")
+                if c.expected or c.got:
+                    lines.append(f"    expected: {c.expected}")
+                    lines.append(f"    got:      {c.got}")
+        else:
+            lines.append("OK: castwise agrees with JAX on every supported case" +
+                         (" (known failures aside)" if known else ""))  # fmt: skip
+        return "\n".join(lines)
+
+
+def _short(x: float) -> str:
+    return "inf" if math.isinf(x) else ("0" if x == 0 else f"{x:.2g}")
+
+
+def _json_float(x: float) -> float | str:
+    return "inf" if math.isinf(x) else round(x, 6)
+
+
+def group_unsupported(results: Sequence[CaseResult]) -> list[str]:
+    """One line per (op, policy) listing the refused slot tuples, compactly."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for r in results:
+        groups.setdefault((r.spec, r.policy), []).append("(" + ",".join(r.slots) + ")")
+    lines = []
+    for (spec, policy), items in groups.items():
+        shown = " ".join(items[:8]) + (f" ... ({len(items)} in all)" if len(items) > 8 else "")
+        lines.append(f"{spec} @{policy}: {shown}")
+    return lines
+
+
+# -- running the sweep -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Options:
+    """What ``castwise parity`` was asked to run."""
+
+    policies: tuple[str, ...] = DEFAULT_POLICIES
+    ops: tuple[str, ...] = ("*",)
+    dtypes: tuple[DType, ...] = DEFAULT_DTYPES
+    seed: int = 0
+    quick: bool = False
+    jobs: int = 1
+    #: known failures fail the run too
+    strict: bool = False
+
+
+class Progress:
+    """A simple progress bar on a stream (a line per 10% when it is not a terminal)."""
+
+    def __init__(self, total: int, stream: TextIO | None = sys.stderr, width: int = 30) -> None:
+        self.total = max(total, 1)
+        self.stream = stream
+        self.width = width
+        self.start = time.monotonic()
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self._last_tenth = -1
+        self._last_draw = 0.0
+
+    def update(self, done: int, failed: int) -> None:
+        if self.stream is None:
+            return
+        frac = done / self.total
+        now = time.monotonic()
+        if self.tty:
+            if now - self._last_draw < 0.1 and done < self.total:
+                return
+            self._last_draw = now
+            fill = int(frac * self.width)
+            bar = "#" * fill + "." * (self.width - fill)
+            self.stream.write(f"\r[{bar}] {done}/{self.total} cases, {failed} failed, {now - self.start:.0f}s")
+            if done >= self.total:
+                self.stream.write("\n")
+        else:
+            tenth = int(frac * 10)
+            if tenth == self._last_tenth:
+                return
+            self._last_tenth = tenth
+            self.stream.write(f"parity: {done}/{self.total} cases, {failed} failed, {now - self.start:.0f}s\n")
+        self.stream.flush()
+
+
+def _run_shard(options: Options, indices: Sequence[int]) -> list[CaseResult]:
+    """Worker entry point: rebuild the (deterministic) case list and run a shard of it."""
+    cases = build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
+    return [run_case(cases[i], options.seed) for i in indices]
+
+
+def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report:
+    """Run the sweep and return its report."""
+    start = time.monotonic()
+    cases = build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
+    bar = Progress(len(cases), progress)
+    results: list[CaseResult] = []
+    failed = 0
+    bar.update(0, 0)
+    if options.jobs > 1 and len(cases) > 1:
+        results = _run_parallel(options, len(cases), bar)
+    else:
+        for i, case in enumerate(cases):
+            r = run_case(case, options.seed)
+            failed += r.status == "failed"
+            results.append(r)
+            bar.update(i + 1, failed)
+    return Report(results, options.seed, options.quick, options.policies, time.monotonic() - start, options.strict)
+
+
+def _run_parallel(options: Options, n: int, bar: Progress) -> list[CaseResult]:
+    """Shards of consecutive cases (same op, so they share JAX's compiled primitives) over processes."""
+    import concurrent.futures
+    import multiprocessing
+
+    chunk = max(8, min(64, n // (options.jobs * 8) or 1))
+    shards = [list(range(i, min(i + chunk, n))) for i in range(0, n, chunk)]
+    out: dict[int, list[CaseResult]] = {}
+    done = failed = 0
+    # spawn, not fork: JAX's runtime threads do not survive a fork.
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(options.jobs, mp_context=ctx) as pool:
+        futures = {pool.submit(_run_shard, options, shard): k for k, shard in enumerate(shards)}
+        for fut in concurrent.futures.as_completed(futures):
+            rs = fut.result()
+            out[futures[fut]] = rs
+            done += len(rs)
+            failed += sum(r.status == "failed" for r in rs)
+            bar.update(done, failed)
+    return [r for k in range(len(shards)) for r in out[k]]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``castwise parity`` on the CLI's subparsers."""
+    p = sub.add_parser(
+        "parity",
+        help="sweep ops x dtypes x operand orders x active sets against JAX (primal, replay, JVP, VJP)",
+        description="Compare castwise with JAX on every op of the vocabulary; exit 1 on any failure.",
+    )
+    p.add_argument("--policy", dest="policies", nargs="+", action="extend", metavar="P",
+                   help=f"promotion policies to sweep (default: {' '.join(DEFAULT_POLICIES)})")  # fmt: skip
+    p.add_argument("--ops", default="*", metavar="PATTERN",
+                   help="comma-separated glob patterns over op names, sweep ids and families (e.g. 'add,dot_*,unary')")  # fmt: skip
+    p.add_argument("--dtypes", default=None, metavar="LIST",
+                   help="comma-separated dtypes (names or short names; 'core', 'float8'); a case runs when all its "
+                   "dtypes are listed (default: core + float8)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed of the inputs and sampled dtype pairs (default 0)")
+    p.add_argument("--quick", action="store_true", help=f"a stratified sample of about {QUICK_CASES} cases")
+    p.add_argument("--json", dest="json_file", metavar="FILE", help="write the full report as JSON")
+    p.add_argument("--jobs", type=int, default=int(os.environ.get("CASTWISE_PARITY_JOBS", "1")),
+                   help="worker processes (default 1, or $CASTWISE_PARITY_JOBS)")  # fmt: skip
+    p.add_argument("--strict", action="store_true", help="count known failures (KNOWN_FAILURES) as failures")
+    p.add_argument("--max-failures", type=int, default=10, help="failures printed in full (default 10)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=cmd_parity)
+
+
+def cmd_parity(args: Any) -> int:
+    """``castwise parity``: run, print the report, write JSON; 1 on any failure."""
+    try:
+        _jax_modules()
+    except ImportError:
+        print("castwise parity needs JAX: pip install 'castwise[jax]'", file=sys.stderr)
+        return 2
+    import runtime
+
+    policies = tuple(args.policies) if args.policies else DEFAULT_POLICIES
+    unknown = [p for p in policies if p not in runtime.policies()]
+    if unknown:
+        print(f"unknown policy {', '.join(unknown)}; known: {', '.join(runtime.policies())}", file=sys.stderr)
+        return 2
+    try:
+        dtypes = parse_dtypes(args.dtypes)
+    except TypeError as err:
+        print(f"--dtypes: {err}", file=sys.stderr)
+        return 2
+    options = Options(policies, tuple(p.strip() for p in args.ops.split(",") if p.strip()), dtypes, args.seed,
+                      args.quick, max(1, args.jobs), args.strict)  # fmt: skip
+    if not build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick):
+        print(f"no cases match --ops {args.ops!r} and --dtypes {args.dtypes!r}", file=sys.stderr)
+        return 2
+    report = run_parity(options, None if args.no_progress else sys.stderr)
+    print(report.render(args.max_failures))
+    if args.json_file:
+        with open(args.json_file, "w") as fh:
+            json.dump(report.to_json(), fh, indent=1)
+            fh.write("\n")
+    return 0 if report.ok else 1
+

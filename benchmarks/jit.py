@@ -1,0 +1,162 @@
+"""Compiled gradients: ``autodiff.jit`` of a castwise gradient against ``jax.jit(jax.grad)``, in one run.
+
+Two workloads (the castwise functions are those of benchmarks/backward.py):
+
+* a 150-op elementwise chain on a 256x256 float32 array
+  (50 x [tanh, mul by 1.01, add 0.1]), loss = sum;
+* a small MLP: x[64,128] -> tanh(x @ W1 + b1) -> @ W2 -> mean of squares.
+
+castwise-jit is ``autodiff.jit`` of a function that calls ``autodiff.grad``:
+traced once into a castwise graph (forward + derivative program), lowered to
+jax.lax and compiled by XLA; each call takes castwise Tensors and returns
+castwise Tensors (copied into fresh NumPy arrays). The reference is
+``jax.jit(jax.grad(...))`` on JAX arrays. Steady-state times are per call,
+the contenders alternating call by call so both see the same machine state
+(``--repeat`` x a per-workload count of calls each); medians and bests are
+printed, and the ratio castwise-jit / jax.jit whatever it is (target: <= 1.1x),
+with a breakdown: the compiled castwise program alone on JAX arrays
+(``Jitted.jax_function``), and the rest (NumPy inputs handed to XLA, which
+copies arrays that are not 64-byte aligned; results copied into fresh NumPy
+arrays; Python dispatch), and ``autodiff.jit(..., copy=False)``, which
+returns read-only views of XLA's result buffers instead of copies.
+Compile times (first call: trace + lower + XLA compile for castwise; trace +
+compile for JAX) are excluded from the ratio and reported separately.
+
+    python benchmarks/jit.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from backward import cw_chain, cw_mlp, np_chain_grad, np_mlp_grad
+
+import autodiff
+import runtime as rt
+
+
+def timed_calls(fns: dict[str, Callable[[], Any]], calls: int) -> dict[str, np.ndarray]:
+    """Seconds per call of each function, the functions alternating call by call (same machine state)."""
+    out: dict[str, list[float]] = {k: [] for k in fns}
+    clock = time.perf_counter
+    for _ in range(calls):
+        for kind, fn in fns.items():
+            start = clock()
+            fn()
+            out[kind].append(clock() - start)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def first_call(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args()
+
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(0)
+    x_chain = rng.standard_normal((256, 256)).astype(np.float32)
+    w1 = (rng.standard_normal((128, 256)) * 0.1).astype(np.float32)
+    b1 = np.zeros(256, np.float32)
+    w2 = (rng.standard_normal((256, 10)) * 0.1).astype(np.float32)
+    x_mlp = rng.standard_normal((64, 128)).astype(np.float32)
+
+    def jx_chain(x):  # type: ignore[no-untyped-def]
+        for _ in range(50):
+            x = jnp.tanh(x) * 1.01 + 0.1
+        return jnp.sum(x)
+
+    def jx_mlp(w1, b1, w2, x):  # type: ignore[no-untyped-def]
+        out = jnp.tanh(x @ w1 + b1) @ w2
+        return jnp.mean(out * out)
+
+    cw_chain_jit = autodiff.jit(autodiff.grad(cw_chain))
+    cw_mlp_jit = autodiff.jit(autodiff.grad(cw_mlp, argnums=(0, 1, 2)))
+    cw_chain_view = autodiff.jit(autodiff.grad(cw_chain), copy=False)
+    cw_mlp_view = autodiff.jit(autodiff.grad(cw_mlp, argnums=(0, 1, 2)), copy=False)
+    jx_chain_jit = jax.jit(jax.grad(jx_chain))
+    jx_mlp_jit = jax.jit(jax.grad(jx_mlp, argnums=(0, 1, 2)))
+
+    t_chain = rt.asarray(x_chain)
+    t_mlp = [rt.asarray(a) for a in (w1, b1, w2, x_mlp)]
+    j_chain = jnp.asarray(x_chain)
+    j_mlp = [jnp.asarray(a) for a in (w1, b1, w2, x_mlp)]
+
+    workloads: dict[str, dict[str, Any]] = {
+        "chain (150 ops, 256x256 f32)": {
+            "castwise": lambda: cw_chain_jit(t_chain),
+            "views": lambda: cw_chain_view(t_chain),
+            "program": lambda: jax.block_until_ready(cw_chain_jit.jax_function(t_chain)(j_chain)),
+            "jax": lambda: jx_chain_jit(j_chain).block_until_ready(),
+            "check": lambda: np.testing.assert_allclose(
+                cw_chain_jit(t_chain).numpy(), np_chain_grad(x_chain), rtol=1e-4, atol=1e-5
+            ),
+            "number": 20,
+        },
+        "mlp (x[64,128], W1[128,256], W2[256,10])": {
+            "castwise": lambda: cw_mlp_jit(*t_mlp),
+            "views": lambda: cw_mlp_view(*t_mlp),
+            "program": lambda: jax.block_until_ready(cw_mlp_jit.jax_function(*t_mlp)(*j_mlp)),
+            "jax": lambda: jax.block_until_ready(jx_mlp_jit(*j_mlp)),
+            "check": lambda: [
+                np.testing.assert_allclose(g.numpy(), w, rtol=1e-4, atol=1e-6)
+                for g, w in zip(cw_mlp_jit(*t_mlp), np_mlp_grad(w1, b1, w2, x_mlp), strict=True)
+            ],
+            "number": 200,
+        },
+    }
+
+    print(f"jax {jax.__version__} on {jax.default_backend()}")
+    for name, w in workloads.items():
+        compile_cw = first_call(w["castwise"])
+        w["views"]()
+        compile_jx = first_call(w["jax"])
+        w["check"]()  # castwise-jit must agree with the hand-written gradient before it is timed
+        w["program"]()
+        kinds = ("castwise", "jax", "program", "views")
+        times = timed_calls({k: w[k] for k in kinds}, w["number"] * args.repeat)
+        med = {k: float(np.median(times[k])) for k in kinds}
+        low = {k: float(np.min(times[k])) for k in kinds}
+        print(f"{name}:  (median / best of {len(times['jax'])} alternating calls)")
+        print(
+            f"  castwise-jit {med['castwise'] * 1e6:9.1f} / {low['castwise'] * 1e6:9.1f} us per gradient "
+            "(Tensors in, Tensors out)"
+        )
+        print(
+            f"  jax.jit      {med['jax'] * 1e6:9.1f} / {low['jax'] * 1e6:9.1f} us per gradient (JAX arrays in and out)"
+        )
+        print(
+            f"  castwise-jit / jax.jit = {med['castwise'] / med['jax']:.2f}x median, "
+            f"{low['castwise'] / low['jax']:.2f}x best  (target <= 1.10x)"
+        )
+        print(
+            f"  of which the compiled castwise program on JAX arrays: {med['program'] * 1e6:.1f} us "
+            f"({med['program'] / med['jax']:.2f}x jax.jit, median); NumPy in/out and dispatch: "
+            f"{(med['castwise'] - med['program']) * 1e6:.1f} us (difference of medians)"
+        )
+        print(
+            f"  castwise-jit with copy=False (read-only result views): {med['views'] * 1e6:.1f} us, "
+            f"{med['views'] / med['jax']:.2f}x jax.jit (median)"
+        )
+        print(f"  first call, excluded above: castwise-jit {compile_cw * 1e3:.0f} ms (trace + lower + compile), "
+              f"jax.jit {compile_jx * 1e3:.0f} ms (trace + compile)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

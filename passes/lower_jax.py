@@ -1,0 +1,1094 @@
+"""Lowering semantic graphs to JAX/XLA: ``lower_to_jax`` and ``export_stablehlo``.
+
+``lower_to_jax(graph)`` turns a graph into a plain Python function over JAX
+arrays in which every equation becomes the corresponding ``jax.lax``
+primitive. It never calls ``jax.numpy`` on values (which would promote on its
+own): ``jax.lax`` refuses operands of different dtypes, so lowering is an
+independent check of the ``promote`` pass. A raw, unpromoted graph fails with
+lax's own ``TypeError`` (with the offending equation attached as a note);
+every promoted graph lowers. The lowered function also checks, equation by
+equation, that lax produced exactly the dtype and shape the graph recorded
+(``LoweringError`` otherwise: the shape rules and lax disagree, a castwise bug).
+
+The function is traceable: ``jax.jit``, ``jax.export``, ``jax.sharding`` and
+``jax.vmap`` take it like any JAX function. Where castwise documents a
+departure from ``jax.lax`` (``runtime.kernels``), the lowering reproduces
+castwise's meaning with lax ops:
+
+* ``pow`` on integers uses jnp.power's binary exponentiation (lax.pow has none);
+* ``floor_div`` is jnp.floor_divide's algorithm, written with lax ops;
+* ``conj`` of a real value is the value itself (lax.conj would make it complex);
+* ``convert`` from complex to a real dtype takes the real part explicitly;
+* ``dynamic_slice`` / ``dynamic_update_slice`` clamp negative starts instead of
+  wrapping them (``allow_negative_indices=False``), as XLA does natively;
+* ``eigh`` / ``cholesky`` read one triangle (``symmetrize_input=False``);
+* ``dot_general`` asks for ``Precision.HIGHEST`` (castwise never uses reduced
+  precision such as TF32), and refuses mixed operand dtypes, which
+  lax.dot_general alone would promote.
+
+JAX is an optional dependency: it is imported inside functions only.
+``LOWERINGS`` maps every op of the vocabulary to its rule; each rule is a named
+function followed by its registration, like the kernels and shape rules.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from passes._util import eqn_text
+from runtime import dtypes as dt
+from runtime import shapes
+from runtime.dtypes import DType
+from runtime.graph import Eqn, Graph, GraphError, Var
+from runtime.kernels import scalar_array
+
+#: What a rule returns: one JAX array per equation output.
+Lowered = tuple[Any, ...]
+#: A lowering rule: ``rule(eqn, *operands) -> outputs``; it reads static params from ``eqn.params``.
+LoweringRule = Callable[..., Lowered]
+
+#: op name -> lowering rule.
+LOWERINGS: dict[str, LoweringRule] = {}
+
+#: dtypes JAX handles only with ``jax_enable_x64``.
+X64_DTYPES: Final[frozenset[DType]] = frozenset({dt.int64, dt.uint64, dt.float64, dt.complex128})
+
+
+class LoweringError(RuntimeError):
+    """lax produced a value whose dtype or shape differs from the graph's record (a castwise bug),
+    or the graph uses something JAX cannot express (a dtype XLA lacks)."""
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _param(eqn: Eqn, name: str) -> Any:
+    return shapes.param(eqn.op, eqn.params, name)
+
+
+def _out_shape(eqn: Eqn, i: int = 0) -> tuple[int, ...]:
+    return eqn.outputs[i].shape
+
+
+def _storage(d: Any) -> np.dtype[Any]:
+    return dt.dtype(d).storage
+
+
+def _full_shape(eqn: Eqn, *xs: Any) -> list[Any]:
+    """Broadcast 0-d operands to the output shape (castwise's scalar rule; lax.select has none)."""
+    from jax import lax
+
+    shape = _out_shape(eqn)
+    return [x if tuple(x.shape) == shape else lax.broadcast_in_dim(x, shape, ()) for x in xs]
+
+
+def _const(value: Any, like: Any) -> Any:
+    """A 0-d JAX constant of ``like``'s dtype."""
+    import jax.numpy as jnp
+
+    return jnp.asarray(np.asarray(value).astype(like.dtype))
+
+
+def x64_enabled() -> bool:
+    """Whether ``jax_enable_x64`` is on here (globally or in a ``jax.enable_x64`` block)."""
+    import jax
+
+    return bool(jax.config.read("jax_enable_x64"))
+
+
+def _kind(x: Any) -> str:
+    """The castwise kind (bool / int / uint / float / complex) of a JAX value's dtype."""
+    return dt.from_numpy(np.dtype(x.dtype)).kind
+
+
+# -- elementwise binary -----------------------------------------------------------------------
+
+
+def add_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.add."""
+    from jax import lax
+
+    return (lax.add(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["add"] = add_lowering
+
+
+def sub_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.sub."""
+    from jax import lax
+
+    return (lax.sub(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["sub"] = sub_lowering
+
+
+def mul_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.mul."""
+    from jax import lax
+
+    return (lax.mul(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["mul"] = mul_lowering
+
+
+def div_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.div (XLA's total integer division: x / 0 == -1)."""
+    from jax import lax
+
+    return (lax.div(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["div"] = div_lowering
+
+
+def rem_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.rem (sign of the dividend; integer x % 0 == x)."""
+    from jax import lax
+
+    return (lax.rem(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["rem"] = rem_lowering
+
+
+def _int_pow(x: Any, y: Any) -> Any:
+    # jnp.power's integer algorithm: binary exponentiation over the exponent's
+    # low 6 bits with wrapping multiplies, shifting it as unsigned; pow(0, y) is
+    # 0 for y != 0 (the castwise kernel documents the same algorithm).
+    from jax import lax
+
+    zero, one = _const(0, y), _const(1, y)
+    x_zero, x_one = _const(0, x), _const(1, x)
+    acc = lax.select(lax.bitwise_and(lax.eq(x, x_zero), lax.ne(y, zero)), lax.full_like(x, x_zero),
+                     lax.full_like(x, x_one))  # fmt: skip
+    base, bits = x, y
+    for _ in range(6):
+        acc = lax.select(lax.ne(lax.bitwise_and(bits, one), zero), lax.mul(acc, base), acc)
+        base = lax.mul(base, base)
+        bits = lax.shift_right_logical(bits, one)
+    return acc
+
+
+def pow_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.pow for floats and complex; jnp.power's binary exponentiation (in lax ops) for integers."""
+    from jax import lax
+
+    x, y = _full_shape(eqn, x, y)
+    if _kind(x) in ("int", "uint"):
+        return (_int_pow(x, y),)
+    return (lax.pow(x, y),)
+
+
+LOWERINGS["pow"] = pow_lowering
+
+
+def max_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.max (NaN-propagating; complex lexicographic)."""
+    from jax import lax
+
+    return (lax.max(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["max"] = max_lowering
+
+
+def min_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.min (NaN-propagating; complex lexicographic)."""
+    from jax import lax
+
+    return (lax.min(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["min"] = min_lowering
+
+
+def atan2_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.atan2(x, y)."""
+    from jax import lax
+
+    return (lax.atan2(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["atan2"] = atan2_lowering
+
+
+def floor_div_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """Python ``//`` with jnp.floor_divide's algorithm, in lax ops.
+
+    Unsigned: lax.div. Signed: lax.div, minus one where the signs differ and
+    the remainder is not zero. Floats: CPython's float_divmod (rem, corrected
+    dividend, div, sign fix, round half away from zero).
+    """
+    from jax import lax
+
+    x, y = _full_shape(eqn, x, y)
+    if _kind(x) == "uint":
+        return (lax.div(x, y),)
+    if _kind(x) in ("int", "uint"):
+        quotient = lax.div(x, y)
+        zero = lax.full_like(x, _const(0, x))
+        fix = lax.bitwise_and(lax.ne(lax.sign(x), lax.sign(y)), lax.ne(lax.rem(x, y), zero))
+        return (lax.select(fix, lax.sub(quotient, lax.full_like(x, _const(1, x))), quotient),)
+    zero = lax.full_like(x, _const(0, x))
+    mod = lax.rem(x, y)
+    corrected = lax.select(lax.eq(y, zero), x, lax.sub(x, mod))
+    div = lax.div(corrected, y)
+    fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.sign(y), lax.sign(mod)))
+    div = lax.select(fix, lax.sub(div, lax.full_like(x, _const(1, x))), div)
+    return (lax.round(div, lax.RoundingMethod.AWAY_FROM_ZERO),)
+
+
+LOWERINGS["floor_div"] = floor_div_lowering
+
+
+def eq_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.eq."""
+    from jax import lax
+
+    return (lax.eq(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["eq"] = eq_lowering
+
+
+def ne_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.ne."""
+    from jax import lax
+
+    return (lax.ne(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["ne"] = ne_lowering
+
+
+def lt_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.lt."""
+    from jax import lax
+
+    return (lax.lt(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["lt"] = lt_lowering
+
+
+def le_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.le."""
+    from jax import lax
+
+    return (lax.le(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["le"] = le_lowering
+
+
+def gt_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.gt."""
+    from jax import lax
+
+    return (lax.gt(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["gt"] = gt_lowering
+
+
+def ge_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.ge."""
+    from jax import lax
+
+    return (lax.ge(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["ge"] = ge_lowering
+
+
+def and_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.bitwise_and (logical on bool)."""
+    from jax import lax
+
+    return (lax.bitwise_and(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["and"] = and_lowering
+
+
+def or_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.bitwise_or (logical on bool)."""
+    from jax import lax
+
+    return (lax.bitwise_or(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["or"] = or_lowering
+
+
+def xor_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+    """lax.bitwise_xor (logical on bool)."""
+    from jax import lax
+
+    return (lax.bitwise_xor(*_full_shape(eqn, x, y)),)
+
+
+LOWERINGS["xor"] = xor_lowering
+
+
+# -- contraction, selection, joining ----------------------------------------------------------
+
+
+def dot_general_lowering(eqn: Eqn, lhs: Any, rhs: Any) -> Lowered:
+    """lax.dot_general at Precision.HIGHEST, result in the operand dtype.
+
+    Unlike the elementwise ops, lax.dot_general accepts operands of different
+    dtypes and promotes them itself; the lowering refuses them (as lax.add
+    does) so that a graph the ``promote`` pass missed cannot slip through.
+    """
+    from jax import lax
+
+    if np.dtype(lhs.dtype) != np.dtype(rhs.dtype):
+        raise TypeError(
+            f"dot_general requires arguments to have the same dtypes, got {np.dtype(lhs.dtype)}, "
+            f"{np.dtype(rhs.dtype)} (castwise lowers promoted graphs only; lax.dot_general would promote itself)"
+        )
+    dims = shapes.dot_dimension_numbers(eqn.params["dimension_numbers"])
+    return (lax.dot_general(lhs, rhs, dims, precision=lax.Precision.HIGHEST),)
+
+
+LOWERINGS["dot_general"] = dot_general_lowering
+
+
+def select_lowering(eqn: Eqn, pred: Any, on_true: Any, on_false: Any) -> Lowered:
+    """lax.select, with 0-d operands broadcast first (castwise's scalar rule)."""
+    from jax import lax
+
+    return (lax.select(*_full_shape(eqn, pred, on_true, on_false)),)
+
+
+LOWERINGS["select"] = select_lowering
+
+
+def clamp_lowering(eqn: Eqn, lo: Any, x: Any, hi: Any) -> Lowered:
+    """lax.clamp(min, operand, max)."""
+    from jax import lax
+
+    return (lax.clamp(lo, x, hi),)
+
+
+LOWERINGS["clamp"] = clamp_lowering
+
+
+def concatenate_lowering(eqn: Eqn, *operands: Any) -> Lowered:
+    """lax.concatenate."""
+    from jax import lax
+
+    return (lax.concatenate(list(operands), int(eqn.params["dimension"])),)
+
+
+LOWERINGS["concatenate"] = concatenate_lowering
+
+
+# -- indexing ---------------------------------------------------------------------------------
+
+
+def _mode(eqn: Eqn, default: shapes.Mode) -> Any:
+    from jax import lax
+
+    name = shapes.parse_mode(_param(eqn, "mode"), default)
+    return {
+        "clip": lax.GatherScatterMode.CLIP,
+        "fill_or_drop": lax.GatherScatterMode.FILL_OR_DROP,
+        "promise_in_bounds": lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+    }[name]
+
+
+def gather_lowering(eqn: Eqn, operand: Any, start_indices: Any) -> Lowered:
+    """lax.gather with the same dimension numbers, an explicit mode, and the fill value in the operand dtype."""
+    from jax import lax
+
+    dn = shapes.gather_dimension_numbers(eqn.params["dimension_numbers"])
+    fill = _param(eqn, "fill_value")
+    if fill is not None:
+        fill = scalar_array(fill, eqn.inputs[0].dtype).item()
+    out = lax.gather(
+        operand,
+        start_indices,
+        lax.GatherDimensionNumbers(
+            offset_dims=dn.offset_dims,
+            collapsed_slice_dims=dn.collapsed_slice_dims,
+            start_index_map=dn.start_index_map,
+            operand_batching_dims=dn.operand_batching_dims,
+            start_indices_batching_dims=dn.start_indices_batching_dims,
+        ),
+        tuple(int(s) for s in eqn.params["slice_sizes"]),
+        mode=_mode(eqn, shapes.GATHER_DEFAULT_MODE),
+        fill_value=fill,
+    )
+    return (out,)
+
+
+LOWERINGS["gather"] = gather_lowering
+
+
+def _scatter_args(eqn: Eqn) -> dict[str, Any]:
+    from jax import lax
+
+    dn = shapes.scatter_dimension_numbers(eqn.params["dimension_numbers"])
+    return {
+        "dimension_numbers": lax.ScatterDimensionNumbers(
+            update_window_dims=dn.update_window_dims,
+            inserted_window_dims=dn.inserted_window_dims,
+            scatter_dims_to_operand_dims=dn.scatter_dims_to_operand_dims,
+            operand_batching_dims=dn.operand_batching_dims,
+            scatter_indices_batching_dims=dn.scatter_indices_batching_dims,
+        ),
+        "indices_are_sorted": bool(_param(eqn, "indices_are_sorted")),
+        "unique_indices": bool(_param(eqn, "unique_indices")),
+        "mode": _mode(eqn, shapes.SCATTER_DEFAULT_MODE),
+    }
+
+
+def scatter_lowering(eqn: Eqn, operand: Any, scatter_indices: Any, updates: Any) -> Lowered:
+    """lax.scatter with the same dimension numbers and an explicit mode."""
+    from jax import lax
+
+    return (lax.scatter(operand, scatter_indices, updates, **_scatter_args(eqn)),)
+
+
+LOWERINGS["scatter"] = scatter_lowering
+
+
+def scatter_add_lowering(eqn: Eqn, operand: Any, scatter_indices: Any, updates: Any) -> Lowered:
+    """lax.scatter_add with the same dimension numbers and an explicit mode."""
+    from jax import lax
+
+    return (lax.scatter_add(operand, scatter_indices, updates, **_scatter_args(eqn)),)
+
+
+LOWERINGS["scatter_add"] = scatter_add_lowering
+
+
+def _start_indices(starts: Sequence[Any]) -> list[Any]:
+    """Start indices of one integer dtype (lax requires it; castwise allows a mix).
+
+    A mix goes to int64 when x64 is on (int32 otherwise); uint64 values beyond
+    the signed range saturate first, so an out-of-range start stays out of range
+    (and clamps to the end) instead of wrapping negative.
+    """
+    from jax import lax
+
+    kinds = {np.dtype(s.dtype) for s in starts}
+    if len(kinds) <= 1:
+        return list(starts)
+    target, limit = (np.dtype(np.int64), 2**63 - 1) if x64_enabled() else (np.dtype(np.int32), 2**31 - 1)
+    out = []
+    for s in starts:
+        d = np.dtype(s.dtype)
+        if d.kind == "u" and int(np.iinfo(d).max) > limit:
+            s = lax.min(s, _const(limit, s))
+        out.append(lax.convert_element_type(s, target))
+    return out
+
+
+def dynamic_slice_lowering(eqn: Eqn, operand: Any, *start_indices: Any) -> Lowered:
+    """lax.dynamic_slice with starts clamped into range (no negative wrap-around)."""
+    from jax import lax
+
+    sizes = tuple(int(s) for s in eqn.params["slice_sizes"])
+    starts = _start_indices(start_indices)
+    return (lax.dynamic_slice(operand, starts, sizes, allow_negative_indices=False),)
+
+
+LOWERINGS["dynamic_slice"] = dynamic_slice_lowering
+
+
+def dynamic_update_slice_lowering(eqn: Eqn, operand: Any, update: Any, *start_indices: Any) -> Lowered:
+    """lax.dynamic_update_slice with starts clamped into range (no negative wrap-around)."""
+    from jax import lax
+
+    starts = _start_indices(start_indices)
+    return (lax.dynamic_update_slice(operand, update, starts, allow_negative_indices=False),)
+
+
+LOWERINGS["dynamic_update_slice"] = dynamic_update_slice_lowering
+
+
+# -- elementwise unary ------------------------------------------------------------------------
+
+
+def neg_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.neg."""
+    from jax import lax
+
+    return (lax.neg(x),)
+
+
+LOWERINGS["neg"] = neg_lowering
+
+
+def abs_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.abs (complex gives its real dtype)."""
+    from jax import lax
+
+    return (lax.abs(x),)
+
+
+LOWERINGS["abs"] = abs_lowering
+
+
+def sign_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.sign."""
+    from jax import lax
+
+    return (lax.sign(x),)
+
+
+LOWERINGS["sign"] = sign_lowering
+
+
+def exp_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.exp."""
+    from jax import lax
+
+    return (lax.exp(x),)
+
+
+LOWERINGS["exp"] = exp_lowering
+
+
+def log_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.log."""
+    from jax import lax
+
+    return (lax.log(x),)
+
+
+LOWERINGS["log"] = log_lowering
+
+
+def expm1_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.expm1."""
+    from jax import lax
+
+    return (lax.expm1(x),)
+
+
+LOWERINGS["expm1"] = expm1_lowering
+
+
+def log1p_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.log1p."""
+    from jax import lax
+
+    return (lax.log1p(x),)
+
+
+LOWERINGS["log1p"] = log1p_lowering
+
+
+def sin_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.sin."""
+    from jax import lax
+
+    return (lax.sin(x),)
+
+
+LOWERINGS["sin"] = sin_lowering
+
+
+def cos_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.cos."""
+    from jax import lax
+
+    return (lax.cos(x),)
+
+
+LOWERINGS["cos"] = cos_lowering
+
+
+def tanh_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.tanh."""
+    from jax import lax
+
+    return (lax.tanh(x),)
+
+
+LOWERINGS["tanh"] = tanh_lowering
+
+
+def logistic_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.logistic."""
+    from jax import lax
+
+    return (lax.logistic(x),)
+
+
+LOWERINGS["logistic"] = logistic_lowering
+
+
+def sqrt_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.sqrt."""
+    from jax import lax
+
+    return (lax.sqrt(x),)
+
+
+LOWERINGS["sqrt"] = sqrt_lowering
+
+
+def rsqrt_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.rsqrt."""
+    from jax import lax
+
+    return (lax.rsqrt(x),)
+
+
+LOWERINGS["rsqrt"] = rsqrt_lowering
+
+
+def conj_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.conj for complex; a real value is returned as is (castwise keeps conj real, like jnp.conj)."""
+    from jax import lax
+
+    return (lax.conj(x) if _kind(x) == "complex" else x,)
+
+
+LOWERINGS["conj"] = conj_lowering
+
+
+def real_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.real."""
+    from jax import lax
+
+    return (lax.real(x),)
+
+
+LOWERINGS["real"] = real_lowering
+
+
+def imag_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.imag."""
+    from jax import lax
+
+    return (lax.imag(x),)
+
+
+LOWERINGS["imag"] = imag_lowering
+
+
+def square_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.square."""
+    from jax import lax
+
+    return (lax.square(x),)
+
+
+LOWERINGS["square"] = square_lowering
+
+
+def reciprocal_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.reciprocal."""
+    from jax import lax
+
+    return (lax.reciprocal(x),)
+
+
+LOWERINGS["reciprocal"] = reciprocal_lowering
+
+
+def convert_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.convert_element_type to the target's storage; complex -> real takes lax.real first."""
+    from jax import lax
+
+    target = dt.dtype(eqn.params["new_dtype"])
+    if _kind(x) == "complex" and target.kind != "complex":
+        x = lax.real(x)  # what castwise (and XLA) mean, stated instead of warned about
+    return (lax.convert_element_type(x, target.storage),)
+
+
+LOWERINGS["convert"] = convert_lowering
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+
+def reduce_sum_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.reduce_sum."""
+    from jax import lax
+
+    return (lax.reduce_sum(x, tuple(int(a) for a in eqn.params["axes"])),)
+
+
+LOWERINGS["reduce_sum"] = reduce_sum_lowering
+
+
+def reduce_prod_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.reduce_prod."""
+    from jax import lax
+
+    return (lax.reduce_prod(x, tuple(int(a) for a in eqn.params["axes"])),)
+
+
+LOWERINGS["reduce_prod"] = reduce_prod_lowering
+
+
+def reduce_max_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.reduce_max."""
+    from jax import lax
+
+    return (lax.reduce_max(x, tuple(int(a) for a in eqn.params["axes"])),)
+
+
+LOWERINGS["reduce_max"] = reduce_max_lowering
+
+
+def reduce_min_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.reduce_min."""
+    from jax import lax
+
+    return (lax.reduce_min(x, tuple(int(a) for a in eqn.params["axes"])),)
+
+
+LOWERINGS["reduce_min"] = reduce_min_lowering
+
+
+# -- structural -------------------------------------------------------------------------------
+
+
+def reshape_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.reshape."""
+    from jax import lax
+
+    return (lax.reshape(x, tuple(int(n) for n in eqn.params["new_sizes"])),)
+
+
+LOWERINGS["reshape"] = reshape_lowering
+
+
+def transpose_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.transpose."""
+    from jax import lax
+
+    return (lax.transpose(x, tuple(int(p) for p in eqn.params["permutation"])),)
+
+
+LOWERINGS["transpose"] = transpose_lowering
+
+
+def broadcast_in_dim_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.broadcast_in_dim."""
+    from jax import lax
+
+    shape = tuple(int(n) for n in eqn.params["shape"])
+    dims = tuple(int(d) for d in eqn.params["broadcast_dimensions"])
+    return (lax.broadcast_in_dim(x, shape, dims),)
+
+
+LOWERINGS["broadcast_in_dim"] = broadcast_in_dim_lowering
+
+
+def slice_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.slice."""
+    from jax import lax
+
+    strides = _param(eqn, "strides")
+    return (
+        lax.slice(
+            x,
+            tuple(int(s) for s in eqn.params["start_indices"]),
+            tuple(int(s) for s in eqn.params["limit_indices"]),
+            None if strides is None else tuple(int(s) for s in strides),
+        ),
+    )
+
+
+LOWERINGS["slice"] = slice_lowering
+
+
+def pad_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.pad, the padding value converted to the operand dtype as castwise's convert does."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    value = jnp.asarray(scalar_array(_param(eqn, "padding_value"), eqn.inputs[0].dtype))
+    config = tuple((int(lo), int(hi), int(interior)) for lo, hi, interior in eqn.params["padding_config"])
+    return (lax.pad(x, value, config),)
+
+
+LOWERINGS["pad"] = pad_lowering
+
+
+def reverse_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.rev."""
+    from jax import lax
+
+    return (lax.rev(x, tuple(int(d) for d in eqn.params["dimensions"])),)
+
+
+LOWERINGS["reverse"] = reverse_lowering
+
+
+def iota_lowering(eqn: Eqn) -> Lowered:
+    """lax.broadcasted_iota."""
+    from jax import lax
+
+    shape = tuple(int(n) for n in eqn.params["shape"])
+    return (lax.broadcasted_iota(_storage(eqn.params["dtype"]), shape, int(eqn.params["dimension"])),)
+
+
+LOWERINGS["iota"] = iota_lowering
+
+
+def full_lowering(eqn: Eqn) -> Lowered:
+    """lax.full, the fill value converted to the dtype as castwise's convert does (ints wrap)."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    target = dt.dtype(eqn.params["dtype"])
+    fill = jnp.asarray(scalar_array(eqn.params["fill_value"], target))
+    return (lax.full(tuple(int(n) for n in eqn.params["shape"]), fill, target.storage),)
+
+
+LOWERINGS["full"] = full_lowering
+
+
+# -- linear algebra ---------------------------------------------------------------------------
+
+
+def eigh_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.linalg.eigh reading only the ``lower`` (or upper) triangle: (eigenvectors, eigenvalues)."""
+    from jax import lax
+
+    v, w = lax.linalg.eigh(x, lower=bool(_param(eqn, "lower")), symmetrize_input=False)
+    return (v, w)
+
+
+LOWERINGS["eigh"] = eigh_lowering
+
+
+def cholesky_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.linalg.cholesky reading the lower triangle (NaNs for a non-positive-definite matrix)."""
+    from jax import lax
+
+    return (lax.linalg.cholesky(x, symmetrize_input=False),)
+
+
+LOWERINGS["cholesky"] = cholesky_lowering
+
+
+def triangular_solve_lowering(eqn: Eqn, a: Any, b: Any) -> Lowered:
+    """lax.linalg.triangular_solve with the same flags."""
+    from jax import lax
+
+    flags = {
+        name: bool(_param(eqn, name)) for name in ("left_side", "lower", "transpose_a", "conjugate_a", "unit_diagonal")
+    }
+    return (lax.linalg.triangular_solve(a, b, **flags),)
+
+
+LOWERINGS["triangular_solve"] = triangular_solve_lowering
+
+
+# -- the driver -------------------------------------------------------------------------------
+
+
+def graph_dtypes(graph: Graph) -> set[DType]:
+    """Every dtype a value of ``graph`` has (inputs, constants, equation operands and results)."""
+    found = {v.dtype for v in graph.inputs} | {v.dtype for v in graph.consts}
+    for eqn in graph.eqns:
+        found.update(v.dtype for v in eqn.inputs)
+        found.update(v.dtype for v in eqn.outputs)
+    return found
+
+
+def needs_x64(graph: Graph) -> bool:
+    """Whether lowering ``graph`` needs ``jax_enable_x64`` (a 64-bit integer or float, or complex128)."""
+    return bool(graph_dtypes(graph) & X64_DTYPES)
+
+
+@functools.cache
+def jax_supports(dtype: DType) -> bool:
+    """Whether this JAX/XLA build can hold arrays of ``dtype`` (it lacks the float6 formats, for one)."""
+    import jax
+
+    try:
+        jax.device_put(np.zeros((), dtype.storage))
+    except Exception:  # XLA reports an unknown element type in several ways
+        return False
+    return True
+
+
+def _check_aval(graph: Graph, eqn: Eqn, var: Var, value: Any) -> None:
+    got_dtype, got_shape = np.dtype(value.dtype), tuple(value.shape)
+    if got_dtype != var.dtype.storage or got_shape != var.shape:
+        raise LoweringError(
+            f"lax produced {got_dtype}{list(got_shape)} where the graph records {var.type_str()} "
+            f"(storage {var.dtype.storage}): castwise's shape rule and jax.lax disagree\n"
+            f"    {eqn_text(graph, eqn)}"
+        )
+
+
+def _check_input(var: Var, value: Any, index: int) -> Any:
+    from runtime.tensor import Tensor
+
+    if isinstance(value, Tensor):
+        if value.dtype is not var.dtype:
+            raise GraphError(f"input {index} {var.type_str()} got {value.dtype.short}{list(value.shape)}")
+        value = value.numpy()
+    if not hasattr(value, "dtype") or not hasattr(value, "shape"):
+        value = np.asarray(value)
+    if np.dtype(value.dtype) != var.dtype.storage or tuple(value.shape) != var.shape:
+        raise GraphError(
+            f"input {index} {var.type_str()} got {np.dtype(value.dtype)}{list(value.shape)} "
+            f"(expected storage {var.dtype.storage})"
+        )
+    return value
+
+
+def _interpret(graph: Graph, consts: Sequence[Any], args: Sequence[Any]) -> list[Any]:
+    if len(args) != len(graph.inputs):
+        raise GraphError(f"graph takes {len(graph.inputs)} inputs, got {len(args)}")
+    env: dict[int, Any] = {}
+    for i, (var, arg) in enumerate(zip(graph.inputs, args, strict=True)):
+        env[id(var)] = _check_input(var, arg, i)
+    for var, value in zip(graph.consts, consts, strict=True):
+        env[id(var)] = value.materialize() if isinstance(value, _Fill) else value
+    for eqn in graph.eqns:
+        try:
+            operands = [env[id(v)] for v in eqn.inputs]
+        except KeyError:
+            raise GraphError(
+                f"{eqn.op.name}: an input is used before it is defined\n    {eqn_text(graph, eqn)}"
+            ) from None
+        rule = LOWERINGS.get(eqn.op.name)
+        if rule is None:
+            raise NotImplementedError(f"no JAX lowering for op {eqn.op.name!r}")
+        try:
+            outs = rule(eqn, *operands)
+        except Exception as err:
+            err.add_note(f"while lowering to jax.lax: {eqn_text(graph, eqn)}")
+            raise
+        out_vars = eqn.outputs
+        if len(outs) != len(out_vars):
+            raise LoweringError(f"{eqn.op.name}: lowering gave {len(outs)} outputs for {len(out_vars)}")
+        for var, value in zip(out_vars, outs, strict=True):
+            _check_aval(graph, eqn, var, value)
+            env[id(var)] = value
+    return [env[id(v)] for v in graph.outputs]
+
+
+def uniform_value(array: np.ndarray) -> np.ndarray | None:
+    """The single element ``array`` repeats (a 0-d array), or ``None``.
+
+    Compared bit for bit, so ``[0.0, -0.0]`` is not uniform and ``[nan, nan]``
+    (same payload) is.
+    """
+    if array.size <= 1:
+        return None
+    flat = np.ascontiguousarray(array).reshape(-1)
+    first = flat[:1]
+    raw, raw_first = flat.view(np.uint8).reshape(flat.size, -1), first.view(np.uint8)
+    if not np.array_equal(raw, np.broadcast_to(raw_first, raw.shape)):
+        return None
+    return first.reshape(())
+
+
+@dataclass(frozen=True)
+class _Fill:
+    """A uniform constant, materialised as ``lax.full`` inside the traced function."""
+
+    value: Any
+    shape: tuple[int, ...]
+
+    def materialize(self) -> Any:
+        from jax import lax
+
+        return lax.full(self.shape, self.value, self.value.dtype)
+
+
+def _const_value(var: Var) -> Any:
+    """A constant as a JAX value: a ``jnp`` array of its dtype; a uniform one as a ``lax.full`` of its element.
+
+    Autodiff instantiates ones and zeros (a ``grad`` seed, the ``1`` of
+    ``1 - tanh**2``) as dense arrays; as a broadcast scalar XLA fuses them
+    instead of embedding and reading a literal.
+    """
+    import jax.numpy as jnp
+
+    assert var.const is not None
+    value = uniform_value(var.const)
+    if value is not None:
+        return _Fill(jnp.asarray(value, dtype=var.dtype.storage), var.shape)
+    return jnp.asarray(var.const, dtype=var.dtype.storage)
+
+
+def lower_to_jax(graph: Graph) -> Callable[..., list[Any]]:
+    """A JAX function computing ``graph``: ``fn(*inputs) -> [outputs]``.
+
+    ``fn`` takes one array per graph input (JAX or NumPy arrays, or castwise
+    Tensors) of exactly the input's storage dtype and shape (``GraphError``
+    otherwise: nothing is promoted) and returns a list of JAX arrays, one per
+    graph output, each of its output's storage dtype. Every equation becomes
+    its ``jax.lax`` primitive (see ``LOWERINGS``); constants become ``jnp``
+    arrays of their dtype, created once here (a constant whose elements are
+    all equal, bit for bit, becomes ``lax.full`` of one element).
+
+    ``fn`` is traceable (``jax.jit(fn)``, ``jax.export``, shardings). Graphs
+    with 64-bit values need ``jax_enable_x64``: called eagerly, ``fn`` turns it
+    on for the call itself; under a trace it must already be on (``with
+    jax.enable_x64(True): jax.jit(fn)(...)``), else ``LoweringError``.
+
+    Raises ``LoweringError`` now if the graph uses a dtype this JAX lacks, and
+    when called: lax's own ``TypeError`` for an unpromoted mixed-dtype
+    equation (the printed equation attached as a note), ``LoweringError`` if
+    lax computes an aval other than the recorded one.
+    """
+    import jax
+
+    used = graph_dtypes(graph)
+    missing = sorted(d.name for d in used if not jax_supports(d))
+    if missing:
+        raise LoweringError(f"JAX/XLA has no {', '.join(missing)}: this graph cannot be lowered")
+    x64 = bool(used & X64_DTYPES)
+    if x64 and not x64_enabled():
+        with jax.enable_x64(True):
+            consts = [_const_value(v) for v in graph.consts]
+    else:
+        consts = [_const_value(v) for v in graph.consts]
+
+    def lowered(*args: Any) -> list[Any]:
+        if not x64 or x64_enabled():
+            return _interpret(graph, consts, args)
+        if any(isinstance(a, jax.core.Tracer) for a in args):
+            raise LoweringError(
+                "this graph has 64-bit values: trace it with x64 enabled, e.g. "
+                "`with jax.enable_x64(True): jax.jit(fn)(...)`"
+            )
+        with jax.enable_x64(True):
+            return _interpret(graph, consts, args)
+
+    lowered.__doc__ = f"The JAX lowering of\n{graph}"
+    return lowered
+
+
+def export_stablehlo(graph: Graph) -> str:
+    """The StableHLO text of ``graph`` (via ``jax.export`` of ``jax.jit(lower_to_jax(graph))``).
+
+    Input types come from the graph's inputs (storage dtypes: ``float32r`` is
+    ``f32``); 64-bit graphs are exported with x64 enabled for the call.
+    """
+    import contextlib
+
+    import jax
+
+    fn = lower_to_jax(graph)
+    specs = [jax.ShapeDtypeStruct(v.shape, v.dtype.storage) for v in graph.inputs]
+    context = jax.enable_x64(True) if needs_x64(graph) else contextlib.nullcontext()
+    with context:
+        exported = jax.export.export(jax.jit(fn))(*specs)
+        return str(exported.mlir_module())

@@ -1,0 +1,647 @@
+"""Lowering graphs to JAX: every op, several dtypes, derivative programs, random programs.
+
+Each case traces one small castwise function into a graph, lowers it with
+``passes.lower_to_jax``, runs it under ``jax.jit`` and compares with the NumPy
+interpreter (``runtime.evaluate``): exactly for bool and integers, within a
+few ulps of the dtype for floats. Inputs include the corners where castwise
+documents XLA's meaning (integer division by zero, INT_MIN / -1, float -> int
+saturation, out-of-bounds gathers and scatters, negative dynamic-slice starts).
+Lowering is also an independent check of ``promote``: lax refuses the mixed
+dtypes of a raw graph and accepts every promoted one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import autodiff
+import runtime as rt
+from passes import LOWERINGS, GraphBuilder, LoweringError, export_stablehlo, lower_to_jax, promote, verify
+from passes.lower_jax import graph_dtypes
+from runtime import functions as F
+from runtime import ops
+from runtime.dtypes import DType
+from runtime.graph import Graph, GraphError
+from runtime.shapes import GatherDimensionNumbers, ScatterDimensionNumbers
+from runtime.tensor import Tensor
+from tests.autodiff.programs import programs
+
+jax = pytest.importorskip("jax")
+
+# -- running and comparing -----------------------------------------------------------------------
+
+
+def run_lowered(graph: Graph, args: Sequence[Any]) -> list[np.ndarray]:
+    """``jax.jit`` of the lowering, with x64 on (castwise graphs hold 64-bit values)."""
+    arrays = [a.numpy() if isinstance(a, Tensor) else np.asarray(a) for a in args]
+    with jax.enable_x64(True):
+        outs = jax.jit(lower_to_jax(graph))(*arrays)
+        return [np.asarray(o) for o in outs]
+
+
+def tolerance(dtype: DType) -> float:
+    """A few ulps of ``dtype`` (XLA and NumPy may round transcendental functions differently)."""
+    if dtype.kind == "complex":
+        return 1e-12 if dtype is rt.complex128 else 2e-5
+    if dtype is rt.float64:
+        return 1e-12
+    if dtype in (rt.float32, rt.float32r):
+        return 2e-5
+    return float(ml_dtypes.finfo(dtype.storage).eps)  # one ulp (all narrow cases agree bit for bit today)
+
+
+def assert_same(got: np.ndarray, want: Tensor, what: str = "", tol: float | None = None) -> None:
+    """``got`` (from JAX) equals ``want`` (from the interpreter): dtype, shape, values.
+
+    ``tol`` defaults to the tolerance of ``want``'s dtype.
+    """
+    dtype = want.dtype
+    expected = want.numpy()
+    assert got.dtype == dtype.storage, f"{what}: JAX gave {got.dtype}, castwise {dtype.storage}"
+    assert got.shape == expected.shape, f"{what}: JAX gave shape {got.shape}, castwise {expected.shape}"
+    if dtype.kind in ("bool", "int", "uint"):
+        np.testing.assert_array_equal(got, expected, err_msg=what)
+        return
+    wide = np.complex128 if dtype.kind == "complex" else np.float64
+    tol = tolerance(dtype) if tol is None else tol
+    np.testing.assert_allclose(got.astype(wide), expected.astype(wide), rtol=tol, atol=tol, equal_nan=True,
+                               err_msg=what)  # fmt: skip
+
+
+def check_graph(graph: Graph, args: Sequence[Any], what: str = "") -> None:
+    """The lowered graph computes what the interpreter computes, output by output.
+
+    Floats compare within the tolerance of the least precise inexact dtype the
+    graph computes in (an f32 sine feeding a c128 product carries f32 error).
+    """
+    verify(graph)
+    want = rt.evaluate(graph, *args)
+    got = run_lowered(graph, args)
+    assert len(got) == len(want)
+    inexact = [d for d in graph_dtypes(graph) if d.is_inexact]
+    tol = max((tolerance(d) for d in inexact), default=0.0)
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert_same(g, w, f"{what} output {i}", tol)
+
+
+# -- data ------------------------------------------------------------------------------------------
+
+RNG_SEED = 0
+
+
+def data(dtype: str | DType, shape: tuple[int, ...] = (2, 3), lo: float = -2.0, hi: float = 2.0,
+         seed: int = 0) -> Tensor:  # fmt: skip
+    """Random values of ``dtype`` in [lo, hi) (integers: rounded; bool: coin flips)."""
+    d = rt.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    if d.kind == "bool":
+        return rt.asarray(rng.integers(0, 2, shape).astype(bool))
+    raw = rng.uniform(lo, hi, shape)
+    if d.kind in ("int", "uint"):
+        return rt.asarray(np.round(raw).astype(np.int64).astype(d.storage), d)
+    if d.kind == "complex":
+        raw = raw + 1j * rng.uniform(lo, hi, shape)
+    return rt.asarray(np.asarray(raw).astype(d.storage), d)
+
+
+def of(dtype: str | DType, values: Any) -> Tensor:
+    d = rt.dtype(dtype)
+    if d.kind in ("int", "uint"):  # exact Python ints (2**64 - 1 has no float64)
+        return rt.asarray(np.array(values, dtype=d.storage), d)
+    return rt.asarray(np.asarray(values).astype(d.storage), d)
+
+
+def int_corners(dtype: str) -> tuple[Tensor, Tensor]:
+    """Dividends and divisors with zero divisors, sign mixes and (signed) INT_MIN / -1."""
+    d = rt.dtype(dtype)
+    if d.kind == "uint":
+        top = int(np.iinfo(d.storage).max)
+        return of(d, [7, top, 5, 0, 9, 3]), of(d, [2, 3, 0, 0, top, 1])
+    low = int(np.iinfo(d.storage).min) if d is not rt.int4 else -8
+    return of(d, [7, -7, low, 5, 0, -3, 3, low]), of(d, [2, -2, -1, 0, 0, 3, -1, 0])
+
+
+def float_corners(dtype: str) -> tuple[Tensor, Tensor]:
+    """Dividends and divisors with zeros of both signs, negatives, an infinity and a NaN."""
+    return (of(dtype, [7.5, -7.5, 3.0, -1.0, 0.0, 2.5, np.inf, np.nan]),
+            of(dtype, [2.0, 2.0, -0.0, 0.0, 0.0, -0.5, 3.0, 1.0]))  # fmt: skip
+
+
+# -- the table -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One small graph: ``fn`` traced on ``args`` (``op`` must appear in it), or a graph built by hand."""
+
+    op: str
+    label: str
+    make: Callable[[], tuple[Callable[..., Any], list[Tensor]]]
+    build: Callable[[], Graph] | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.op}-{self.label}"
+
+    def graph(self) -> tuple[Graph, list[Tensor]]:
+        fn, args = self.make()
+        return (self.build() if self.build is not None else rt.trace(fn, *args)), args
+
+
+CASES: list[Case] = []
+
+
+def case(op: str, label: str, fn: Callable[..., Any], *args: Any) -> None:
+    """Add a case; each of ``args`` is a Tensor or a zero-argument function making one."""
+
+    def make() -> tuple[Callable[..., Any], list[Tensor]]:
+        return fn, [a() if callable(a) else a for a in args]
+
+    CASES.append(Case(op, label, make))
+
+
+def nullary_case(op: str, label: str, **params: Any) -> None:
+    """``iota`` and ``full`` have no operands, so no recording holds them: build the graph by hand."""
+
+    def build() -> Graph:
+        b = GraphBuilder()
+        return b.build(b.op(op, **params))
+
+    def make() -> tuple[Callable[..., Any], list[Tensor]]:
+        return (lambda: None), []
+
+    CASES.append(Case(op, label, make, build))
+
+
+def binary_cases(op: str, fn: Callable[..., Any], dtypes: Sequence[str], lo: float = -2.0, hi: float = 2.0) -> None:
+    for d in dtypes:
+        case(op, d, fn, lambda d=d: data(d, lo=lo, hi=hi), lambda d=d: data(d, lo=lo, hi=hi, seed=1))
+
+
+_fn: Callable[..., Any]  # loop variables below hold functions of different arities
+# elementwise arithmetic (a 0-d operand broadcasts, as lax's scalar rule allows)
+binary_cases("add", F.add, ["f32", "bf16", "c64", "i32", "u8", "i4", "f8e4m3fn"])
+case("add", "f64-scalar", F.add, data("f64"), of("f64", 0.5))
+binary_cases("sub", F.sub, ["f64", "f16", "c128", "i8", "u16"])
+binary_cases("mul", F.mul, ["f32", "f8e5m2", "c64", "i64", "u4", "f32r"])
+case("mul", "c64-scalar", F.mul, of("c64", 2 - 1j), data("c64"))
+binary_cases("div", F.div, ["f32", "c128", "bf16"])
+case("div", "f64-corners", F.div, *float_corners("f64"))
+for _d in ("i32", "i8", "u8", "i64"):
+    case("div", f"{_d}-corners", F.div, *int_corners(_d))
+case("rem", "f32-corners", F.rem, *float_corners("f32"))
+case("rem", "bf16", F.rem, data("bf16"), data("bf16", lo=0.5, hi=2))
+for _d in ("i32", "u16", "i16"):
+    case("rem", f"{_d}-corners", F.rem, *int_corners(_d))
+binary_cases("pow", F.pow, ["f32", "f64"], lo=0.1, hi=2)
+binary_cases("pow", F.pow, ["c64"])
+case("pow", "i32-corners", F.pow, of("i32", [2, -3, 0, 0, 1, -1, 3, 2]), of("i32", [3, 2, 0, 5, -1, -3, 5, 70]))
+case("pow", "u8", F.pow, of("u8", [2, 3, 0, 7, 255]), of("u8", [7, 2, 0, 0, 2]))
+case("pow", "i4", F.pow, of("i4", [2, -3, 0, 1, -1, 3]), of("i4", [2, 1, 3, -1, -3, 7]))
+case("max", "f32-nan", F.max, of("f32", [1.0, np.nan, -0.0, 2.0]), of("f32", [np.nan, 3.0, 0.0, -1.0]))
+binary_cases("max", F.max, ["c128", "i8", "bool"])
+case("min", "f64-nan", F.min, of("f64", [1.0, np.nan, -0.0, 2.0]), of("f64", [np.nan, 3.0, 0.0, -1.0]))
+binary_cases("min", F.min, ["c64", "u8", "bool", "bf16"])
+binary_cases("atan2", F.atan2, ["f32", "f64", "bf16"])
+case("floor_div", "f64-corners", F.floor_div, *float_corners("f64"))
+case("floor_div", "f32-corners", F.floor_div, *float_corners("f32"))
+binary_cases("floor_div", F.floor_div, ["bf16"], lo=-8, hi=8)
+for _d in ("i32", "u8", "i8"):
+    case("floor_div", f"{_d}-corners", F.floor_div, *int_corners(_d))
+
+# comparisons and logical ops
+_NANS = (of("f32", [1.0, np.nan, 2.0, -0.0]), of("f32", [1.0, 1.0, np.nan, 0.0]))
+for _op, _fn in (("eq", F.eq), ("ne", F.ne), ("lt", F.lt), ("le", F.le), ("gt", F.gt), ("ge", F.ge)):
+    case(_op, "f32-nan", _fn, *_NANS)
+    binary_cases(_op, _fn, ["i64", "bool"], lo=-1, hi=1)
+binary_cases("eq", F.eq, ["c64"])
+binary_cases("ne", F.ne, ["c128"])
+for _op, _fn in (("and", F.logical_and), ("or", F.logical_or), ("xor", F.logical_xor)):
+    binary_cases(_op, _fn, ["bool", "i32", "u8"], lo=-50, hi=50)
+
+# contraction, selection, joining
+_MATMUL = (((1,), (0,)), ((), ()))
+_BATCHED = (((2,), (1,)), ((0,), (0,)))
+for _d in ("f32", "c64", "i32", "bf16", "bool"):
+    case("dot_general", _d, lambda a, b: F.dot_general(a, b, _MATMUL),
+         lambda _d=_d: data(_d, (2, 3)), lambda _d=_d: data(_d, (3, 4), seed=1))  # fmt: skip
+case("dot_general", "f64-batched", lambda a, b: F.dot_general(a, b, _BATCHED),
+     data("f64", (2, 3, 4)), data("f64", (2, 4, 5), seed=1))  # fmt: skip
+for _d in ("f32", "c128", "i32"):
+    case("select", _d, F.select, lambda: data("bool", seed=3), lambda _d=_d: data(_d), lambda _d=_d: data(_d, seed=1))
+case("select", "f64-scalars", F.select, data("bool", seed=3), of("f64", 1.5), data("f64"))
+case("select", "scalar-pred", F.select, of("bool", True), data("i8"), data("i8", seed=1))
+case("clamp", "f32-nan", F.clamp, of("f32", -0.5), of("f32", [-1.0, 0.0, np.nan, 2.0]), of("f32", 1.0))
+case("clamp", "i32", F.clamp, data("i32", seed=2), data("i32", lo=-9, hi=9), of("i32", 3))
+case("clamp", "bf16", F.clamp, data("bf16", seed=2), data("bf16"), data("bf16", seed=3))
+for _d in ("f32", "bool", "c64", "u4"):
+    case("concatenate", _d, lambda a, b: F.concatenate([a, b, a], 1),
+         lambda _d=_d: data(_d), lambda _d=_d: data(_d, (2, 1), seed=1))  # fmt: skip
+
+# indexing (out-of-bounds indices on purpose)
+_ROWS = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+_POINTS = ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+_IDX = of("i32", [[0], [3], [-1], [1], [7]])
+for _mode in ("clip", "fill", "promise_in_bounds"):
+    case(
+        "gather", f"f32-{_mode}", lambda x, i, m=_mode: F.gather(x, i, _ROWS, (1, 3), mode=m), data("f32", (4, 3)), _IDX
+    )
+case("gather", "i16-fill-value", lambda x, i: F.gather(x, i, _ROWS, (1, 3), mode="fill", fill_value=-5),
+     data("i16", (4, 3), lo=-9, hi=9), _IDX)  # fmt: skip
+case("gather", "u8-default-fill", lambda x, i: F.gather(x, i, _ROWS, (1, 3), mode="fill"),
+     data("u8", (4, 3), lo=0, hi=9), of("u32", [[2], [9]]))  # fmt: skip
+_SIDX = of("i32", [[2], [0], [5], [-1]])
+for _mode in ("clip", "fill", "promise_in_bounds"):
+    case("scatter", f"f32-{_mode}", lambda x, i, u, m=_mode: F.scatter(x, i, u, _POINTS, mode=m),
+         data("f32", (4, 3)), _SIDX, data("f32", (4, 3), seed=1))  # fmt: skip
+    case("scatter_add", f"c64-{_mode}", lambda x, i, u, m=_mode: F.scatter_add(x, i, u, _POINTS, mode=m),
+         data("c64", (4, 3)), _SIDX, data("c64", (4, 3), seed=1))  # fmt: skip
+case("scatter", "bool", lambda x, i, u: F.scatter(x, i, u, _POINTS), data("bool", (4, 3)), of("i64", [[1], [3]]),
+     data("bool", (2, 3), seed=1))  # fmt: skip
+case("scatter_add", "i32-duplicates", lambda x, i, u: F.scatter_add(x, i, u, _POINTS), data("i32", (4, 3)),
+     of("u8", [[1], [1], [3]]), data("i32", (3, 3), seed=1))  # fmt: skip
+case("dynamic_slice", "f32", lambda x, i, j: F.dynamic_slice(x, [i, j], (2, 2)), data("f32", (4, 5)),
+     of("i32", 1), of("i32", 2))  # fmt: skip
+case("dynamic_slice", "negative-and-oob", lambda x, i, j: F.dynamic_slice(x, [i, j], (2, 2)), data("c64", (4, 5)),
+     of("i32", -1), of("i32", 9))  # fmt: skip
+case("dynamic_slice", "mixed-index-dtypes", lambda x, i, j: F.dynamic_slice(x, [i, j], (2, 3)), data("i8", (4, 5)),
+     of("u8", 3), of("i64", -2))  # fmt: skip
+case("dynamic_slice", "u64-huge", lambda x, i, j: F.dynamic_slice(x, [i, j], (2, 3)), data("f64", (4, 5)),
+     of("u64", 2**63 + 5), of("i8", 1))  # fmt: skip
+case("dynamic_update_slice", "f32", lambda x, u, i, j: F.dynamic_update_slice(x, u, [i, j]), data("f32", (4, 5)),
+     data("f32", (2, 2), seed=1), of("i32", 1), of("i32", 2))  # fmt: skip
+case("dynamic_update_slice", "negative-and-oob", lambda x, u, i, j: F.dynamic_update_slice(x, u, [i, j]),
+     data("bool", (4, 5)), data("bool", (2, 3), seed=1), of("i16", -3), of("u32", 99))  # fmt: skip
+
+# elementwise unary
+_POS = {"log", "sqrt", "rsqrt", "log1p"}
+for _op, _fn in (("exp", F.exp), ("log", F.log), ("expm1", F.expm1), ("log1p", F.log1p), ("sin", F.sin),
+                 ("cos", F.cos), ("tanh", F.tanh), ("logistic", F.logistic), ("sqrt", F.sqrt),
+                 ("rsqrt", F.rsqrt), ("reciprocal", F.reciprocal)):  # fmt: skip
+    for _d in ("f32", "f64", "bf16", "c64"):
+        lo = 0.1 if _op in _POS else -2.0
+        case(_op, _d, _fn, lambda _d=_d, lo=lo: data(_d, lo=lo))
+case("expm1", "f16", F.expm1, data("f16", (4, 4), lo=-1, hi=1))
+case("expm1", "f8e4m3fn", F.expm1, data("f8e4m3fn", (4, 4), lo=-1, hi=1))
+case("log", "f32-specials", F.log, of("f32", [0.0, -1.0, np.inf, np.nan, 1.0]))
+case("tanh", "f16", F.tanh, data("f16"))
+for _d in ("f32", "i8", "u8", "c128", "f8e4m3fn"):
+    case("neg", _d, F.neg, lambda _d=_d: data(_d, lo=-9, hi=9))
+case("neg", "i8-min", F.neg, of("i8", [-128, 127, 0]))
+for _d in ("f64", "i32", "c64", "bf16"):
+    case("abs", _d, F.abs, lambda _d=_d: data(_d, lo=-9, hi=9))
+case("abs", "i8-min", F.abs, of("i8", [-128, 127, 0, -1]))
+case("sign", "f32-specials", F.sign, of("f32", [-0.0, 0.0, np.nan, -3.0, 2.0, -np.inf]))
+for _d in ("i32", "u8", "c128", "f16"):
+    case("sign", _d, F.sign, lambda _d=_d: data(_d, lo=-9, hi=9))
+for _d in ("f32", "c64", "f64"):
+    case("conj", _d, F.conj, lambda _d=_d: data(_d))
+for _d in ("c64", "c128"):
+    case("real", _d, F.real, lambda _d=_d: data(_d))
+    case("imag", _d, F.imag, lambda _d=_d: data(_d))
+for _d in ("f32", "i16", "u8", "c128", "bf16"):
+    case("square", _d, F.square, lambda _d=_d: data(_d, lo=-9, hi=9))
+
+# conversions (saturation, NaN -> 0, wrap-around, real part, rounding into narrow floats)
+_SATURATE = [np.nan, np.inf, -np.inf, 3.7, -3.7, 1e10, -1e10, 255.5, -0.9]
+for _src, _dst, _vals in (
+    ("f64", "i32", _SATURATE),
+    ("f32", "u8", _SATURATE),
+    ("f32", "i4", _SATURATE),
+    ("c128", "f32", [1 + 2j, -3.5 - 1j, np.nan]),
+    ("c64", "bool", [0j, 1j, 2 + 0j]),
+    ("c128", "i16", [7.9 + 3j, -2.2 - 9j]),
+    ("i64", "f8e4m3fn", [17, -300, 1000, 3, 2**40]),
+    ("f64", "bf16", [1.0 + 2**-9, 1 + 2**-8 + 2**-30, 3.14159, 1e40, -1e-30]),
+    ("f64", "f8e5m2", [0.1, 1e6, -3.3, 2**-17]),
+    ("bool", "f32", [True, False]),
+    ("i32", "i4", [7, 8, -9, 300]),
+    ("u64", "f64", [2**64 - 1, 3]),
+    ("f64", "c64", [1e300, 0.1]),
+    ("f32", "f32r", [0.1, -2.0]),
+    ("f32r", "f64", [0.1, -2.0]),
+    ("i8", "u64", [-1, 5]),
+    ("f16", "bool", [0.0, -0.0, np.nan, 2.0]),
+    ("bf16", "f8e4m3fnuz", [1.0, 2.5, -0.0, 1e3]),
+):
+    case("convert", f"{_src}-to-{_dst}", lambda x, d=_dst: F.convert(x, d), of(_src, _vals))
+
+# reductions (one empty reduction: the identities)
+for _op, _fn in (("reduce_sum", F.reduce_sum), ("reduce_prod", F.reduce_prod),
+                 ("reduce_max", F.reduce_max), ("reduce_min", F.reduce_min)):  # fmt: skip
+    for _d in ("f32", "i32", "c64"):
+        case(_op, _d, lambda x, f=_fn: f(x, (1,)), lambda _d=_d: data(_d, (3, 4), lo=-3, hi=3))
+    case(_op, "f64-empty", lambda x, f=_fn: f(x, (0,)), data("f64", (0, 3)))
+case("reduce_max", "bool", lambda x: F.reduce_max(x, (0, 1)), data("bool", (3, 4)))
+case("reduce_min", "bool", lambda x: F.reduce_min(x, (0,)), data("bool", (3, 4)))
+case("reduce_sum", "bf16", lambda x: F.reduce_sum(x, (0, 1)), data("bf16", (4, 8)))
+case("reduce_max", "f32-nan", lambda x: F.reduce_max(x, (0,)), of("f32", [1.0, np.nan, 2.0]))
+
+# structural
+for _d in ("f32", "i8", "c64"):
+    case("reshape", _d, lambda x: F.reshape(x, (3, 2)), lambda _d=_d: data(_d))
+    case("transpose", _d, lambda x: F.transpose(x, (2, 0, 1)), lambda _d=_d: data(_d, (2, 3, 4)))
+    case("broadcast_in_dim", _d, lambda x: F.broadcast_in_dim(x, (2, 4, 3), (0, 2)), lambda _d=_d: data(_d))
+    case("slice", _d, lambda x: F.slice(x, (0, 1), (4, 5), (2, 2)), lambda _d=_d: data(_d, (4, 5)))
+    case("reverse", _d, lambda x: F.reverse(x, (0, 1)), lambda _d=_d: data(_d))
+case("broadcast_in_dim", "0-d", lambda x: F.broadcast_in_dim(x, (2, 2), ()), of("bf16", 1.5))
+case("slice", "no-strides", lambda x: F.slice(x, (1, 0), (2, 3)), data("bool"))
+case("pad", "f32", lambda x: F.pad(x, 0.5, ((1, 2, 1), (-1, 0, 0))), data("f32"))
+case("pad", "i8-wrap", lambda x: F.pad(x, 300, ((0, 1, 0), (2, -1, 2))), data("i8"))
+case("pad", "c128", lambda x: F.pad(x, 1 - 1j, ((0, 0, 0), (1, 1, 1))), data("c128"))
+case("pad", "bool", lambda x: F.pad(x, True, ((1, 1, 0), (0, 0, 1))), data("bool"))
+for _d in ("i32", "f32", "c64", "f8e4m3fn", "u8"):
+    nullary_case("iota", _d, dtype=rt.dtype(_d), shape=(3, 4), dimension=1)
+nullary_case("iota", "f16-large", dtype=rt.float16, shape=(2, 3000), dimension=1)
+nullary_case("iota", "bf16-dim0", dtype=rt.bfloat16, shape=(300, 2), dimension=0)
+for _label, _fill, _d in (("i8-wrap", 300, "i8"), ("f32", 0.1, "f32"), ("c64", 1 + 2j, "c64"), ("bool", True, "bool"),
+                          ("u8-wrap", -1, "u8"), ("bf16", 1 / 3, "bf16"), ("f8-round", 1000, "f8e4m3fn"),
+                          ("u64-big", 2**64 - 1, "u64"), ("f32r", 0.1, "f32r")):  # fmt: skip
+    nullary_case("full", _label, shape=(2, 3), fill_value=_fill, dtype=rt.dtype(_d))
+
+# linear algebra (well-conditioned matrices)
+
+
+def spd(dtype: str, n: int = 3, seed: int = 0) -> Tensor:
+    a = data(dtype, (n, n), seed=seed).numpy().astype(np.complex128)
+    m = a @ a.conj().T + n * np.eye(n)
+    return of(dtype, m if rt.dtype(dtype).kind == "complex" else m.real)
+
+
+def triangular(dtype: str, lower: bool, n: int = 3) -> Tensor:
+    a = data(dtype, (n, n)).numpy().astype(np.complex128)
+    m = (np.tril(a) if lower else np.triu(a)) + 3 * np.eye(n)
+    # garbage in the unread triangle must stay unread
+    m = m + (np.triu(np.ones((n, n)), 1) if lower else np.tril(np.ones((n, n)), -1)) * 100
+    return of(dtype, m if rt.dtype(dtype).kind == "complex" else m.real)
+
+
+for _d in ("f32", "f64", "c64", "c128"):
+    case("cholesky", _d, F.cholesky, lambda _d=_d: spd(_d))
+case("cholesky", "not-positive-definite", F.cholesky, of("f64", [[1.0, 2.0], [2.0, 1.0]]))
+for _d, _flags in (("f64", {}), ("f32", {"left_side": True, "lower": True}),
+                   ("c64", {"left_side": True, "transpose_a": True, "conjugate_a": True}),
+                   ("c128", {"lower": True, "unit_diagonal": True}), ("f64", {"transpose_a": True})):  # fmt: skip
+    lower = bool(_flags.get("lower"))
+    b_shape = (3, 2) if _flags.get("left_side") else (2, 3)
+    case("triangular_solve", f"{_d}-{'-'.join(_flags) or 'default'}",
+         lambda a, b, fl=_flags: F.triangular_solve(a, b, **fl),
+         lambda _d=_d, lower=lower: triangular(_d, lower), lambda _d=_d, s=b_shape: data(_d, s, seed=2))  # fmt: skip
+
+
+def eigh_invariants(x: Tensor, lower: bool = True) -> tuple[Tensor, Tensor]:
+    """Eigenvalues, and |v|^2 per entry (eigenvectors are unique only up to a phase)."""
+    v, w = F.eigh(x, lower)
+    mag = F.mul(v, F.conj(v))
+    return w, (F.real(mag) if mag.dtype.kind == "complex" else mag)
+
+
+for _d in ("f32", "f64", "c64", "c128"):
+    case("eigh", _d, eigh_invariants, lambda _d=_d: spd(_d, seed=4))
+case("eigh", "upper", lambda x: eigh_invariants(x, lower=False), spd("f64", seed=5))
+
+
+CASE_IDS = [c.id for c in CASES]
+
+
+# -- tests -------------------------------------------------------------------------------------------
+
+
+def test_every_op_of_the_vocabulary_has_a_lowering() -> None:
+    missing = sorted(set(ops.OPS) - set(LOWERINGS))
+    assert not missing, f"ops without a JAX lowering: {missing}"
+    assert not set(LOWERINGS) - set(ops.OPS), "lowerings for ops that are not declared"
+    for name, rule in LOWERINGS.items():
+        assert rule.__doc__, f"the lowering of {name} has no docstring"
+
+
+def test_the_table_covers_the_whole_vocabulary() -> None:
+    covered = {c.op for c in CASES}
+    assert not set(ops.OPS) - covered, f"no lowering case for {sorted(set(ops.OPS) - covered)}"
+
+
+def test_importing_passes_does_not_import_jax() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, passes, autodiff; assert 'jax' not in sys.modules, 'jax imported eagerly'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("c", CASES, ids=CASE_IDS)
+def test_each_op_lowers_to_lax_and_matches_the_interpreter(c: Case) -> None:
+    graph, args = c.graph()
+    assert c.op in {e.op.name for e in graph.eqns}, f"{c.op} is not in the traced graph:\n{graph}"
+    check_graph(graph, args, c.id)
+
+
+def _differentiable_case(op: str) -> Case | None:
+    for c in CASES:
+        if c.op != op or c.build is not None:
+            continue
+        _, args = c.make()
+        if any(a.dtype.is_inexact for a in args):
+            return c
+    return None
+
+
+DIFF_CASES = [c for name, op in ops.OPS.items() if op.differentiable and (c := _differentiable_case(name))]
+
+
+@pytest.mark.parametrize("c", DIFF_CASES, ids=[c.id for c in DIFF_CASES])
+def test_vjp_programs_of_every_differentiable_op_lower(c: Case) -> None:
+    fn, args = c.make()
+    out = fn(*args)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    cts = [data(o.dtype, o.shape, seed=7) for o in outs]
+
+    def pullback(*xs: Tensor) -> list[Tensor]:
+        primals, cotangents = xs[: len(args)], xs[len(args) :]
+        _, vjp_fn = autodiff.vjp(fn, *primals)
+        grads = vjp_fn(tuple(cotangents) if isinstance(out, tuple) else cotangents[0])
+        return [g for g in grads if g is not None]
+
+    graph = rt.trace(pullback, *args, *cts)
+    check_graph(graph, [*args, *cts], f"vjp of {c.id}")
+
+
+def test_jvp_and_vjp_programs_with_mixed_dtypes_lower() -> None:
+    # the derivative programs of tests/autodiff/test_api.py, over promoting inputs
+    def f(a: Tensor, b: Tensor) -> Tensor:
+        return F.add(F.mul(F.sin(a), F.exp(b)), F.reduce_sum(F.mul(a, F.conj(b)), (0,)))
+
+    a, b, ta, tb = data("f32", (3,)), data("c128", (3,), seed=1), data("f32", (3,), seed=2), data("c128", (3,), seed=3)
+    jvp_graph = rt.trace(lambda x, y, tx, ty: autodiff.jvp(f, (x, y), (tx, ty))[1], a, b, ta, tb)
+    assert "convert" in str(jvp_graph)
+    check_graph(jvp_graph, [a, b, ta, tb], "jvp")
+    vjp_graph = rt.trace(lambda x, y, ct: list(autodiff.vjp(f, x, y)[1](ct)), a, b, data("c128", (3,), seed=4))
+    check_graph(vjp_graph, [a, b, data("c128", (3,), seed=4)], "vjp")
+
+    # second order: the gradient of a gradient is a graph that lowers too
+    def loss(x: Tensor) -> Tensor:
+        return F.reduce_sum(F.mul(F.tanh(x), F.tanh(x)), (0,))
+
+    hvp_graph = rt.trace(lambda x, v: autodiff.jvp(autodiff.grad(loss), (x,), (v,))[1], a, ta)
+    check_graph(hvp_graph, [a, ta], "hvp")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs(max_ops=12))
+def test_random_programs_and_their_jvps_lower(prog: Any) -> None:
+    values = [rt.asarray(v) for v in prog.inputs()]
+    graph = rt.trace(lambda *xs: prog.run(list(xs)), *values)
+    check_graph(graph, values, "primal")
+    active = [v for v in values if v.dtype.is_inexact]
+    if not active:
+        return
+    tangents = [data(v.dtype, v.shape, seed=i) for i, v in enumerate(active)]
+
+    def push(*xs: Tensor) -> list[Tensor]:
+        primals, ts = list(xs[: len(values)]), iter(xs[len(values) :])
+        tan = [next(ts) if p.dtype.is_inexact else None for p in primals]
+        _, out = autodiff.jvp(lambda *p: [o for o in prog.run(list(p)) if o.dtype.is_inexact], primals, tan)
+        return list(out)
+
+    if not any(o.dtype.is_inexact for o in prog.run(values)):
+        return
+    jvp_graph = rt.trace(push, *values, *tangents)
+    check_graph(jvp_graph, [*values, *tangents], "jvp")
+
+
+# -- lowering checks promotion independently ----------------------------------------------------------
+
+_POINT = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+
+
+def _raw_graphs() -> list[tuple[str, Graph, list[np.ndarray]]]:
+    """Raw (unpromoted) graphs of every promoting family, as a recording without converts stores them."""
+    x64, c128 = np.array([1.0, 2.0, 3.0]), np.array([1j, 2.0, -1j])
+    out = []
+    b = GraphBuilder()
+    x, y = b.input("f64", (3,)), b.input("c128", (3,))
+    out.append(("binary", b.build(b.raw("add", x, y, out=("c128", (3,)))), [x64, c128]))
+    b = GraphBuilder()
+    x, y = b.input("i32", (3,)), b.input("f32", (3,))
+    out.append(("compare", b.build(b.raw("lt", x, y, out=("bool", (3,)))),
+                [np.array([1, 2, 3], np.int32), np.array([2.5, 0.5, 3.0], np.float32)]))  # fmt: skip
+    b = GraphBuilder()
+    p, x, y = b.input("bool", (3,)), b.input("f32", (3,)), b.input("f64", (3,))
+    out.append(("select", b.build(b.raw("select", p, x, y, out=("f64", (3,)))),
+                [np.array([True, False, True]), np.ones(3, np.float32), x64]))  # fmt: skip
+    b = GraphBuilder()
+    lo, x, hi = b.input("i32", ()), b.input("f32", (3,)), b.input("f64", ())
+    out.append(("clamp", b.build(b.raw("clamp", lo, x, hi, out=("f64", (3,)))),
+                [np.array(1, np.int32), np.array([0.0, 2.0, 5.0], np.float32), np.array(3.0)]))  # fmt: skip
+    b = GraphBuilder()
+    x, y = b.input("f32", (3,)), b.input("c64", (3,))
+    out.append(("concatenate", b.build(b.raw("concatenate", x, y, dimension=0, out=("c64", (6,)))),
+                [np.ones(3, np.float32), c128.astype(np.complex64)]))  # fmt: skip
+    b = GraphBuilder()
+    x, y = b.input("f32", (2, 3)), b.input("f64", (3, 2))
+    out.append(("dot_general", b.build(b.raw("dot_general", x, y, dimension_numbers=(((1,), (0,)), ((), ())),
+                                             out=("f64", (2, 2)))),
+                [np.ones((2, 3), np.float32), np.ones((3, 2))]))  # fmt: skip
+    b = GraphBuilder()
+    x, i, u = b.input("f32", (4,)), b.input("i32", (2, 1)), b.input("f64", (2,))
+    out.append(("scatter_add", b.build(b.raw("scatter_add", x, i, u, dimension_numbers=_POINT, out=("f64", (4,)))),
+                [np.ones(4, np.float32), np.array([[0], [2]], np.int32), np.array([0.5, 1.5])]))  # fmt: skip
+    b = GraphBuilder()
+    x, u, s = b.input("i8", (4,)), b.input("i16", (2,)), b.input("i32", ())
+    out.append(("dynamic_update_slice", b.build(b.raw("dynamic_update_slice", x, u, s, out=("i16", (4,)))),
+                [np.arange(4, dtype=np.int8), np.array([7, 8], np.int16), np.array(1, np.int32)]))  # fmt: skip
+    return out
+
+
+RAW = _raw_graphs()
+
+
+@pytest.mark.parametrize("name,graph,args", RAW, ids=[r[0] for r in RAW])
+def test_unpromoted_graphs_fail_with_lax_dtype_errors_and_promoted_ones_lower(
+    name: str, graph: Graph, args: list[np.ndarray]
+) -> None:
+    with pytest.raises(TypeError, match=r"(same dtypes|must have the same dtype|dtypes must match|same dtype)") as err:
+        run_lowered(graph, args)
+    assert any("while lowering to jax.lax" in note for note in getattr(err.value, "__notes__", [])), (
+        "the failing equation is not attached to lax's error"
+    )
+    promoted = promote(graph)
+    check_graph(promoted, [rt.asarray(a) for a in args], f"promoted {name}")
+
+
+def test_lowering_rejects_inputs_of_the_wrong_dtype_or_shape() -> None:
+    graph = rt.trace(F.sin, data("f32", (3,)))
+    fn = lower_to_jax(graph)
+    with pytest.raises(GraphError, match="f32"):
+        fn(np.ones(3))  # float64: nothing is promoted at the boundary
+    with pytest.raises(GraphError, match="takes 1 inputs"):
+        fn()
+    with pytest.raises(GraphError, match=r"\[4\]"):
+        fn(np.ones(4, np.float32))
+
+
+def test_lowering_reports_a_shape_rule_that_disagrees_with_lax() -> None:
+    b = GraphBuilder()
+    x = b.input("f32", (3,))
+    graph = b.build(b.raw("sin", x, out=("f64", (3,))))  # a wrong record
+    with pytest.raises(LoweringError, match="records f64"):
+        lower_to_jax(graph)(np.ones(3, np.float32))
+
+
+def test_dtypes_xla_lacks_are_refused_up_front() -> None:
+    graph = rt.trace(lambda x: F.convert(x, "f6e2m3fn"), data("f32", (2,)))
+    with pytest.raises(LoweringError, match="float6_e2m3fn"):
+        lower_to_jax(graph)
+
+
+def test_64_bit_graphs_run_eagerly_without_x64_and_refuse_to_trace_without_it() -> None:
+    graph = rt.trace(F.exp, data("f64", (3,)))
+    with jax.enable_x64(False):
+        fn = lower_to_jax(graph)
+        (out,) = fn(np.array([0.0, 1.0, 2.0]))  # eager: x64 is turned on for the call
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(np.asarray(out), np.exp([0.0, 1.0, 2.0]), rtol=1e-15)
+        with pytest.raises(LoweringError, match="enable_x64"):
+            jax.jit(fn)(np.array([0.0, 1.0, 2.0]))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="XLA CPU flushes subnormals to zero (FTZ/DAZ); castwise's NumPy kernels keep "
+    "them (IEEE gradual underflow), an undocumented departure from jax.lax on CPU",
+)
+@pytest.mark.parametrize("fn,args", [
+    (lambda x: F.convert(x, "f32"), [of("f64", [1e-39, -1e-41])]),
+    (lambda x: F.convert(x, "bf16"), [of("f64", [-1e-40])]),
+    (F.mul, [of("f32", [1e-20]), of("f32", [1e-20])]),
+    (lambda x: F.add(x, x), [of("f32", [1e-40])]),
+    (F.mul, [of("f64", [1e-200]), of("f64", [1e-120])]),
+], ids=["f64-to-f32", "f64-to-bf16", "f32-mul", "f32-subnormal-input", "f64-mul"])  # fmt: skip
+def test_subnormals_agree_with_xla_cpu(fn: Callable[..., Any], args: list[Tensor]) -> None:
+    if jax.default_backend() != "cpu":
+        pytest.skip("flushing subnormals is XLA CPU's behaviour")
+    graph = rt.trace(fn, *args)
+    want = rt.evaluate(graph, *args)
+    got = run_lowered(graph, args)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w.numpy())
+
+
+def test_graph_outputs_that_are_inputs_or_constants_lower() -> None:
+    c = rt.asarray(np.array([1.0, 2.0], np.float32))
+    graph = rt.trace(lambda x: (x, c, F.add(x, c)), data("f32", (2,)))
+    check_graph(graph, [data("f32", (2,))], "passthrough")
+
+
+def test_export_stablehlo_writes_the_lax_program() -> None:
+    graph = rt.trace(lambda x, y: F.tanh(F.add(x, y)), data("f32", (2, 3)), data("f64", (2, 3)))
+    text = export_stablehlo(graph)
+    assert "stablehlo.tanh" in text and "stablehlo.convert" in text
+    assert "tensor<2x3xf32>" in text and "tensor<2x3xf64>" in text
+    assert "func.func public @main" in text
