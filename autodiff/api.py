@@ -61,6 +61,24 @@ def _flatten(out: Any) -> tuple[list[Tensor], bool]:
     )
 
 
+def _record(f: Callable[..., Any], primals: Sequence[Any]) -> tuple[list[Tensor], bool, list[Tensor], bool, list[Any]]:
+    """Record ``f`` on tracked versions of ``primals``.
+
+    Returns the tracked inputs, whether any was already tracked (a nested
+    transform, so derivative work must be recorded too), the outputs, whether
+    ``f`` returned a tuple, and the equations from the inputs to the outputs.
+    """
+    leaves = [_leaf(p, f"primal {i}", strict=False) for i, p in enumerate(primals)]
+    xs = [t for t, _ in leaves]
+    nested = any(was for _, was in leaves)
+    with enable_grad():
+        out = f(*xs)
+    outs, is_tuple = _flatten(out)
+    boundary = [x.node for x in xs if x.node is not None]
+    eqns = reachable_eqns([o.node for o in outs if o.node is not None], boundary)
+    return xs, nested, outs, is_tuple, eqns
+
+
 def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
     """Forward mode: ``(f(*primals), J @ tangents)``.
 
@@ -75,14 +93,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
 
 def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` reuses one recording of ``f``."""
-    leaves = [_leaf(p, f"primal {i}", strict=False) for i, p in enumerate(primals)]
-    xs = [t for t, _ in leaves]
-    nested = any(was for _, was in leaves)
-    with enable_grad():
-        out = f(*xs)
-    outs, is_tuple = _flatten(out)
-    boundary = [x.node for x in xs if x.node is not None]
-    eqns = reachable_eqns([o.node for o in outs if o.node is not None], boundary)
+    xs, nested, outs, is_tuple, eqns = _record(f, primals)
 
     def f_jvp(*tangents: Any) -> Any:
         if len(tangents) != len(xs):
@@ -121,14 +132,7 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple[
     """Reverse mode: ``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns one
     cotangent per primal (``None`` for integer primals), under the real inner
     product convention (PyTorch's; JAX's is its conjugate)."""
-    leaves = [_leaf(p, f"primal {i}", strict=False) for i, p in enumerate(primals)]
-    xs = [t for t, _ in leaves]
-    nested = any(was for _, was in leaves)
-    with enable_grad():
-        out = f(*xs)
-    outs, is_tuple = _flatten(out)
-    boundary = [x.node for x in xs if x.node is not None]
-    eqns = reachable_eqns([o.node for o in outs if o.node is not None], boundary)
+    xs, nested, outs, is_tuple, eqns = _record(f, primals)
 
     def vjp_fn(cotangent: Any) -> tuple[Tensor | None, ...]:
         cts_in = list(cotangent) if is_tuple else [cotangent]

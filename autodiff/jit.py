@@ -34,6 +34,7 @@ import importlib
 import importlib.util
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -76,6 +77,12 @@ class _Entry:
     #: seconds spent tracing + lowering, and compiling (first call)
     trace_s: float = 0.0
     compile_s: float | None = None
+    #: whether unaligned inputs go through ``staging`` (XLA on CPU reads aligned arrays in place)
+    stage: bool = False
+    #: per input position: a reusable aligned buffer for inputs that arrive unaligned
+    staging: dict[int, np.ndarray] = field(default_factory=dict)
+    #: held while a call uses ``staging`` (a concurrent call passes its arrays as they are)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def _split(args: Sequence[Any]) -> tuple[list[Tensor], list[Any], tuple[Any, ...]]:
@@ -171,6 +178,7 @@ class Jitted:
             kind=shape["kind"],
             out_dtypes=[v.dtype for v in graph.outputs],
             copied=[self.copy or v.producer is None for v in graph.outputs],
+            stage=jax.default_backend() == "cpu" and bool(graph.outputs),
             trace_s=time.perf_counter() - start,
         )
 
@@ -201,16 +209,24 @@ class Jitted:
             return self.f(*args)  # an outer recording must see the ops: run eagerly
         entry, tensors = self._entry(args)
         arrays = [t._array for t in tensors]
-        if entry.compile_s is None:
-            start = time.perf_counter()
-            outs = _run(entry, arrays)
-            entry.compile_s = time.perf_counter() - start
-        else:
-            outs = _run(entry, arrays)
-        results = [
-            Tensor(fresh_array(o) if fresh else np.asarray(o), d)
-            for o, d, fresh in zip(outs, entry.out_dtypes, entry.copied, strict=True)
-        ]
+        staged = entry.stage and entry.lock.acquire(blocking=False)
+        try:
+            if staged:
+                arrays = [_stage(entry, i, a) for i, a in enumerate(arrays)]
+            if entry.compile_s is None:
+                start = time.perf_counter()
+                outs = _run(entry, arrays)
+                entry.compile_s = time.perf_counter() - start
+            else:
+                outs = _run(entry, arrays)
+            # Converting waits for the results, so the staging buffers are free again after this.
+            results = [
+                Tensor(fresh_array(o) if fresh else np.asarray(o), d)
+                for o, d, fresh in zip(outs, entry.out_dtypes, entry.copied, strict=True)
+            ]
+        finally:
+            if staged:
+                entry.lock.release()
         items = [None if i is None else results[i] for i in entry.layout]
         if entry.kind == "single":
             return items[0]
@@ -222,14 +238,40 @@ class Jitted:
 ALIGNMENT = 64
 
 
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an ``ALIGNMENT`` boundary."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = np.empty(nbytes + ALIGNMENT, np.uint8)
+    offset = -buf.ctypes.data % ALIGNMENT
+    return buf[offset : offset + nbytes].view(dtype).reshape(shape)
+
+
+def is_aligned(array: np.ndarray) -> bool:
+    """Whether XLA on CPU can read ``array`` in place (C-contiguous, ``ALIGNMENT``-aligned)."""
+    return bool(array.flags.c_contiguous) and array.__array_interface__["data"][0] % ALIGNMENT == 0
+
+
 def fresh_array(value: Any) -> np.ndarray:
     """A writable, ``ALIGNMENT``-aligned NumPy copy of a JAX array (XLA's own buffers are read-only)."""
     src = np.asarray(value)
-    buf = np.empty(src.nbytes + ALIGNMENT, np.uint8)
-    offset = -buf.ctypes.data % ALIGNMENT
-    out = buf[offset : offset + src.nbytes].view(src.dtype).reshape(src.shape)
+    out = aligned_empty(src.shape, src.dtype)
     np.copyto(out, src)
     return out
+
+
+def _stage(entry: _Entry, position: int, array: np.ndarray) -> np.ndarray:
+    """``array`` itself if XLA can read it in place, else a copy in the entry's reusable aligned buffer.
+
+    XLA on CPU copies an unaligned NumPy argument into a fresh buffer on every
+    call; one copy into a buffer allocated once is cheaper.
+    """
+    if is_aligned(array):
+        return array
+    buf = entry.staging.get(position)
+    if buf is None:
+        buf = entry.staging[position] = aligned_empty(array.shape, array.dtype)
+    np.copyto(buf, array)
+    return buf
 
 
 def _run(entry: _Entry, arrays: Sequence[np.ndarray]) -> Sequence[Any]:

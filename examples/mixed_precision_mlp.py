@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import autodiff
+import autodiff  # noqa: F401  (installs the recorder; backward() needs it)
 import runtime as rt
 from runtime.graph import collect
 
@@ -65,7 +65,9 @@ def main() -> None:
     # one SGD step (new leaves; in-place updates of tracked tensors are refused)
     lr = 0.1
     params = (w1, b1, w2)
-    new = [rt.asarray(rt.sub(p.detach(), rt.mul(g, lr)), requires_grad=True) for p, g in zip(params, grads, strict=True)]
+    new = [
+        rt.asarray(rt.sub(p.detach(), rt.mul(g, lr)), requires_grad=True) for p, g in zip(params, grads, strict=True)
+    ]
     new_loss = mlp_loss(*new, x, y)
     print(f"loss after one step {float(new_loss):.5f}")
     assert float(new_loss) < float(loss)

@@ -102,13 +102,13 @@ class Policy:
     def _promote(self, a: DType, b: DType) -> DType | None:
         raise NotImplementedError
 
+    #: how a refused pair's message starts (the Neuron policy uses its compiler's words)
+    no_path_text: str = "no implicit dtype promotion path"
+
     def no_path(self, a: DType | str, b: DType | str, reason: str = "") -> PromotionError:
         """The error raised when ``a`` and ``b`` have no promotion path."""
         names = [x.name if isinstance(x, DType) else x for x in (a, b)]
-        text = (
-            f"no implicit dtype promotion path for {names[0]} and {names[1]} "
-            f"under policy {self.name!r}"
-        )
+        text = f"{self.no_path_text} for {names[0]} and {names[1]} under policy {self.name!r}"
         return PromotionError(text + (f": {reason}" if reason else ""))
 
     def explain_failure(self, a: DType, b: DType) -> str:

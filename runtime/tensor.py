@@ -500,10 +500,14 @@ _FAST_LIMIT = 4096
 def _run_fast(entry: tuple[Any, ...], x: Tensor, y: Tensor) -> Tensor:
     ufunc, storage, op, targets, out_dtype = entry
     if ufunc is not None:
-        result = ufunc(x._array, y._array) if storage is None else ufunc(x._array, y._array, dtype=storage,
-                                                                           casting="unsafe")
+        if storage is None:
+            result = ufunc(x._array, y._array)
+        else:
+            result = ufunc(x._array, y._array, dtype=storage, casting="unsafe")
         return Tensor(result, out_dtype)
-    arrays = [a._array if a.dtype is t else convert_array(a._array, a.dtype, t) for a, t in zip((x, y), targets)]
+    arrays = [
+        a._array if a.dtype is t else convert_array(a._array, a.dtype, t) for a, t in zip((x, y), targets, strict=True)
+    ]
     outs, avals = kernels.run_kernel(op, targets, arrays, {})
     return Tensor(outs[0], avals[0][0])
 

@@ -54,13 +54,7 @@ class NeuronPolicy(Policy):
     dtypes = _NEURON_DTYPES
     true_divide_float = dt.float32
 
-    def no_path(self, a: DType | str, b: DType | str, reason: str = "") -> PromotionError:
-        names = [x.name if isinstance(x, DType) else x for x in (a, b)]
-        text = (
-            f"No available implicit dtype promotion path for {names[0]} and {names[1]} "
-            f"under policy 'neuron'"
-        )
-        return PromotionError(text + (f": {reason}" if reason else ""))
+    no_path_text = "No available implicit dtype promotion path"  # the compiler's error text
 
     def explain_failure(self, a: DType, b: DType) -> str:
         if a not in self._known or b not in self._known:

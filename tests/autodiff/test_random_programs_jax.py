@@ -41,7 +41,8 @@ from runtime.tensor import Tensor  # noqa: E402
 
 N = 3  # every pool value is a vector of N elements
 PROGRAM_DTYPES: tuple[rt.DType, ...] = (
-    rt.bool_, rt.int8, rt.uint8, rt.int32, rt.float16, rt.float32, rt.float64, rt.complex64, rt.complex128,
+    rt.bool_, rt.int8, rt.int16, rt.int32, rt.int64, rt.uint8, rt.uint32,
+    rt.bfloat16, rt.float16, rt.float32, rt.float64, rt.complex64, rt.complex128,
 )  # fmt: skip
 MAX_EXTRA = 63  # each step draws an int in 0..MAX_EXTRA for its own choices (axis, target dtype)
 
@@ -104,7 +105,7 @@ def convert_target(extra: int) -> rt.DType:
 # near a tie. Exact ties (``max(a, a)``, ``clamp(x, x, hi)``) stay in: they test tie rules.
 
 #: relative distance a non-exact value must keep from a decision boundary, by dtype
-TIE_GAP = {"float16": 5e-2, "float32": 1e-4, "complex64": 1e-4, "float64": 1e-9, "complex128": 1e-9}
+TIE_GAP = {"bfloat16": 0.2, "float16": 5e-2, "float32": 1e-4, "complex64": 1e-4, "float64": 1e-9, "complex128": 1e-9}
 
 
 def _wide(x: Tensor) -> np.ndarray:
