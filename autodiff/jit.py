@@ -34,7 +34,6 @@ import importlib
 import importlib.util
 import re
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -77,12 +76,6 @@ class _Entry:
     #: seconds spent tracing + lowering, and compiling (first call)
     trace_s: float = 0.0
     compile_s: float | None = None
-    #: whether unaligned inputs go through ``staging`` (XLA on CPU reads aligned arrays in place)
-    stage: bool = False
-    #: per input position: a reusable aligned buffer for inputs that arrive unaligned
-    staging: dict[int, np.ndarray] = field(default_factory=dict)
-    #: held while a call uses ``staging`` (a concurrent call passes its arrays as they are)
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def _split(args: Sequence[Any]) -> tuple[list[Tensor], list[Any], tuple[Any, ...]]:
@@ -96,7 +89,7 @@ def _split(args: Sequence[Any]) -> tuple[list[Tensor], list[Any], tuple[Any, ...
             key.append((a.dtype, a._array.shape))
         elif isinstance(a, _SCALARS):
             statics.append(a)
-            # repr: -0.0 and 0.0 (and NaN) must not share an entry
+            # by repr: 0.0 and -0.0 compare equal but must not share an entry; NaN must hit its own
             key.append((type(a), repr(a)))
         elif isinstance(a, np.ndarray | np.generic) or hasattr(a, "__array__"):
             t = asarray(np.asarray(a))
@@ -178,7 +171,6 @@ class Jitted:
             kind=shape["kind"],
             out_dtypes=[v.dtype for v in graph.outputs],
             copied=[self.copy or v.producer is None for v in graph.outputs],
-            stage=jax.default_backend() == "cpu" and bool(graph.outputs),
             trace_s=time.perf_counter() - start,
         )
 
@@ -209,69 +201,21 @@ class Jitted:
             return self.f(*args)  # an outer recording must see the ops: run eagerly
         entry, tensors = self._entry(args)
         arrays = [t._array for t in tensors]
-        staged = entry.stage and entry.lock.acquire(blocking=False)
-        try:
-            if staged:
-                arrays = [_stage(entry, i, a) for i, a in enumerate(arrays)]
-            if entry.compile_s is None:
-                start = time.perf_counter()
-                outs = _run(entry, arrays)
-                entry.compile_s = time.perf_counter() - start
-            else:
-                outs = _run(entry, arrays)
-            # Converting waits for the results, so the staging buffers are free again after this.
-            results = [
-                Tensor(fresh_array(o) if fresh else np.asarray(o), d)
-                for o, d, fresh in zip(outs, entry.out_dtypes, entry.copied, strict=True)
-            ]
-        finally:
-            if staged:
-                entry.lock.release()
+        if entry.compile_s is None:
+            start = time.perf_counter()
+            outs = _run(entry, arrays)
+            entry.compile_s = time.perf_counter() - start
+        else:
+            outs = _run(entry, arrays)
+        # np.array copies XLA's read-only buffer into a writable array; np.asarray is a view of it
+        results = [
+            Tensor(np.array(o) if fresh else np.asarray(o), d)
+            for o, d, fresh in zip(outs, entry.out_dtypes, entry.copied, strict=True)
+        ]
         items = [None if i is None else results[i] for i in entry.layout]
         if entry.kind == "single":
             return items[0]
         return tuple(items) if entry.kind == "tuple" else items
-
-
-#: Byte alignment of the arrays ``jit`` returns: XLA on CPU reads 64-byte aligned NumPy arrays
-#: in place, so a result fed to the next compiled call is not copied again.
-ALIGNMENT = 64
-
-
-def aligned_empty(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
-    """An uninitialised C-contiguous array whose data starts on an ``ALIGNMENT`` boundary."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    buf = np.empty(nbytes + ALIGNMENT, np.uint8)
-    offset = -buf.ctypes.data % ALIGNMENT
-    return buf[offset : offset + nbytes].view(dtype).reshape(shape)
-
-
-def is_aligned(array: np.ndarray) -> bool:
-    """Whether XLA on CPU can read ``array`` in place (C-contiguous, ``ALIGNMENT``-aligned)."""
-    return bool(array.flags.c_contiguous) and array.__array_interface__["data"][0] % ALIGNMENT == 0
-
-
-def fresh_array(value: Any) -> np.ndarray:
-    """A writable, ``ALIGNMENT``-aligned NumPy copy of a JAX array (XLA's own buffers are read-only)."""
-    src = np.asarray(value)
-    out = aligned_empty(src.shape, src.dtype)
-    np.copyto(out, src)
-    return out
-
-
-def _stage(entry: _Entry, position: int, array: np.ndarray) -> np.ndarray:
-    """``array`` itself if XLA can read it in place, else a copy in the entry's reusable aligned buffer.
-
-    XLA on CPU copies an unaligned NumPy argument into a fresh buffer on every
-    call; one copy into a buffer allocated once is cheaper.
-    """
-    if is_aligned(array):
-        return array
-    buf = entry.staging.get(position)
-    if buf is None:
-        buf = entry.staging[position] = aligned_empty(array.shape, array.dtype)
-    np.copyto(buf, array)
-    return buf
 
 
 def _run(entry: _Entry, arrays: Sequence[np.ndarray]) -> Sequence[Any]:
@@ -290,8 +234,8 @@ def jit(f: Callable[..., Any], *, copy: bool = True) -> Jitted:
     each Python scalar argument, and the active promotion policy. The traced
     graph is verified, lowered to ``jax.lax`` and compiled with ``jax.jit``;
     results come back as castwise Tensors of the graph's output dtypes. With
-    ``copy=True`` (the default) each result is a fresh, writable, 64-byte
-    aligned NumPy array; ``copy=False`` saves that copy and returns read-only
+    ``copy=True`` (the default) each result is a fresh, writable NumPy array;
+    ``copy=False`` saves that copy and returns read-only
     views of XLA's output buffers (zero-copy on CPU; an in-place write into
     such a result raises NumPy's read-only error). ``f`` may return ``None``
     among its outputs (``vjp``'s cotangent for an integer input); it is

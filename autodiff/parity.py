@@ -451,33 +451,29 @@ def _jax_gather_dn() -> Any:
 
 def _gen_clamp(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
     """lo, x, hi with element 0 inside (lo, hi), element 1 below lo, element 2 above hi, no ties."""
-    want = ((1, 0, 2), (0, 1, 2), (1, 2, 0))  # rank of (lo, x, hi) per element
-    pools = []
+    wanted = ((1, 0, 2), (0, 1, 2), (1, 2, 0))  # rank of (lo, x, hi) for each element
+    pools: list[np.ndarray] = []
     for i, slot in enumerate(slots):
         if isinstance(slot, PyScalar):
-            pools.append(None)
-            continue
-        if slot.kind in ("bool", "int", "uint"):
+            pools.append(np.array([float(np.real(PY_VALUES[slot.kind]))]))
+        elif slot.kind in ("bool", "int", "uint"):
             pools.append(_int_grid(slot, "any").astype(np.float64))
         else:
             pools.append(_positional(_float_grid(_component(slot), "any"), i, 3))
-    scalar = [None if not isinstance(s, PyScalar) else float(np.real(PY_VALUES[s.kind])) for s in slots]
     columns: list[list[float]] = []
-    for ranks in want:
-        best: list[float] | None = None
-        for _ in range(400):
-            pick = [scalar[i] if pools[i] is None else float(rng.choice(pools[i])) for i in range(3)]  # type: ignore[arg-type]
+    for ranks in wanted:
+        pick = [float(rng.choice(pool)) for pool in pools]
+        for _ in range(400):  # rejection sampling: the pools are small grids
             if len(set(pick)) == 3 and tuple(int(r) for r in np.argsort(np.argsort(pick))) == ranks:
-                best = pick
                 break
-        columns.append(best if best is not None else pick)
+            pick = [float(rng.choice(pool)) for pool in pools]
+        columns.append(pick)  # integer-only slots may leave ties: they carry no derivative
     out: list[Any] = []
     for i, slot in enumerate(slots):
         if isinstance(slot, PyScalar):
             out.append(PY_VALUES[slot.kind])
         else:
-            values = np.array([col[i] for col in columns])
-            out.append(values.astype(slot.storage))
+            out.append(np.array([col[i] for col in columns]).astype(slot.storage))
     return out
 
 
@@ -943,8 +939,13 @@ def parse_dtypes(text: str | None) -> tuple[DType, ...]:
     return tuple(out)
 
 
-def build_cases(policies: Sequence[str] = DEFAULT_POLICIES, ops_patterns: Sequence[str] = ("*",),
-                dtypes: Sequence[DType] = DEFAULT_DTYPES, seed: int = 0, quick: bool = False) -> list[Case]:  # fmt: skip
+def build_cases(
+    policies: Sequence[str] = DEFAULT_POLICIES,
+    ops_patterns: Sequence[str] = ("*",),
+    dtypes: Sequence[DType] = DEFAULT_DTYPES,
+    seed: int = 0,
+    quick: bool = False,
+) -> list[Case]:
     """The sweep's cases, in a deterministic order (grouped by spec, then policy)."""
     cases: list[Case] = []
     for spec in build_specs():
@@ -995,6 +996,8 @@ class CaseResult:
     castwise_error: str = ""
     jax_error: str = ""
     departure: str = ""
+    #: CPU seconds the case took (JAX compilation included)
+    cpu_s: float = 0.0
 
     @property
     def failures(self) -> list[CheckResult]:
@@ -1217,7 +1220,9 @@ def _check_arrays(check: str, got: Sequence[Any], want: Sequence[np.ndarray], to
     return CheckResult(check, True, worst, active)
 
 
-def _crash(check: str, err: BaseException, active: tuple[int, ...] | None = None, side: str = "castwise") -> CheckResult:
+def _crash(
+    check: str, err: BaseException, active: tuple[int, ...] | None = None, side: str = "castwise"
+) -> CheckResult:
     return CheckResult(check, False, math.inf, active, f"{side} raised {type(err).__name__}: {err}",
                        "a result", f"{type(err).__name__}: {err}")  # fmt: skip
 
@@ -1292,54 +1297,82 @@ def _closed(fn: Callable[..., Any], consts: Sequence[Any], active: tuple[int, ..
     return f
 
 
+def _jax_derivatives(case: Case, operands: Sequence[Any], full: tuple[int, ...], tangents: dict[int, np.ndarray],
+                     cts: Sequence[np.ndarray]) -> tuple[dict[int, list[np.ndarray]], list[np.ndarray]]:  # fmt: skip
+    """JAX's derivatives with every operand of ``full`` active, computed once per case.
+
+    Returns ``J_i t_i`` per operand ``i`` (per output), from one ``jax.linearize``
+    evaluated with one tangent at a time, and the cotangent of each operand in
+    castwise's convention, ``conj(jax_vjp(conj(ct)))``, from one ``jax.vjp``. Both
+    are linear, so the expectation for any active set follows: the JVP is the sum
+    of its operands' ``J_i t_i`` and each operand's cotangent does not depend on
+    which others are active.
+    """
+    jax, jnp = _jax_modules()[0], _jnp()
+    with _jax_x64():
+        jx = [_to_jax(x) for x in operands]
+        fj = _closed(_jax_function(case, jx), jx, full)
+
+        def f(*a: Any) -> tuple[Any, ...]:
+            return tuple(_outputs(fj(*a)))
+
+        prim = tuple(jx[i] for i in full)
+        _, f_jvp = jax.linearize(f, *prim)
+        zeros = [jnp.zeros_like(p) for p in prim]
+        per_operand: dict[int, list[np.ndarray]] = {}
+        for k, i in enumerate(full):
+            ts = list(zeros)
+            ts[k] = jnp.asarray(tangents[i])
+            per_operand[i] = [np.asarray(t) for t in f_jvp(*ts)]
+        _, vjp_fn = jax.vjp(f, *prim)
+        cotangents = [np.conj(np.asarray(g)) for g in vjp_fn(tuple(jnp.asarray(np.conj(c)) for c in cts))]
+    return per_operand, cotangents
+
+
+def _sum_jvps(parts: Sequence[Sequence[np.ndarray]]) -> list[np.ndarray]:
+    """The JVP of an active set: the sum of its operands' ``J_i t_i``, accumulated in float64/complex128."""
+    return [functools.reduce(np.add, (_as_float(p[k]) for p in parts)) for k in range(len(parts[0]))]
+
+
 def _check_derivatives(case: Case, operands: Sequence[Any], eager: Sequence[Tensor], seed: int,
                        tol_dtype: DType | None) -> list[CheckResult]:  # fmt: skip
     """JVP and VJP against JAX for every active set; the tape's inactive leaves get nothing."""
-    results: list[CheckResult] = []
-    out_dtypes = [o.dtype for o in eager]
-    out_shapes = [o.shape for o in eager]
-    differentiable_out = all(d.is_inexact for d in out_dtypes)
+    sets = _active_sets(case)
+    if not sets:
+        return []
+    full = sets[-1]  # combinations come by size: the last one holds every differentiable operand
     slots = case.operand_slots
-    for active in _active_sets(case):
-        rng = _case_rng(seed, "derivatives", case.id, active)
-        act_dtypes = [slots[i] for i in active]
-        tangents = [random_like(d, np.shape(operands[i]), rng) for i, d in zip(active, act_dtypes, strict=True)]  # type: ignore[arg-type]
-        cts = [random_like(d, s, rng) for d, s in zip(out_dtypes, out_shapes, strict=True)]
-        if not differentiable_out:
-            results.append(_jvp_to_zero(case, operands, active, tangents, out_dtypes))
-            continue
-        try:
-            with _jax_x64():
-                jx = [_to_jax(x) for x in operands]
-                fj = _closed(_jax_function(case, jx), jx, active)
-                jax = _jax_modules()[0]
-                jnp = _jnp()
-                prim = tuple(jx[i] for i in active)
-                _, want_t = jax.jvp(lambda *a: tuple(_outputs(fj(*a))), prim, tuple(jnp.asarray(t) for t in tangents))
-                _, vjp_fn = jax.vjp(lambda *a: tuple(_outputs(fj(*a))), *prim)
-                want_ct = [np.conj(np.asarray(g)) for g in vjp_fn(tuple(jnp.asarray(np.conj(c)) for c in cts))]
-                want_t_np = [np.asarray(t) for t in want_t]
-        except Exception as err:
-            results.append(_crash("jvp", err, active, side="JAX"))
-            continue
-        with use_policy(case.policy):
-            consts = _ours_args(case, operands)
+    out_dtypes = [o.dtype for o in eager]
+    rng = _case_rng(seed, "derivatives", case.id)
+    tangents = {i: random_like(slots[i], np.shape(operands[i]), rng) for i in full}  # type: ignore[arg-type]
+    cts = [random_like(o.dtype, o.shape, rng) for o in eager]
+    if not all(d.is_inexact for d in out_dtypes):
+        return [_jvp_to_zero(case, operands, active, tangents, out_dtypes) for active in sets]
+    try:
+        per_operand, want_cts = _jax_derivatives(case, operands, full, tangents, cts)
+    except Exception as err:
+        return [_crash("jvp", err, full, side="JAX")]
+    results: list[CheckResult] = []
+    with use_policy(case.policy):
+        consts = _ours_args(case, operands)
+        for active in sets:
             f = _closed(lambda *a: tuple(_call_ours(case, a)), consts, active)
+            primals = [consts[i] for i in active]
             try:
-                _, got_t = autodiff.jvp(f, [consts[i] for i in active], [Tensor(t, d) for t, d in
-                                                                          zip(tangents, act_dtypes, strict=True)])  # type: ignore[arg-type]
-                results.append(_check_arrays("jvp", list(got_t), want_t_np, tol_dtype, False, True, active,
-                                             out_dtypes))  # fmt: skip
+                _, got_t = autodiff.jvp(f, primals, [Tensor(tangents[i], slots[i]) for i in active])  # type: ignore[arg-type]
+                want_t = _sum_jvps([per_operand[i] for i in active])
+                results.append(_check_arrays("jvp", list(got_t), want_t, tol_dtype, False, True, active, out_dtypes))
             except Exception as err:
                 results.append(_crash("jvp", err, active))
+            want_ct = [want_cts[full.index(i)] for i in active]
             try:
-                _, vjp_ours = autodiff.vjp(f, *[consts[i] for i in active])
+                _, vjp_ours = autodiff.vjp(f, *primals)
                 got_ct = vjp_ours(tuple(Tensor(c, d) for c, d in zip(cts, out_dtypes, strict=True)))
                 if any(g is None for g in got_ct):
                     results.append(CheckResult("vjp", False, math.inf, active, "an active operand got no cotangent"))
                     continue
                 result = _check_arrays("vjp", list(got_ct), want_ct, tol_dtype, False, True, active,
-                                       act_dtypes)  # type: ignore[arg-type]
+                                       [slots[i] for i in active])  # type: ignore[misc]
                 if result.ok and len(out_dtypes) == 1:
                     result = _check_tape(case, operands, active, cts[0], want_ct, tol_dtype, result)
                 results.append(result)
@@ -1348,8 +1381,15 @@ def _check_derivatives(case: Case, operands: Sequence[Any], eager: Sequence[Tens
     return results
 
 
-def _check_tape(case: Case, operands: Sequence[Any], active: tuple[int, ...], ct: np.ndarray,
-                want_ct: Sequence[np.ndarray], tol_dtype: DType | None, vjp_result: CheckResult) -> CheckResult:  # fmt: skip
+def _check_tape(
+    case: Case,
+    operands: Sequence[Any],
+    active: tuple[int, ...],
+    ct: np.ndarray,
+    want_ct: Sequence[np.ndarray],
+    tol_dtype: DType | None,
+    vjp_result: CheckResult,
+) -> CheckResult:
     """``backward`` on the eager tape: active leaves get JAX's cotangent, inactive ones nothing."""
     slots = case.operand_slots
     args = _ours_args(case, operands, tracked=active)
@@ -1376,7 +1416,7 @@ def _check_tape(case: Case, operands: Sequence[Any], active: tuple[int, ...], ct
     return vjp_result
 
 
-def _jvp_to_zero(case: Case, operands: Sequence[Any], active: tuple[int, ...], tangents: Sequence[np.ndarray],
+def _jvp_to_zero(case: Case, operands: Sequence[Any], active: tuple[int, ...], tangents: dict[int, np.ndarray],
                  out_dtypes: Sequence[DType]) -> CheckResult:  # fmt: skip
     """An integer or bool output has no tangent (JAX's float0): ours must be zero."""
     try:
@@ -1385,7 +1425,7 @@ def _jvp_to_zero(case: Case, operands: Sequence[Any], active: tuple[int, ...], t
             f = _closed(lambda *a: tuple(_call_ours(case, a)), consts, active)
             slots = case.operand_slots
             _, got = autodiff.jvp(f, [consts[i] for i in active],
-                                  [Tensor(t, slots[i]) for t, i in zip(tangents, active, strict=True)])  # type: ignore[arg-type]
+                                  [Tensor(tangents[i], slots[i]) for i in active])  # type: ignore[arg-type]
     except Exception as err:
         return _crash("jvp", err, active)
     want = [np.zeros(g.shape, d.storage) for g, d in zip(got, out_dtypes, strict=True)]
@@ -1394,6 +1434,13 @@ def _jvp_to_zero(case: Case, operands: Sequence[Any], active: tuple[int, ...], t
 
 def run_case(case: Case, seed: int = 0) -> CaseResult:
     """Run every check of ``case``."""
+    start = time.process_time()
+    result = _run_case(case, seed)
+    result.cpu_s = time.process_time() - start
+    return result
+
+
+def _run_case(case: Case, seed: int) -> CaseResult:
     result = CaseResult(case.id, case.spec.name, case.spec.family, case.policy,
                         tuple(slot_name(s) for s in case.slots), case.describe())  # fmt: skip
     operands = _make_inputs(case, seed)
@@ -1561,16 +1608,25 @@ class Report:
                 "unsupported": len(self.unsupported),
                 "departures": len(self.departures),
             },
-            "summary": [{"family": fam, "check": chk, "passed": cell.passed, "failed": cell.failed,
-                         "known": cell.known, "worst": _json_float(cell.worst)}
-                        for fam, row in sorted(table.items()) for chk, cell in row.items()],  # fmt: skip
+            "summary": [
+                {"family": fam, "check": chk, "passed": cell.passed, "failed": cell.failed, "known": cell.known,
+                 "worst": _json_float(cell.worst)}
+                for fam, row in sorted(table.items())
+                for chk, cell in row.items()
+            ],
             "failures": [failure(r, c) for r in self.results for c in r.failures],
             "known_failures": [failure(r, c) for r in self.results for c in r.known_failures],
-            "unsupported": [{"case": r.case_id, "op": r.spec, "policy": r.policy, "dtypes": list(r.slots),
-                             "castwise": r.castwise_error, "jax": r.jax_error} for r in self.unsupported],  # fmt: skip
-            "departures": [{"case": r.case_id, "op": r.spec, "policy": r.policy, "dtypes": list(r.slots),
-                            "departure": r.departure, "castwise": r.castwise_error, "jax": r.jax_error}
-                           for r in self.departures],  # fmt: skip
+            "unsupported": [
+                {"case": r.case_id, "op": r.spec, "policy": r.policy, "dtypes": list(r.slots),
+                 "castwise": r.castwise_error, "jax": r.jax_error}
+                for r in self.unsupported
+            ],
+            "departures": [
+                {"case": r.case_id, "op": r.spec, "policy": r.policy, "dtypes": list(r.slots),
+                 "departure": r.departure, "castwise": r.castwise_error, "jax": r.jax_error}
+                for r in self.departures
+            ],
+            "cpu_s_by_op": _cpu_by_spec(self.results),
         }
 
     def render(self, max_failures: int = 10) -> str:
@@ -1623,6 +1679,14 @@ class Report:
             lines.append("OK: castwise agrees with JAX on every supported case" +
                          (" (known failures aside)" if known else ""))  # fmt: skip
         return "\n".join(lines)
+
+
+def _cpu_by_spec(results: Sequence[CaseResult]) -> dict[str, float]:
+    """CPU seconds per sweep spec, slowest first (where a sweep spends its time)."""
+    out: dict[str, float] = {}
+    for r in results:
+        out[r.spec] = out.get(r.spec, 0.0) + r.cpu_s
+    return {k: round(v, 2) for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
 
 
 def _short(x: float) -> str:
@@ -1754,7 +1818,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--policy", dest="policies", nargs="+", action="extend", metavar="P",
                    help=f"promotion policies to sweep (default: {' '.join(DEFAULT_POLICIES)})")  # fmt: skip
     p.add_argument("--ops", default="*", metavar="PATTERN",
-                   help="comma-separated glob patterns over op names, sweep ids and families (e.g. 'add,dot_*,unary')")  # fmt: skip
+                   help="comma-separated glob patterns over op names, sweep ids and families "
+                   "(e.g. 'add,dot_*,unary')")  # fmt: skip
     p.add_argument("--dtypes", default=None, metavar="LIST",
                    help="comma-separated dtypes (names or short names; 'core', 'float8'); a case runs when all its "
                    "dtypes are listed (default: core + float8)")  # fmt: skip

@@ -16,8 +16,8 @@ the contenders alternating call by call so both see the same machine state
 printed, and the ratio castwise-jit / jax.jit whatever it is (target: <= 1.1x),
 with a breakdown: the compiled castwise program alone on JAX arrays
 (``Jitted.jax_function``), and the rest (NumPy inputs handed to XLA, which
-copies arrays that are not 64-byte aligned; results copied into fresh NumPy
-arrays; Python dispatch), and ``autodiff.jit(..., copy=False)``, which
+copies arrays that are not 64-byte aligned in; results copied out into fresh
+NumPy arrays; Python dispatch), and ``autodiff.jit(..., copy=False)``, which
 returns read-only views of XLA's result buffers instead of copies.
 Compile times (first call: trace + lower + XLA compile for castwise; trace +
 compile for JAX) are excluded from the ratio and reported separately.

@@ -14,6 +14,11 @@ follow ``jax.lax`` on CPU, not NumPy, where the two differ:
   ``x % 0 == x``, ``INT_MIN / -1 == INT_MIN``);
 * ``convert`` saturates float -> int and maps NaN to 0, like XLA.
 
+One deliberate departure: subnormal floats keep IEEE gradual underflow (as in
+NumPy), where XLA on CPU flushes them to zero, inputs and results alike. A
+value below the smallest normal number of its dtype can be tiny but non-zero
+here and 0 in JAX (pinned by ``tests/passes/test_lower_jax.py``).
+
 ``run_kernel`` is the checked entry point the eager executor and the graph
 interpreter use: it validates the call with ``runtime.shapes.abstract_eval``
 before any array work and checks that the kernel returned exactly the avals

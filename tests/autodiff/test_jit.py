@@ -17,7 +17,7 @@ import pytest
 
 import autodiff
 import runtime as rt
-from autodiff.jit import ALIGNMENT, add_export_parser, export_command, parse_arg_spec
+from autodiff.jit import add_export_parser, export_command, parse_arg_spec
 from passes import export_stablehlo
 from runtime import functions as F
 from runtime.inplace import InPlaceError
@@ -55,7 +55,7 @@ def test_jit_of_grad_matches_eager_grad() -> None:
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-5, atol=1e-7)
 
 
-def test_results_keep_castwise_dtypes_and_are_fresh_writable_aligned_arrays() -> None:
+def test_results_keep_castwise_dtypes_and_are_fresh_writable_arrays() -> None:
     def f(a: Tensor, b: Tensor, i: Tensor) -> list[Tensor]:
         return [F.mul(a, a), F.add(b, 1.5), F.lt(i, 0), F.add(i, 1), F.sin(F.convert(a, "c64"))]
 
@@ -66,7 +66,7 @@ def test_results_keep_castwise_dtypes_and_are_fresh_writable_aligned_arrays() ->
     for g, w in zip(got, eager, strict=True):
         assert g.dtype is w.dtype, (g.dtype, w.dtype)  # float32r stays float32r, bf16 stays bf16
         np.testing.assert_allclose(g.numpy().astype(np.complex128), w.numpy().astype(np.complex128), rtol=1e-6)
-        assert g.numpy().flags.writeable and g.numpy().ctypes.data % ALIGNMENT == 0
+        assert g.numpy().flags.writeable
     got[3] += 1  # an in-place update of a result works (the array is castwise's, not XLA's)
     np.testing.assert_array_equal(got[3].numpy(), eager[3].numpy() + 1)
 

@@ -1,0 +1,269 @@
+"""The ``castwise parity`` sweep machinery (``autodiff.parity``).
+
+The sweep itself is the project's main job; these tests check that it checks:
+a small run passes, a broken derivative rule or kernel is reported (non-zero
+exit, the case and the expected vs got values), unsupported combinations are
+listed rather than skipped, the filters and the JSON report behave, and the
+documented departures and known failures are applied narrowly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+import runtime as rt
+from autodiff import cli, parity
+from autodiff.parity import Case, CheckResult, KnownFailure, Options, Report, build_cases, build_specs
+from autodiff.rules import VJP_RULES
+from autodiff.zeros import Zero
+from runtime import functions as F
+from runtime import kernels, ops
+
+f32, f64, c64, c128, i32 = rt.float32, rt.float64, rt.complex64, rt.complex128, rt.int32
+
+
+def _run(**kw: Any) -> Report:
+    return parity.run_parity(Options(**kw), progress=None)
+
+
+def _spec(name: str) -> parity.Spec:
+    return next(s for s in build_specs() if s.name == name)
+
+
+# -- the table ---------------------------------------------------------------------------------------
+
+
+def test_every_op_of_the_vocabulary_is_swept() -> None:
+    assert {s.op for s in build_specs()} == set(ops.OPS)
+    assert len({s.name for s in build_specs()}) == len(build_specs())
+
+
+def test_cases_cover_every_dtype_both_orders_and_python_scalars() -> None:
+    cases = build_cases(("jax",), ("add",), parity.DEFAULT_DTYPES, seed=0)
+    slots = {c.slots for c in cases}
+    for d in parity.DEFAULT_DTYPES:
+        assert (d, d) in slots
+        assert any(s[0] is d and s[1] is not d for s in slots), f"{d.name} never first in a mixed pair"
+        assert any(s[1] is d and s[0] is not d for s in slots), f"{d.name} never second in a mixed pair"
+    assert (f64, c128) in slots and (c128, f64) in slots
+    assert {s.kind for t in slots for s in t if isinstance(s, parity.PyScalar)} == {"bool", "int", "float", "complex"}
+    convert = build_cases(("jax",), ("convert",), (f32, c64, i32), seed=0)
+    assert {c.slots for c in convert} == {(a, b) for a in (f32, c64, i32) for b in (f32, c64, i32)}
+
+
+def test_seed_changes_samples_and_inputs_but_is_deterministic() -> None:
+    a = build_cases(("torch",), ("mul",), parity.CORE_DTYPES, seed=0)
+    assert [c.id for c in a] == [c.id for c in build_cases(("torch",), ("mul",), parity.CORE_DTYPES, seed=0)]
+    b = build_cases(("torch",), ("mul",), parity.CORE_DTYPES, seed=1)
+    assert [c.id for c in a] != [c.id for c in b]
+    case = Case(_spec("mul"), "jax", (f32, c64))
+    x0, x0_again, x1 = (parity._make_inputs(case, s) for s in (0, 0, 1))
+    assert all(np.array_equal(p, q) for p, q in zip(x0, x0_again, strict=True))
+    assert not all(np.array_equal(p, q) for p, q in zip(x0, x1, strict=True))
+
+
+def test_inputs_avoid_ties_and_stay_in_domain() -> None:
+    rng = np.random.default_rng(0)
+    for d in (f32, rt.float16, rt.bfloat16, rt.float8_e4m3fn, rt.float8_e5m2, c64):
+        x = parity.draw(d, "any", (64,), rng, 0, 2)
+        y = parity.draw(d, "any", (64,), rng, 1, 2)
+        assert not np.any(x == y), d.name  # operand positions draw from disjoint grids
+        assert np.all(np.real(parity.draw(d, "pos", (64,), rng)).astype(np.float64) > 0)
+    lo, x, hi = parity._gen_clamp((f32, rt.int8, f64), rng)
+    assert lo[0] < x[0] < hi[0] and x[1] < lo[1] and x[2] > hi[2]
+    m = parity.draw_distinct(rt.float8_e5m2, (3, 4), 1, rng)
+    assert all(len(set(row.tolist())) == 4 for row in m.astype(np.float64))
+
+
+def test_quick_samples_every_op_a_few_hundred_cases() -> None:
+    cases = build_cases(parity.DEFAULT_POLICIES, quick=True)
+    assert 200 <= len(cases) <= 500
+    assert {c.spec.name for c in cases} == {s.name for s in build_specs()}
+    assert {c.policy for c in cases} == set(parity.DEFAULT_POLICIES)
+
+
+# -- runs ------------------------------------------------------------------------------------------------
+
+
+def test_a_small_sweep_passes_every_check() -> None:
+    report = _run(policies=("jax", "torch"), ops=("mul", "exp", "convert", "dot_general", "select", "reduce_max"),
+                  dtypes=(rt.bool_, i32, rt.bfloat16, f32, f64, c64))  # fmt: skip
+    assert report.ok, report.render()
+    table = report.table()
+    for family in ("binary", "unary", "convert", "dot_general", "select", "reduce"):
+        cells = table[family]
+        for check in ("agree", "primal", "replay"):
+            assert cells[check].passed > 0 and cells[check].failed == 0, (family, check)
+    assert table["binary"]["jvp"].passed > 0 and table["binary"]["vjp"].passed > 0
+    assert "OK" in report.render()
+
+
+def test_a_broken_vjp_rule_is_reported_with_a_non_zero_exit(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mul's VJP without the conjugates: right for real dtypes, wrong for complex ones."""
+    right = VJP_RULES["mul"]
+
+    def wrong(cotangents: Any, primals: Any, outputs: Any, needs: Any) -> Any:
+        (ct,), (x, y) = cotangents, primals
+        return [F.mul(ct, y) if needs[0] else Zero.like(x), F.mul(ct, x) if needs[1] else Zero.like(y)]
+
+    monkeypatch.setitem(VJP_RULES, "mul", wrong)
+    code = cli.main(["parity", "--ops", "mul", "--policy", "jax", "--dtypes", "f32,c64", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAILED" in out and "- vjp: mul(x:c64[3], y:c64[3]) under jax" in out
+    assert "expected:" in out and "got:" in out
+    report = _run(policies=("jax",), ops=("mul",), dtypes=(f32, c64))
+    failed = {(r.slots, c.check) for r in report.results for c in r.failures}
+    assert failed and all("c64" in slots and check == "vjp" for slots, check in failed)
+    assert report.table()["binary"]["jvp"].failed == 0  # forward mode is untouched
+    monkeypatch.setitem(VJP_RULES, "mul", right)
+    assert _run(policies=("jax",), ops=("mul",), dtypes=(f32, c64)).ok
+
+
+def test_a_broken_kernel_fails_primal_and_replay_still_matches_eager(monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel = kernels.KERNELS["sub"]
+
+    def off_by_one(x: np.ndarray, y: np.ndarray, **params: Any) -> tuple[np.ndarray, ...]:
+        (out,) = kernel(x, y, **params)
+        return ((out + np.ones((), out.dtype)).astype(out.dtype),)
+
+    monkeypatch.setitem(kernels.KERNELS, "sub", off_by_one)
+    report = _run(policies=("numpy",), ops=("sub",), dtypes=(i32, f64))
+    checks = {c.check for r in report.failed for c in r.failures}
+    assert "primal" in checks
+    assert "replay" not in checks  # the replay runs the same (broken) kernel: still bit for bit
+
+
+def test_json_report_structure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "parity.json"
+    code = cli.main(["parity", "--ops", "sqrt,add", "--policy", "jax", "torch", "--dtypes", "bool,i32,f32,c64",
+                     "--json", str(path), "--no-progress"])  # fmt: skip
+    assert code == 0, capsys.readouterr().out
+    data = json.loads(path.read_text())
+    assert data["ok"] is True and data["version"] == 1 and data["policies"] == ["jax", "torch"]
+    counts = data["counts"]
+    assert counts["cases"] == len(build_cases(("jax", "torch"), ("sqrt", "add"), (rt.bool_, i32, f32, c64)))
+    assert counts["failed_checks"] == 0 and data["failures"] == []
+    assert counts["unsupported"] == len(data["unsupported"]) > 0
+    assert counts["departures"] == len(data["departures"])
+    for row in data["summary"]:
+        assert set(row) == {"family", "check", "passed", "failed", "known", "worst"}
+        assert row["check"] in parity.CHECKS
+    assert {row["family"] for row in data["summary"]} == {"binary", "unary"}
+    for item in data["unsupported"]:
+        assert set(item) == {"case", "op", "policy", "dtypes", "castwise", "jax"}
+        assert item["castwise"] and item["jax"]  # both sides said why
+    assert set(data["cpu_s_by_op"]) == {"sqrt", "add"}
+
+
+def test_unsupported_cases_are_listed_not_skipped() -> None:
+    report = _run(policies=("jax", "neuron"), ops=("sqrt", "add"), dtypes=(rt.bool_, i32, f32, c64))
+    unsupported = {(r.spec, r.policy, r.slots) for r in report.unsupported}
+    assert ("sqrt", "jax", ("i32",)) in unsupported  # lax.sqrt refuses integers, so does castwise
+    assert ("add", "neuron", ("bool", "bool")) in unsupported  # lax.add refuses bool, so does castwise
+    # jnp.add accepts bool (logical or) where lax.add refuses: a documented departure, not a failure
+    assert [r.departure for r in report.departures if r.spec == "add" and r.slots == ("bool", "bool")] == [
+        "jnp-converts"
+    ]
+    assert ("add", "neuron", ("c64", "c64")) in unsupported  # neuron has no complex dtypes
+    assert all(r.castwise_error and r.jax_error for r in report.unsupported)
+    text = report.render()
+    assert f"unsupported (castwise and JAX both refuse): {len(report.unsupported)}" in text
+    assert "sqrt @jax: (bool) (i32)" in text
+    # every case is accounted for: checked, unsupported or a documented departure
+    assert all(r.checks or r.status == "unsupported" for r in report.results)
+
+
+def test_documented_departures_are_applied_narrowly() -> None:
+    report = _run(policies=("jax", "torch"), ops=("atan2", "clamp", "lt"), dtypes=(rt.bool_, i32, f32, c64))
+    assert report.ok, report.render()
+    deps = {(r.spec, r.policy, r.slots): r.departure for r in report.departures}
+    assert deps[("atan2", "torch", ("c64", "c64"))] == "atan2-complex"
+    assert deps[("clamp", "torch", ("c64", "c64", "c64"))] == "clamp-complex"
+    assert deps[("atan2", "jax", ("i32", "i32"))] == "jnp-converts"  # jnp.arctan2 converts ints; lax refuses
+    assert deps[("lt", "jax", ("c64", "c64"))] == "jnp-converts"
+    assert ("atan2", "torch", ("i32", "i32")) not in deps  # lax refuses too there: both refuse
+    assert "documented departures" in report.render()
+
+
+def test_castwise_accepting_what_jax_refuses_is_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = _spec("sqrt")
+    lenient = dataclasses.replace(spec, ours=lambda x: F.convert(x, f32) if x.dtype is i32 else F.sqrt(x))
+    result = parity.run_case(Case(lenient, "torch", (i32,)))
+    assert result.status == "failed"
+    (check,) = result.failures
+    assert check.check == "agree" and check.message == "castwise accepts what JAX refuses"
+
+
+def test_known_failures_are_listed_and_strict_fails_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    def off(x: np.ndarray, y: np.ndarray, **params: Any) -> tuple[np.ndarray, ...]:
+        return ((x - y + np.ones((), x.dtype)).astype(x.dtype),)
+
+    monkeypatch.setitem(kernels.KERNELS, "sub", off)
+    known = KnownFailure("sub-off-by-one", "sub adds one", lambda case, check: case.spec.op == "sub")
+    monkeypatch.setattr(parity, "KNOWN_FAILURES", (known,))
+    report = _run(policies=("jax",), ops=("sub",), dtypes=(i32,))
+    assert report.ok and not report.failed and report.known
+    assert "known failures" in report.render() and "sub-off-by-one" in report.render()
+    assert report.table()["binary"]["primal"].known == 1
+    strict = parity.run_parity(Options(policies=("jax",), ops=("sub",), dtypes=(i32,), strict=True), progress=None)
+    assert not strict.ok and "FAILED" in strict.render()
+
+
+def test_filters(capsys: pytest.CaptureFixture[str]) -> None:
+    by_family = build_cases(("jax",), ("reduce",), (f32,))
+    assert {c.spec.op for c in by_family} == {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min"}
+    globbed = build_cases(("jax",), ("dot_*",), (f32, c64))
+    assert {c.spec.name for c in globbed} == {"dot_general", "dot_general-batched"}
+    for c in globbed:
+        assert all(s in (f32, c64) for s in c.slots)
+    assert parity.parse_dtypes("f32, complex64,float8") == (f32, c64, *parity.FLOAT8_DTYPES)
+    assert cli.main(["parity", "--dtypes", "f33", "--no-progress"]) == 2
+    assert cli.main(["parity", "--ops", "no-such-op", "--no-progress"]) == 2
+    assert cli.main(["parity", "--policy", "nope", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "f33" in err and "no cases match" in err and "unknown policy" in err
+
+
+def test_progress_bar_goes_to_the_stream() -> None:
+    stream = io.StringIO()
+    parity.run_parity(Options(policies=("jax",), ops=("neg",), dtypes=(f32, i32)), progress=stream)
+    text = stream.getvalue()
+    assert "parity: 2/2 cases, 0 failed" in text  # not a terminal: a line per tenth
+
+
+def test_compare_tolerance_and_exactness() -> None:
+    a = np.array([1.0, 2.0, np.nan], np.float32)
+    ok, ratio, _ = parity.compare(a, a.copy(), 1e-6, exact=True)
+    assert ok and ratio == 0
+    b = np.nextafter(a, np.float32(3))
+    assert not parity.compare(b, a, 1e-6, exact=True)[0]
+    ok, ratio, _ = parity.compare(b, a, parity.tolerance(f32, derivative=False), exact=False)
+    assert ok and 0 < ratio <= 1
+    assert not parity.compare(np.array([1, 2]), np.array([1, 3]), 1.0, exact=False)[0]
+    assert not parity.compare(np.array([1.0]), np.array([np.inf]), 1.0, exact=False)[0]
+
+
+def test_check_result_of_a_wrong_dtype_names_both() -> None:
+    from runtime.tensor import Tensor
+
+    got = Tensor(np.zeros(3, np.float64), f64)
+    result = parity._check_arrays("primal", [got], [np.zeros(3, np.float32)], f32, False, False)
+    assert isinstance(result, CheckResult) and not result.ok
+    assert "dtype float64, expected float32" in result.message
+
+
+@pytest.mark.slow
+def test_quick_sweep_passes_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["parity", "--quick", "--no-progress"]) == 0, capsys.readouterr().out
