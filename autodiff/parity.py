@@ -736,7 +736,8 @@ class Departure:
 
 
 def _kinds(case: Case) -> set[str]:
-    return {s.kind for s in case.operand_slots if isinstance(s, DType)}
+    """The kinds among a case's operands, Python scalars included (``py-complex`` is complex)."""
+    return {s.kind for s in case.operand_slots}
 
 
 def _lax_refuses_too(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> bool:
@@ -824,8 +825,59 @@ class KnownFailure:
     matches: Callable[[Case, CheckResult], bool]
 
 
-#: Known castwise bugs (see docs/parity.md). Keep each matcher as narrow as the bug.
-KNOWN_FAILURES: tuple[KnownFailure, ...] = ()
+def _has(case: Case, *dtypes: DType) -> bool:
+    return any(s in dtypes for s in case.slots)
+
+
+def _message_has(check: CheckResult, *texts: str) -> bool:
+    return all(t in check.message for t in texts)
+
+
+_NARROW_FLOATS: Final = frozenset(d for d in dt.ALL_DTYPES if d.kind == "float" and d.bits < 32)
+
+#: Known castwise bugs, found by this sweep and reported (docs/parity.md has the details
+#: and a reproducer for each). Each matcher is as narrow as the bug.
+KNOWN_FAILURES: tuple[KnownFailure, ...] = (
+    KnownFailure(
+        "plan-pairwise-fold",
+        "runtime.plan folds promote_types pairwise over 3+ promoted operands, so under jax "
+        "clamp(u64, i64, f32) plans float64 ((u64+i64 -> f64) + f32) where JAX's result_type joins all "
+        "three at once (weak float + f32 -> f32); runtime.result_type itself gets float32",
+        lambda c, k: c.spec.op == "clamp" and k.check == "primal" and _message_has(k, "dtype", "expected"),
+    ),
+    KnownFailure(
+        "narrow-float-reduce-accumulation",
+        "reduce_sum (and reduce_prod) of float16/bfloat16/float8 accumulate in float32 and round once; "
+        "XLA's CPU reduction rounds to the dtype after every step: f16 [1, 2**-11, 2**-11, 2**-11] sums to "
+        "1.0 in JAX, 1.002 in castwise (runtime/kernels.py _reduce_arith)",
+        lambda c, k: c.spec.name == "reduce_sum-rounding" and k.check == "primal"
+        and any(s in _NARROW_FLOATS and s is not dt.float8_e8m0fnu for s in c.slots),
+    ),
+    KnownFailure(
+        "complex-reduce-sum-order",
+        "reduce_sum of complex64/complex128 (and of float32/float64 groups longer than 8) sums in NumPy's "
+        "pairwise order, XLA sums left to right: the last bits differ (c64 [1, e, e, e] with e = 2**-24: "
+        "JAX 1, castwise 1 + 2**-23)",
+        lambda c, k: c.spec.name == "reduce_sum-rounding" and k.check == "primal"
+        and _has(c, dt.complex64, dt.complex128),
+    ),
+    KnownFailure(
+        "e8m0-no-zero",
+        "float8_e8m0fnu has no zero, sign or infinity, and XLA converts 0 and +-inf to NaN: JAX's reductions "
+        "(identity 0 or -+inf), zero tangents and cotangents, and solves are NaN in it, while castwise "
+        "reduces in float32 and stores np.zeros as 2**-127 (bits 0x00); castwise's reduce_prod JVP is NaN "
+        "where JAX's is finite",
+        lambda c, k: _has(c, dt.float8_e8m0fnu) and _message_has(k, "float8_e8m0fnu", "NaN in different positions"),
+    ),
+    KnownFailure(
+        "neuron-0d-complex",
+        "under neuron a complex op with a Python scalar runs (the scalar becomes a 0-d complex64 constant), "
+        "but its derivative rules fail: runtime.plan short-circuits same-dtype operands only when none is "
+        "0-d, and the neuron policy's result_type refuses complex64 with a 0-d complex64 ('unexpected dtype')",
+        lambda c, k: c.policy == "neuron" and k.check in ("jvp", "vjp")
+        and _message_has(k, "PromotionError", "complex64 (0-d)"),
+    ),
+)
 
 
 def known_failure_for(case: Case, check: CheckResult) -> KnownFailure | None:
@@ -1681,6 +1733,63 @@ class Report:
         return "\n".join(lines)
 
 
+def markdown(report: Report) -> str:
+    """The report as Markdown (``--markdown``): the summary table, the unsupported combinations
+    grouped by op and policy, the departures and the known failures. docs/parity.md pastes it."""
+    lines = [f"Seed {report.seed}, policies {', '.join(report.policies)}{' (--quick)' if report.quick else ''}: "
+             f"{len(report.results)} cases, {sum(len(r.checks) for r in report.results)} checks, "
+             f"{len(report.failed)} failed cases, {len(report.unsupported)} unsupported, "
+             f"{len(report.departures)} departures.", ""]  # fmt: skip
+    table = report.table()
+    lines += ["| family | " + " | ".join(CHECKS) + " |", "|---" * (len(CHECKS) + 1) + "|"]
+    for fam in sorted(table):
+        lines.append(f"| {fam} | " + " | ".join(table[fam][c].text(c != "agree") for c in CHECKS) + " |")
+    same: dict[str, dict[str, set[str]]] = {}
+    mixed: dict[tuple[str, str], list[CaseResult]] = {}
+    for r in report.unsupported:
+        tensor_slots = set(r.slots)
+        if len(tensor_slots) == 1 and not any(x.startswith("py-") for x in r.slots):
+            same.setdefault(r.spec, {}).setdefault(r.slots[0], set()).add(r.policy)
+        else:
+            mixed.setdefault((r.policy, r.spec), []).append(r)
+    lines += ["", "### Unsupported: an op in one dtype", "",
+              "castwise and JAX both refuse (a policy in brackets: only under it).", "",
+              "| op | dtypes |", "|---|---|"]  # fmt: skip
+    for spec, by_dtype in same.items():
+        cells = []
+        for d, pols in by_dtype.items():
+            only = "" if pols == set(report.policies) else f" [{', '.join(sorted(pols))}]"
+            cells.append(f"{d}{only}")
+        lines.append(f"| {spec} | {', '.join(cells)} |")
+    lines += ["", "### Unsupported: mixed dtypes and Python scalars", "",
+              "No promotion path under the policy (castwise's plan refuses; under a policy other than jax "
+              "there is then no JAX reference either), or the op refuses the promoted dtype.", "",
+              "| policy | op | no promotion path | promoted dtype refused |", "|---|---|---|---|"]  # fmt: skip
+    for (policy, spec), rs in sorted(mixed.items()):
+        no_path = [r for r in rs if r.castwise_error.startswith("PromotionError")]
+        refused = [r for r in rs if not r.castwise_error.startswith("PromotionError")]
+
+        def cell(items: list[CaseResult]) -> str:
+            if not items:
+                return ""
+            shown = " ".join("(" + ",".join(r.slots) + ")" for r in items[:4])
+            return f"{len(items)}: {shown}{' ...' if len(items) > 4 else ''}"
+
+        lines.append(f"| {policy} | {spec} | {cell(no_path)} | {cell(refused)} |")
+    counts: dict[str, int] = {}
+    for r in report.departures:
+        counts[r.departure] = counts.get(r.departure, 0) + 1
+    lines += ["", "### Documented departures", "", "| departure | cases | why | documented in |", "|---|---|---|---|"]
+    lines += [f"| {d.name} | {counts.get(d.name, 0)} | {d.reason} | {d.where} |" for d in DEPARTURES]
+    known: dict[str, int] = {}
+    for r in report.results:
+        for c in r.known_failures:
+            known[c.known] = known.get(c.known, 0) + 1
+    lines += ["", "### Known failures", "", "| known failure | checks | what is wrong |", "|---|---|---|"]
+    lines += [f"| {k.name} | {known.get(k.name, 0)} | {k.description} |" for k in KNOWN_FAILURES]
+    return "\n".join(lines) + "\n"
+
+
 def _cpu_by_spec(results: Sequence[CaseResult]) -> dict[str, float]:
     """CPU seconds per sweep spec, slowest first (where a sweep spends its time)."""
     out: dict[str, float] = {}
@@ -1761,9 +1870,14 @@ class Progress:
         self.stream.flush()
 
 
+@functools.lru_cache(maxsize=2)
+def _cases_for(options: Options) -> list[Case]:
+    return build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
+
+
 def _run_shard(options: Options, indices: Sequence[int]) -> list[CaseResult]:
     """Worker entry point: rebuild the (deterministic) case list and run a shard of it."""
-    cases = build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
+    cases = _cases_for(options)
     return [run_case(cases[i], options.seed) for i in indices]
 
 
@@ -1776,7 +1890,7 @@ def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report
     failed = 0
     bar.update(0, 0)
     if options.jobs > 1 and len(cases) > 1:
-        results = _run_parallel(options, len(cases), bar)
+        results = _run_parallel(options, cases, bar)
     else:
         for i, case in enumerate(cases):
             r = run_case(case, options.seed)
@@ -1786,26 +1900,29 @@ def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report
     return Report(results, options.seed, options.quick, options.policies, time.monotonic() - start, options.strict)
 
 
-def _run_parallel(options: Options, n: int, bar: Progress) -> list[CaseResult]:
-    """Shards of consecutive cases (same op, so they share JAX's compiled primitives) over processes."""
+def _run_parallel(options: Options, cases: Sequence[Case], bar: Progress) -> list[CaseResult]:
+    """Each spec's cases (every policy) go to one worker, largest groups first: JAX compiles
+    once per primitive signature and process, and a spec's cases share their signatures."""
     import concurrent.futures
     import multiprocessing
 
-    chunk = max(8, min(64, n // (options.jobs * 8) or 1))
-    shards = [list(range(i, min(i + chunk, n))) for i in range(0, n, chunk)]
-    out: dict[int, list[CaseResult]] = {}
+    groups: dict[str, list[int]] = {}
+    for i, case in enumerate(cases):
+        groups.setdefault(case.spec.name, []).append(i)
+    shards = sorted(groups.values(), key=len, reverse=True)
+    results: dict[int, CaseResult] = {}
     done = failed = 0
     # spawn, not fork: JAX's runtime threads do not survive a fork.
     ctx = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(options.jobs, mp_context=ctx) as pool:
-        futures = {pool.submit(_run_shard, options, shard): k for k, shard in enumerate(shards)}
+        futures = {pool.submit(_run_shard, options, shard): shard for shard in shards}
         for fut in concurrent.futures.as_completed(futures):
-            rs = fut.result()
-            out[futures[fut]] = rs
-            done += len(rs)
-            failed += sum(r.status == "failed" for r in rs)
+            for i, r in zip(futures[fut], fut.result(), strict=True):
+                results[i] = r
+                failed += r.status == "failed"
+            done += len(futures[fut])
             bar.update(done, failed)
-    return [r for k in range(len(shards)) for r in out[k]]
+    return [results[i] for i in range(len(cases))]
 
 
 def add_parser(sub: Any) -> None:
@@ -1828,6 +1945,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", dest="json_file", metavar="FILE", help="write the full report as JSON")
     p.add_argument("--jobs", type=int, default=int(os.environ.get("CASTWISE_PARITY_JOBS", "1")),
                    help="worker processes (default 1, or $CASTWISE_PARITY_JOBS)")  # fmt: skip
+    p.add_argument("--markdown", dest="markdown_file", metavar="FILE",
+                   help="write the summary, unsupported combinations, departures and known failures as Markdown")
     p.add_argument("--strict", action="store_true", help="count known failures (KNOWN_FAILURES) as failures")
     p.add_argument("--max-failures", type=int, default=10, help="failures printed in full (default 10)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -1864,5 +1983,8 @@ def cmd_parity(args: Any) -> int:
         with open(args.json_file, "w") as fh:
             json.dump(report.to_json(), fh, indent=1)
             fh.write("\n")
+    if args.markdown_file:
+        with open(args.markdown_file, "w") as fh:
+            fh.write(markdown(report))
     return 0 if report.ok else 1
 
