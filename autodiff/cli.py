@@ -38,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lat.set_defaults(func=_cmd_lattice)
     _add_parity(sub)
+    _add_explain(sub)
+    from autodiff.jit import add_export_parser
+
+    add_export_parser(sub)
     return parser
 
 
@@ -46,6 +50,26 @@ def _add_parity(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     from autodiff import parity
 
     parity.add_parser(sub)
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from autodiff.explain import explain
+
+    print(explain(args.spec, args.var, args.policy))
+    return 0
+
+
+def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``castwise explain``: a plan and its graph before and after the passes."""
+    exp = sub.add_parser(
+        "explain",
+        help="show the promotion plan of an op or expression and its graph before/after promote and canonicalize",
+        description='e.g. castwise explain "add f64 c128"; castwise explain "x * 2.5 + y" --var x=i32[3] --var y=f32[3]',
+    )
+    exp.add_argument("spec", help='"OP DTYPE [DTYPE ...]" (OP may be stack), or a Python expression with --var')
+    exp.add_argument("--var", action="append", default=[], help="NAME=DTYPE[SHAPE] for the expression form")
+    exp.add_argument("--policy", choices=runtime.policies(), default=None, help="promotion policy (default: jax)")
+    exp.set_defaults(func=_cmd_explain)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
