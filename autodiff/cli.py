@@ -64,7 +64,8 @@ def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     exp = sub.add_parser(
         "explain",
         help="show the promotion plan of an op or expression and its graph before/after promote and canonicalize",
-        description='e.g. castwise explain "add f64 c128"; castwise explain "x * 2.5 + y" --var x=i32[3] --var y=f32[3]',
+        description='e.g. castwise explain "add f64 c128"; '
+        'castwise explain "x * 2.5 + y" --var x=i32[3] --var y=f32[3]',
     )
     exp.add_argument("spec", help='"OP DTYPE [DTYPE ...]" (OP may be stack), or a Python expression with --var')
     exp.add_argument("--var", action="append", default=[], help="NAME=DTYPE[SHAPE] for the expression form")
