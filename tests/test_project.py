@@ -29,7 +29,7 @@ def test_readme_has_exactly_two_setup_commands_using_only_python3_and_pip() -> N
     for command in commands:
         assert command.startswith("python3 -m venv .venv && .venv/bin/pip install")
         assert "uv " not in command and "conda" not in command
-    assert "castwise" in commands[0]
+    assert "castwise parity" in commands[0]
     assert "pytest" in commands[1]
 
 
