@@ -120,7 +120,7 @@ DEFAULT_DTYPES: Final[tuple[DType, ...]] = CORE_DTYPES + FLOAT8_DTYPES
 DEFAULT_POLICIES: Final[tuple[str, ...]] = ("jax", "torch", "numpy", "neuron")
 #: The checks, in report order.
 CHECKS: Final[tuple[str, ...]] = ("agree", "primal", "replay", "jvp", "vjp")
-#: Cases ``--quick`` samples (stratified over ops, policies and dtype kinds).
+#: The case budget of ``--quick``, split evenly over the op specs (4 each for 66 specs: 264 cases).
 QUICK_CASES: Final = 320
 
 
@@ -155,6 +155,7 @@ PY_VALUES: Final[dict[str, bool | int | float | complex]] = {
 
 
 def slot_name(slot: Slot) -> str:
+    """``f32``, ``py-int``: how a slot appears in case ids and reports."""
     return slot.short
 
 
@@ -203,6 +204,7 @@ _MAGNITUDES.setflags(write=False)
 
 
 def _component(d: DType) -> DType:
+    """The real dtype of a complex dtype's parts (any other dtype is its own)."""
     return {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(d, d)
 
 
@@ -299,6 +301,7 @@ def random_like(d: DType, shape: tuple[int, ...], rng: np.random.Generator) -> n
 
 
 def _as_float(x: Any) -> np.ndarray:
+    """``x`` in float64, or complex128 when complex: where values are compared."""
     a = np.asarray(x)
     if a.dtype.kind == "c":
         return a.astype(np.complex128)
@@ -579,6 +582,7 @@ _INT_EXACT: Final = frozenset({"bool", "int", "uint"})
 def _binary_spec(name: str, lax_name: str | Callable[..., Any], jnp_name: str | None,
                  domains: tuple[str, str] = ("any", "any"), exact: frozenset[str] = _REAL_EXACT,
                  valid: Callable[[list[Any]], bool] | None = None, scalar_not_exact: bool = False) -> Spec:  # fmt: skip
+    """An elementwise binary op: promoted operands, Python scalars allowed, shape [3]."""
     fn = getattr(F, {"and": "logical_and", "or": "logical_or", "xor": "logical_xor"}.get(name, name))
     if callable(lax_name):
         lax_ref = lax_name
@@ -598,6 +602,7 @@ def _binary_spec(name: str, lax_name: str | Callable[..., Any], jnp_name: str | 
 
 def _unary_spec(name: str, lax_ref: Callable[..., Any] | None = None, domain: str = "any",
                 exact: frozenset[str] = _INT_EXACT) -> Spec:  # fmt: skip
+    """An elementwise unary op on shape [3]; the lax reference defaults to ``lax.<name>``."""
     fn = getattr(F, name)
     if lax_ref is None:
         def lax_ref(x: Any, _n: str = name) -> Any:
@@ -609,6 +614,7 @@ def _unary_spec(name: str, lax_ref: Callable[..., Any] | None = None, domain: st
 def _structural_spec(name: str, op: str, ours: Callable[..., Any], lax_ref: Callable[..., Any],
                      shape: tuple[int, ...], exact: frozenset[str] = _ALL_EXACT,
                      gen: Gen | None = None, domain: str = "any") -> Spec:  # fmt: skip
+    """A one-operand op with static params (reductions, reshapes ...), closed over in both references."""
     return Spec(name, op, ours, lax_ref, ("x",), (shape,), (domain,), plan_layout=(0,), exact=exact, gen=gen)
 
 
@@ -844,10 +850,12 @@ class KnownFailure:
 
 
 def _has(case: Case, *dtypes: DType) -> bool:
+    """Whether one of the case's slots is one of ``dtypes``."""
     return any(s in dtypes for s in case.slots)
 
 
 def _message_has(check: CheckResult, *texts: str) -> bool:
+    """Whether the failure message contains every one of ``texts``."""
     return all(t in check.message for t in texts)
 
 
@@ -856,13 +864,6 @@ _NARROW_FLOATS: Final = frozenset(d for d in dt.ALL_DTYPES if d.kind == "float" 
 #: Known castwise bugs, found by this sweep and reported (docs/parity.md has the details
 #: and a reproducer for each). Each matcher is as narrow as the bug.
 KNOWN_FAILURES: tuple[KnownFailure, ...] = (
-    KnownFailure(
-        "plan-pairwise-fold",
-        "runtime.plan folds promote_types pairwise over 3+ promoted operands, so under jax "
-        "clamp(u64, i64, f32) plans float64 ((u64+i64 -> f64) + f32) where JAX's result_type joins all "
-        "three at once (weak float + f32 -> f32); runtime.result_type itself gets float32",
-        lambda c, k: c.spec.op == "clamp" and k.check == "primal" and _message_has(k, "dtype", "expected"),
-    ),
     KnownFailure(
         "narrow-float-reduce-accumulation",
         "reduce_sum (and reduce_prod) of float16/bfloat16/float8 accumulate in float32 and round once; "
@@ -895,18 +896,11 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         lambda c, k: c.spec.op == "pow" and c.policy == "jax" and c.slots[0] is dt.bool_
         and isinstance(c.slots[1], PyScalar) and _message_has(k, "dtype int64, expected int32"),
     ),
-    KnownFailure(
-        "neuron-0d-complex",
-        "under neuron a complex op with a Python scalar runs (the scalar becomes a 0-d complex64 constant), "
-        "but its derivative rules fail: runtime.plan short-circuits same-dtype operands only when none is "
-        "0-d, and the neuron policy's result_type refuses complex64 with a 0-d complex64 ('unexpected dtype')",
-        lambda c, k: c.policy == "neuron" and k.check in ("jvp", "vjp")
-        and _message_has(k, "PromotionError", "(0-d)", "Neuron has no complex dtypes"),
-    ),
 )
 
 
 def known_failure_for(case: Case, check: CheckResult) -> KnownFailure | None:
+    """The ``KNOWN_FAILURES`` entry a failed check is, if any."""
     for known in KNOWN_FAILURES:
         if known.matches(case, check):
             return known
@@ -1008,6 +1002,7 @@ def _quick_sample(cases: list[Case], seed: int, budget: int) -> list[Case]:
 
 
 def _matches(spec: Spec, patterns: Sequence[str]) -> bool:
+    """``--ops``: a glob over the spec name, the op name or the family."""
     return any(fnmatch.fnmatchcase(name, p) for p in patterns for name in (spec.name, spec.op, spec.family))
 
 
@@ -1127,6 +1122,7 @@ def _make_inputs(case: Case, seed: int) -> list[Any]:
 
 
 def _plan_input(slot: Slot) -> PlanInput:
+    """What eager execution hands ``plan`` for this operand (a Python scalar is a weak Operand)."""
     if isinstance(slot, PyScalar):
         return Operand(None, slot.kind, True)  # type: ignore[arg-type]
     return slot
@@ -1142,6 +1138,7 @@ def _planned(case: Case) -> list[DType]:
 
 
 def _to_jax(x: Any) -> Any:
+    """A JAX array for a NumPy operand; Python scalars stay Python scalars (weak in JAX)."""
     if isinstance(x, np.ndarray):
         return _jnp().asarray(x)
     return x
@@ -1163,6 +1160,7 @@ def _jax_targets(case: Case, operands: Sequence[Any]) -> list[DType]:
 
 
 def _convert_jax(x: Any, target: DType) -> Any:
+    """``x`` at its planned dtype on the JAX side: an explicit ``convert_element_type``."""
     jnp, lax = _jnp(), _lax()
     if not hasattr(x, "dtype"):  # a Python scalar: castwise materialises it at its planned dtype
         if isinstance(x, complex) and target.kind != "complex":
@@ -1193,10 +1191,12 @@ def _jax_function(case: Case, operands: Sequence[Any], lax_only: bool = False) -
 
 
 def _outputs(result: Any) -> list[Any]:
+    """The outputs of a call as a list (eigh returns two)."""
     return list(result) if isinstance(result, (tuple, list)) else [result]
 
 
 def _run_jax(case: Case, operands: Sequence[Any], lax_only: bool = False) -> list[np.ndarray]:
+    """JAX's primal outputs for the case (x64, eager); raises where JAX refuses."""
     with _jax_x64():
         xs = [_to_jax(x) for x in operands]
         f = _jax_function(case, xs, lax_only)
@@ -1204,6 +1204,7 @@ def _run_jax(case: Case, operands: Sequence[Any], lax_only: bool = False) -> lis
 
 
 def _ours_args(case: Case, operands: Sequence[Any], tracked: Sequence[int] = ()) -> list[Any]:
+    """castwise operands: fresh Tensors (tracked leaves at ``tracked``) and the Python scalars."""
     out: list[Any] = []
     for i, (slot, x) in enumerate(zip(case.operand_slots, operands, strict=True)):
         if isinstance(slot, PyScalar):
@@ -1217,6 +1218,7 @@ def _ours_args(case: Case, operands: Sequence[Any], tracked: Sequence[int] = ())
 
 
 def _call_ours(case: Case, args: Sequence[Any]) -> list[Tensor]:
+    """Run castwise's side of the case (under the caller's policy); its outputs as a list."""
     kw = {"dtype": case.slots[-1]} if case.spec.dtype_param else {}
     return _outputs(case.spec.ours(*args, **kw))
 
@@ -1225,6 +1227,7 @@ def _call_ours(case: Case, args: Sequence[Any]) -> list[Tensor]:
 
 
 def _eps(d: DType) -> float:
+    """Machine epsilon of ``d`` (of its parts, for complex)."""
     return float(ml_dtypes.finfo(_component(d).storage).eps)
 
 
@@ -1248,6 +1251,7 @@ def _narrowest(dtypes: Sequence[DType]) -> DType | None:
 
 
 def _fmt(a: np.ndarray, limit: int = 12) -> str:
+    """The first ``limit`` values of an array, flat, for a failure report."""
     flat = np.asarray(a).reshape(-1)
     body = np.array2string(flat[:limit], separator=", ", max_line_width=200, threshold=limit)
     more = f" ... ({flat.size} values)" if flat.size > limit else ""
@@ -1310,6 +1314,7 @@ def _check_arrays(check: str, got: Sequence[Any], want: Sequence[np.ndarray], to
 def _crash(
     check: str, err: BaseException, active: tuple[int, ...] | None = None, side: str = "castwise"
 ) -> CheckResult:
+    """A failed check for an exception where a result was due (castwise's, JAX's, or the sweep's)."""
     return CheckResult(check, False, math.inf, active, f"{side} raised {type(err).__name__}: {err}",
                        "a result", f"{type(err).__name__}: {err}")  # fmt: skip
 
@@ -1531,6 +1536,7 @@ def run_case(case: Case, seed: int = 0) -> CaseResult:
 
 
 def _run_case(case: Case, seed: int) -> CaseResult:
+    """``run_case`` without the guard: agree, then primal, replay and derivatives."""
     result = CaseResult(case.id, case.spec.name, case.spec.family, case.policy,
                         tuple(slot_name(s) for s in case.slots), case.describe())  # fmt: skip
     operands = _make_inputs(case, seed)
@@ -1890,6 +1896,7 @@ class Progress:
         self._last_draw = 0.0
 
     def update(self, done: int, failed: int) -> None:
+        """Show ``done`` of ``total`` cases (redrawn at most every 0.1 s on a terminal)."""
         if self.stream is None:
             return
         frac = done / self.total
@@ -1914,6 +1921,7 @@ class Progress:
 
 @functools.lru_cache(maxsize=2)
 def _cases_for(options: Options) -> list[Case]:
+    """The case list of a run (each worker builds it once; it is deterministic)."""
     return build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
 
 
@@ -1987,7 +1995,8 @@ def add_parser(sub: Any) -> None:
                    help="comma-separated dtypes (names or short names; 'core', 'float8'); a case runs when all its "
                    "dtypes are listed (default: core + float8)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="seed of the inputs and sampled dtype pairs (default 0)")
-    p.add_argument("--quick", action="store_true", help=f"a stratified sample of about {QUICK_CASES} cases")
+    p.add_argument("--quick", action="store_true",
+                   help=f"a stratified sample: {QUICK_CASES} // (number of op specs) cases per spec, a few hundred")
     p.add_argument("--json", dest="json_file", metavar="FILE", help="write the full report as JSON")
     p.add_argument("--jobs", type=int, default=int(os.environ.get("CASTWISE_PARITY_JOBS", "0")),
                    help="worker processes (default 0: one per CPU, at most 4, for runs of 200 cases or more; "

@@ -55,16 +55,25 @@ def _common(op: OpDef, xs: Sequence[PlanInput], policy: Policy) -> DType:
     first = xs[0]
     if isinstance(first, DType) and all(x is first for x in xs):
         return first  # already agree: no policy question to ask
+    same = _dtype_if_strong(first)
+    if same is not None and all(_dtype_if_strong(x) is same for x in xs):
+        return same  # 0-d operands of the one dtype: nothing to promote either
     try:
-        if all(isinstance(x, DType) for x in xs):
-            acc = first
-            for x in xs[1:]:
-                acc = policy.promote_types(acc, x)  # type: ignore[arg-type]
-            return acc  # type: ignore[return-value]
+        if len(xs) == 2 and isinstance(first, DType) and isinstance(xs[1], DType):
+            return policy.promote_types(first, xs[1])
+        # three or more operands (or scalars, 0-d values): the policy joins them all at
+        # once, which is not a pairwise fold for lattices with weak types (JAX:
+        # u64, i64, f32 -> f32, while (u64 + i64) + f32 -> f64)
         return policy.result_type([x if isinstance(x, Operand) else Operand(x, None, False) for x in xs])
     except PromotionError as err:
         names = ", ".join(_describe(x) for x in xs)
         raise PromotionError(f"{op.name}: cannot promote operands ({names}): {err}") from None
+
+
+def _dtype_if_strong(x: PlanInput) -> DType | None:
+    if isinstance(x, DType):
+        return x
+    return x.dtype if x.pykind is None else None
 
 
 def _describe(x: PlanInput) -> str:

@@ -287,3 +287,18 @@ def test_check_result_of_a_wrong_dtype_names_both() -> None:
 @pytest.mark.slow
 def test_quick_sweep_passes_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["parity", "--quick", "--no-progress"]) == 0, capsys.readouterr().out
+
+
+def test_markdown_lists_unsupported_combinations() -> None:
+    report = _run(policies=("jax", "neuron"), ops=("sqrt", "add"), dtypes=(rt.bool_, i32, f32, c64))
+    text = parity.markdown(report)
+    assert "| sqrt | bool, i32 |" in text  # refused under every policy swept
+    assert "| add | bool [neuron] |" in text  # under jax, jnp.add(bool, bool) is a documented departure
+    assert "| neuron | add |" in text and "jnp-converts 1" in text
+
+
+def test_docs_describe_every_departure_and_known_failure() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "parity.md").read_text()
+    for entry in (*parity.DEPARTURES, *parity.KNOWN_FAILURES):
+        assert f"`{entry.name}`" in text, f"docs/parity.md does not describe {entry.name}"
+    assert "<!-- BEGIN GENERATED: castwise parity --markdown" in text and "### Unsupported" in text
