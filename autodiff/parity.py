@@ -70,6 +70,7 @@ import numpy as np
 
 import autodiff
 from autodiff.record import enable_grad
+from autodiff.testing import close_over
 from passes import verify
 from runtime import dtypes as dt
 from runtime import functions as F
@@ -1377,18 +1378,6 @@ def _active_sets(case: Case) -> list[tuple[int, ...]]:
     return [s for r in range(1, len(pos) + 1) for s in itertools.combinations(pos, r)]
 
 
-def _closed(fn: Callable[..., Any], consts: Sequence[Any], active: tuple[int, ...]) -> Callable[..., Any]:
-    """``fn`` as a function of the ``active`` operands only (the others closed over)."""
-
-    def f(*act: Any) -> Any:
-        args = list(consts)
-        for i, a in zip(active, act, strict=True):
-            args[i] = a
-        return fn(*args)
-
-    return f
-
-
 def _jax_derivatives(case: Case, operands: Sequence[Any], full: tuple[int, ...], tangents: dict[int, np.ndarray],
                      cts: Sequence[np.ndarray]) -> tuple[dict[int, list[np.ndarray]], list[np.ndarray]]:  # fmt: skip
     """JAX's derivatives, computed once per case rather than once per active set.
@@ -1411,9 +1400,9 @@ def _jax_derivatives(case: Case, operands: Sequence[Any], full: tuple[int, ...],
 
         per_operand: dict[int, list[np.ndarray]] = {}
         for i in full:
-            _, out_t = jax.jvp(as_tuple(_closed(fj, jx, (i,))), (jx[i],), (jnp.asarray(tangents[i]),))
+            _, out_t = jax.jvp(as_tuple(close_over(fj, jx, (i,))), (jx[i],), (jnp.asarray(tangents[i]),))
             per_operand[i] = [np.asarray(t) for t in out_t]
-        _, vjp_fn = jax.vjp(as_tuple(_closed(fj, jx, full)), *(jx[i] for i in full))
+        _, vjp_fn = jax.vjp(as_tuple(close_over(fj, jx, full)), *(jx[i] for i in full))
         cotangents = [np.conj(np.asarray(g)) for g in vjp_fn(tuple(jnp.asarray(np.conj(c)) for c in cts))]
     return per_operand, cotangents
 
@@ -1445,7 +1434,7 @@ def _check_derivatives(case: Case, operands: Sequence[Any], eager: Sequence[Tens
     with use_policy(case.policy):
         consts = _ours_args(case, operands)
         for active in sets:
-            f = _closed(lambda *a: tuple(_call_ours(case, a)), consts, active)
+            f = close_over(lambda *a: tuple(_call_ours(case, a)), consts, active)
             primals = [consts[i] for i in active]
             try:
                 _, got_t = autodiff.jvp(f, primals, [Tensor(tangents[i], slots[i]) for i in active])  # type: ignore[arg-type]
@@ -1511,7 +1500,7 @@ def _jvp_to_zero(case: Case, operands: Sequence[Any], active: tuple[int, ...], t
     try:
         with use_policy(case.policy):
             consts = _ours_args(case, operands)
-            f = _closed(lambda *a: tuple(_call_ours(case, a)), consts, active)
+            f = close_over(lambda *a: tuple(_call_ours(case, a)), consts, active)
             slots = case.operand_slots
             _, got = autodiff.jvp(f, [consts[i] for i in active],
                                   [Tensor(tangents[i], slots[i]) for i in active])  # type: ignore[arg-type]

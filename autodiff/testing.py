@@ -34,6 +34,7 @@ __all__ = [
     "check_grads",
     "check_jvp",
     "check_vjp",
+    "close_over",
     "inner",
     "parity_tolerance",
 ]
@@ -48,6 +49,19 @@ DEFAULT_TOL: dict[str, float] = {"float16": 1e-1, "bfloat16": 2e-1, "float32": 2
 
 def _tol(dtypes: Sequence[DType], table: dict[str, float], default: float) -> float:
     return max((table.get(d.name, default) for d in dtypes), default=default)
+
+
+def close_over(fn: Callable[..., Any], args: Sequence[Any], active: Sequence[int]) -> Callable[..., Any]:
+    """``fn`` as a function of the operands at positions ``active`` only; the other
+    ``args`` are closed over as constants (so they are inactive in jvp/vjp)."""
+
+    def closed(*values: Any) -> Any:
+        call = list(args)
+        for i, value in zip(active, values, strict=True):
+            call[i] = value
+        return fn(*call)
+
+    return closed
 
 
 def inner(a: Any, b: Any) -> float:

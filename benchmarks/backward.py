@@ -49,6 +49,35 @@ def cw_mlp(w1: rt.Tensor, b1: rt.Tensor, w2: rt.Tensor, x: rt.Tensor) -> rt.Tens
     return F.div(F.reduce_sum(F.mul(out, out), (0, 1)), float(out.size))
 
 
+# -- the same workloads in jax.numpy (jax is imported only when they run) ---------------------------
+
+
+def jx_chain(x):  # type: ignore[no-untyped-def]
+    import jax.numpy as jnp
+
+    for _ in range(CHAIN_REPEATS):
+        x = jnp.tanh(x) * 1.01 + 0.1
+    return jnp.sum(x)
+
+
+def jx_mlp(w1, b1, w2, x):  # type: ignore[no-untyped-def]
+    import jax.numpy as jnp
+
+    out = jnp.tanh(x @ w1 + b1) @ w2
+    return jnp.mean(out * out)
+
+
+def make_inputs() -> tuple[np.ndarray, ...]:
+    """The chain input and the MLP's (w1, b1, w2, x), float32, fixed seed."""
+    rng = np.random.default_rng(0)
+    x_chain = rng.standard_normal((256, 256)).astype(np.float32)
+    w1 = (rng.standard_normal((128, 256)) * 0.1).astype(np.float32)
+    b1 = np.zeros(256, np.float32)
+    w2 = (rng.standard_normal((256, 10)) * 0.1).astype(np.float32)
+    x_mlp = rng.standard_normal((64, 128)).astype(np.float32)
+    return x_chain, w1, b1, w2, x_mlp
+
+
 # -- NumPy forward + hand-written backward -------------------------------------------------------
 
 
@@ -78,12 +107,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    x_chain = rng.standard_normal((256, 256)).astype(np.float32)
-    w1 = (rng.standard_normal((128, 256)) * 0.1).astype(np.float32)
-    b1 = np.zeros(256, np.float32)
-    w2 = (rng.standard_normal((256, 10)) * 0.1).astype(np.float32)
-    x_mlp = rng.standard_normal((64, 128)).astype(np.float32)
+    x_chain, w1, b1, w2, x_mlp = make_inputs()
 
     cw_chain_grad = autodiff.grad(cw_chain)
     cw_mlp_grad = autodiff.grad(cw_mlp, argnums=(0, 1, 2))
@@ -104,15 +128,6 @@ def main() -> None:
     try:
         import jax
         import jax.numpy as jnp
-
-        def jx_chain(x):  # type: ignore[no-untyped-def]
-            for _ in range(CHAIN_REPEATS):
-                x = jnp.tanh(x) * 1.01 + 0.1
-            return jnp.sum(x)
-
-        def jx_mlp(w1, b1, w2, x):  # type: ignore[no-untyped-def]
-            out = jnp.tanh(x @ w1 + b1) @ w2
-            return jnp.mean(out * out)
 
         jx_args = [jnp.asarray(a) for a in (w1, b1, w2, x_mlp)]
         jx_x = jnp.asarray(x_chain)

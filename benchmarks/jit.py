@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from backward import cw_chain, cw_mlp, np_chain_grad, np_mlp_grad
+from backward import cw_chain, cw_mlp, jx_chain, jx_mlp, make_inputs, np_chain_grad, np_mlp_grad
 
 import autodiff
 import runtime as rt
@@ -70,21 +70,7 @@ def main() -> None:
     import jax
     import jax.numpy as jnp
 
-    rng = np.random.default_rng(0)
-    x_chain = rng.standard_normal((256, 256)).astype(np.float32)
-    w1 = (rng.standard_normal((128, 256)) * 0.1).astype(np.float32)
-    b1 = np.zeros(256, np.float32)
-    w2 = (rng.standard_normal((256, 10)) * 0.1).astype(np.float32)
-    x_mlp = rng.standard_normal((64, 128)).astype(np.float32)
-
-    def jx_chain(x):  # type: ignore[no-untyped-def]
-        for _ in range(50):
-            x = jnp.tanh(x) * 1.01 + 0.1
-        return jnp.sum(x)
-
-    def jx_mlp(w1, b1, w2, x):  # type: ignore[no-untyped-def]
-        out = jnp.tanh(x @ w1 + b1) @ w2
-        return jnp.mean(out * out)
+    x_chain, w1, b1, w2, x_mlp = make_inputs()
 
     cw_chain_jit = autodiff.jit(autodiff.grad(cw_chain))
     cw_mlp_jit = autodiff.jit(autodiff.grad(cw_mlp, argnums=(0, 1, 2)))

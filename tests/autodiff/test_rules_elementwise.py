@@ -33,7 +33,7 @@ import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff import rules_elementwise  # noqa: E402, F401  (registers the rules)
 from autodiff.rules import JVP_RULES, VJP_RULES  # noqa: E402
-from autodiff.testing import check_grads  # noqa: E402
+from autodiff.testing import check_grads, close_over  # noqa: E402
 from autodiff.zeros import Zero  # noqa: E402
 from runtime import functions as F  # noqa: E402
 from runtime.dtypes import DType  # noqa: E402
@@ -221,18 +221,6 @@ def _assert_close(what: str, got: Any, want: Any, dtype: DType) -> None:
     np.testing.assert_allclose(got_a, want_a, rtol=tol, atol=tol * scale, err_msg=what)
 
 
-def _closed(fn: Callable[..., Any], consts: Sequence[Any], active: tuple[int, ...]) -> Callable[..., Any]:
-    """``fn`` as a function of the ``active`` operands only (the others closed over)."""
-
-    def f(*act: Any) -> Any:
-        args = list(consts)
-        for i, a in zip(active, act, strict=True):
-            args[i] = a
-        return fn(*args)
-
-    return f
-
-
 def _inputs(case: Case, dtype: DType) -> list[np.ndarray]:
     return [make(dtype) for make in case.inputs]
 
@@ -245,7 +233,7 @@ def test_check_grads(case: Case, dtype: DType) -> None:
     arrays = _inputs(case, dtype)
     consts = [rt.asarray(a) for a in arrays]
     active = tuple(case.diff or range(len(arrays)))
-    f = _closed(case.ours, consts, active)
+    f = close_over(case.ours, consts, active)
     check_grads(f, [consts[i] for i in active], order=2, modes=("fwd", "rev"), **case.grad_opts)
 
 
@@ -271,13 +259,13 @@ def test_parity_with_jax(case: Case, dtype: DType) -> None:
         what = f"{case.id} {dtype.short} active={active}"
 
         with x64():
-            fj = _closed(case.theirs, jax_consts, active)
+            fj = close_over(case.theirs, jax_consts, active)
             jax_out, jax_tan = jax.jvp(fj, tuple(jnp.asarray(a) for a in act), tuple(jnp.asarray(t) for t in tangents))
             if out_dtype.is_inexact:
                 _, jax_vjp_fn = jax.vjp(fj, *(jnp.asarray(a) for a in act))
                 want_cts = [np.conj(np.asarray(g)) for g in jax_vjp_fn(jnp.asarray(np.conj(ct)))]
 
-        f = _closed(case.ours, ours_consts, active)
+        f = close_over(case.ours, ours_consts, active)
         out, out_t = autodiff.jvp(f, [rt.asarray(a) for a in act], [rt.asarray(t) for t in tangents])
         assert out.dtype is out_dtype, what
         _assert_close(f"{what}: primal", out.numpy(), jax_out, out_dtype)
@@ -331,10 +319,10 @@ def test_ties_split_like_jax(ours: Callable[..., Any], theirs: Callable[..., Any
         tangents = [_random(dtype, a.shape, rng) for a in act]
         ct = _random(dtype, arrays[1].shape, rng)
         with x64():
-            fj = _closed(theirs, [jnp.asarray(a) for a in arrays], active)
+            fj = close_over(theirs, [jnp.asarray(a) for a in arrays], active)
             _, jax_tan = jax.jvp(fj, tuple(jnp.asarray(a) for a in act), tuple(jnp.asarray(t) for t in tangents))
             want_cts = jax.vjp(fj, *(jnp.asarray(a) for a in act))[1](jnp.asarray(ct))
-        f = _closed(ours, [rt.asarray(a) for a in arrays], active)
+        f = close_over(ours, [rt.asarray(a) for a in arrays], active)
         _, out_t = autodiff.jvp(f, [rt.asarray(a) for a in act], [rt.asarray(t) for t in tangents])
         _assert_close(f"ties JVP active={active}", out_t.numpy(), jax_tan, dtype)
         cts = autodiff.vjp(f, *[rt.asarray(a) for a in act])[1](rt.asarray(ct))

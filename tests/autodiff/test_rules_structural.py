@@ -47,7 +47,7 @@ import runtime as rt  # noqa: E402
 from autodiff import rules_structural  # noqa: E402, F401  (registers the rules)
 from autodiff.engine import jvp_pass, reachable_eqns  # noqa: E402
 from autodiff.rules import JVP_RULES, VJP_RULES  # noqa: E402
-from autodiff.testing import check_grads  # noqa: E402
+from autodiff.testing import check_grads, close_over  # noqa: E402
 from autodiff.zeros import Zero  # noqa: E402
 from runtime import functions as F  # noqa: E402
 from runtime.dtypes import DType  # noqa: E402
@@ -409,18 +409,6 @@ def _assert_close(what: str, got: Any, want: Any, dtype: DType) -> None:
     np.testing.assert_allclose(got_a, want_a, rtol=tol, atol=tol * scale, err_msg=what)
 
 
-def _closed(fn: Callable[..., Any], consts: Sequence[Any], active: tuple[int, ...]) -> Callable[..., Any]:
-    """``fn`` as a function of the ``active`` operands only (the others closed over)."""
-
-    def f(*act: Any) -> Any:
-        args = list(consts)
-        for i, a in zip(active, act, strict=True):
-            args[i] = a
-        return fn(*args)
-
-    return f
-
-
 def _inputs(case: Case, dtype: DType) -> list[np.ndarray]:
     return [make(dtype) for make in case.inputs]
 
@@ -449,12 +437,12 @@ def _check_parity(case: Case, dtype: DType, arrays: list[np.ndarray]) -> None:
         ct = _random(out_dtype, want_out.shape, rng)
         what = f"{case.id} {dtype.short} active={active}"
         with x64():
-            fj = _closed(case.theirs, jax_consts, active)
+            fj = close_over(case.theirs, jax_consts, active)
             jax_out, jax_tan = jax.jvp(fj, tuple(jnp.asarray(a) for a in act), tuple(jnp.asarray(t) for t in tangents))
             _, jax_vjp_fn = jax.vjp(fj, *(jnp.asarray(a) for a in act))
             want_cts = [np.conj(np.asarray(g)) for g in jax_vjp_fn(jnp.asarray(np.conj(ct)))]
 
-        f = _closed(case.ours, [asarray(a) for a in arrays], active)
+        f = close_over(case.ours, [asarray(a) for a in arrays], active)
         out, out_t = autodiff.jvp(f, [asarray(a) for a in act], [asarray(t) for t in tangents])
         assert out.dtype is out_dtype, what
         _assert_close(f"{what}: primal", out.numpy(), jax_out, out_dtype)
@@ -689,7 +677,7 @@ def test_promoted_replay_matches_jax(op: str, dx: DType, dy: DType, active: tupl
     rng = np.random.default_rng(11)
     ct = _random(out_dtype, (3, 3) if op == "concatenate" else (2, 2), rng)
     with x64():
-        fj = _closed(theirs, [jnp.asarray(a) for a in arrays], active)
+        fj = close_over(theirs, [jnp.asarray(a) for a in arrays], active)
         jax_out, jax_vjp_fn = jax.vjp(fj, *(jnp.asarray(arrays[i]) for i in active))
         want_cts = [np.conj(np.asarray(g)) for g in jax_vjp_fn(jnp.asarray(np.conj(ct)))]
         tangents = [_random(rt.dtype(arrays[i].dtype), arrays[i].shape, rng) for i in active]
@@ -712,7 +700,7 @@ def test_promoted_replay_matches_jax(op: str, dx: DType, dy: DType, active: tupl
             assert leaf.grad is None
 
     # The functional API on the same function.
-    f = _closed(ours, [asarray(a) for a in arrays], active)
+    f = close_over(ours, [asarray(a) for a in arrays], active)
     _, out_t = autodiff.jvp(f, [asarray(arrays[i]) for i in active], [asarray(t) for t in tangents])
     assert out_t.dtype is out_dtype
     _assert_close("jvp", out_t.numpy(), jax_tan, tol_dtype)
