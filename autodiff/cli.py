@@ -29,9 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="castwise", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     lat = sub.add_parser("lattice", help="print or check a promotion policy's table")
-    lat.add_argument(
-        "policy", nargs="?", choices=runtime.policies(), help="policy name (default: every policy)"
-    )
+    lat.add_argument("policy", nargs="?", choices=runtime.policies(), help="policy name (default: every policy)")
     lat.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     lat.add_argument(
         "--check", action="store_true", help="report which laws hold, with a counterexample for each that fails"

@@ -89,9 +89,7 @@ float8_e3m4 = DType("float8_e3m4", "f8e3m4", "float", 8, ml_dtypes.float8_e3m4)
 float8_e4m3 = DType("float8_e4m3", "f8e4m3", "float", 8, ml_dtypes.float8_e4m3)
 float8_e4m3fn = DType("float8_e4m3fn", "f8e4m3fn", "float", 8, ml_dtypes.float8_e4m3fn)
 float8_e4m3fnuz = DType("float8_e4m3fnuz", "f8e4m3fnuz", "float", 8, ml_dtypes.float8_e4m3fnuz)
-float8_e4m3b11fnuz = DType(
-    "float8_e4m3b11fnuz", "f8e4m3b11fnuz", "float", 8, ml_dtypes.float8_e4m3b11fnuz
-)
+float8_e4m3b11fnuz = DType("float8_e4m3b11fnuz", "f8e4m3b11fnuz", "float", 8, ml_dtypes.float8_e4m3b11fnuz)
 float8_e5m2 = DType("float8_e5m2", "f8e5m2", "float", 8, ml_dtypes.float8_e5m2)
 float8_e5m2fnuz = DType("float8_e5m2fnuz", "f8e5m2fnuz", "float", 8, ml_dtypes.float8_e5m2fnuz)
 float8_e8m0fnu = DType("float8_e8m0fnu", "f8e8m0fnu", "float", 8, ml_dtypes.float8_e8m0fnu)
@@ -112,9 +110,7 @@ ALL_DTYPES: Final[tuple[DType, ...]] = tuple(_CATALOG)
 #: The narrow formats (under 16 bits of float, or 4-bit ints) that JAX keeps out
 #: of implicit promotion.
 SUB_BYTE_INTS: Final[tuple[DType, ...]] = (int4, uint4)
-SMALL_FLOATS: Final[tuple[DType, ...]] = tuple(
-    d for d in ALL_DTYPES if d.kind == "float" and d.bits <= 8
-)
+SMALL_FLOATS: Final[tuple[DType, ...]] = tuple(d for d in ALL_DTYPES if d.kind == "float" and d.bits <= 8)
 
 _BY_NAME: dict[str, DType] = {}
 for _d in ALL_DTYPES:

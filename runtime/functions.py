@@ -333,9 +333,7 @@ def gather(
 
 def dynamic_slice(operand: Operand, start_indices: Sequence[Operand], slice_sizes: Sequence[int]) -> Tensor:
     """The ``slice_sizes`` window of ``operand`` at ``start_indices`` (clamped into range)."""
-    return apply(
-        ops.dynamic_slice, (operand, *start_indices), {"slice_sizes": _ints(slice_sizes, "slice_sizes")}
-    )  # type: ignore[return-value]
+    return apply(ops.dynamic_slice, (operand, *start_indices), {"slice_sizes": _ints(slice_sizes, "slice_sizes")})  # type: ignore[return-value]
 
 
 def dynamic_update_slice(operand: Operand, update: Operand, start_indices: Sequence[Operand]) -> Tensor:
@@ -518,9 +516,7 @@ def full(shape: Sequence[int] | int, fill_value: bool | int | float | complex, d
     """An array of ``shape`` filled with ``fill_value`` (dtype: given, or the policy's default)."""
     if dtype is None:
         dtype = asarray(fill_value).dtype
-    return apply(
-        ops.full, (), {"shape": _ints(shape, "shape"), "fill_value": fill_value, "dtype": dt.dtype(dtype)}
-    )  # type: ignore[return-value]
+    return apply(ops.full, (), {"shape": _ints(shape, "shape"), "fill_value": fill_value, "dtype": dt.dtype(dtype)})  # type: ignore[return-value]
 
 
 def zeros(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:

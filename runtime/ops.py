@@ -128,9 +128,7 @@ gather = declare(
     ("dimension_numbers", "slice_sizes", "mode", "fill_value"),
 )
 dynamic_slice = declare("dynamic_slice", DYNAMIC_SLICE, ("operand", "*start_indices"), ("slice_sizes",))
-dynamic_update_slice = declare(
-    "dynamic_update_slice", DYNAMIC_UPDATE_SLICE, ("operand", "update", "*start_indices")
-)
+dynamic_update_slice = declare("dynamic_update_slice", DYNAMIC_UPDATE_SLICE, ("operand", "update", "*start_indices"))
 
 # -- elementwise unary ----------------------------------------------------------------
 neg = declare("neg", UNARY, ("x",))
@@ -162,9 +160,7 @@ reduce_min = declare("reduce_min", REDUCE, ("x",), ("axes",))
 # -- structural -----------------------------------------------------------------------
 reshape = declare("reshape", STRUCTURAL, ("x",), ("new_sizes",))
 transpose = declare("transpose", STRUCTURAL, ("x",), ("permutation",))
-broadcast_in_dim = declare(
-    "broadcast_in_dim", STRUCTURAL, ("x",), ("shape", "broadcast_dimensions")
-)
+broadcast_in_dim = declare("broadcast_in_dim", STRUCTURAL, ("x",), ("shape", "broadcast_dimensions"))
 slice = declare("slice", STRUCTURAL, ("x",), ("start_indices", "limit_indices", "strides"))  # noqa: A001
 pad = declare("pad", STRUCTURAL, ("x",), ("padding_config", "padding_value"))
 reverse = declare("reverse", STRUCTURAL, ("x",), ("dimensions",))

@@ -138,9 +138,7 @@ def promotes(op: OpDef | str) -> bool:
     return opdef.family in PLAN_RULES
 
 
-def plan(
-    op: OpDef | str, input_dtypes: Sequence[PlanInput], policy: str | Policy | None = None
-) -> tuple[DType, ...]:
+def plan(op: OpDef | str, input_dtypes: Sequence[PlanInput], policy: str | Policy | None = None) -> tuple[DType, ...]:
     """The dtype each operand of ``op`` is converted to before its kernel runs.
 
     ``input_dtypes`` holds one entry per operand: a ``DType``, or a classified

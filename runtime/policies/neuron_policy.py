@@ -40,9 +40,7 @@ FLOAT_LADDER: tuple[DType, ...] = (
 _RANK = {d: i for i, d in enumerate(FLOAT_LADDER)}
 # NumPy's issubdtype(_, np.integer) is false for ml_dtypes' int4/uint4 and for
 # bool, so those reach the "unexpected dtype" raise when mixed with an integer.
-_NP_INTEGERS = tuple(
-    d for d in dt.ALL_DTYPES if d.kind in ("int", "uint") and d not in dt.SUB_BYTE_INTS
-)
+_NP_INTEGERS = tuple(d for d in dt.ALL_DTYPES if d.kind in ("int", "uint") and d not in dt.SUB_BYTE_INTS)
 _NEURON_DTYPES = tuple(d for d in dt.ALL_DTYPES if d.kind != "complex")
 
 

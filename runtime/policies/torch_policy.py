@@ -95,9 +95,7 @@ class TorchPolicy(Policy):
         return "uint4, uint16, uint32 and uint64 promote only with floating types"
 
     def scalar_default(self, pykind: str, context: DType | None) -> DType:  # type: ignore[override]
-        return {"bool": dt.bool_, "int": dt.int64, "float": dt.float32, "complex": dt.complex64}[
-            pykind
-        ]
+        return {"bool": dt.bool_, "int": dt.int64, "float": dt.float32, "complex": dt.complex64}[pykind]
 
     def _combine(self, higher: DType | None, lower: DType | None) -> DType | None:
         """c10 combine_categories: ``higher`` is the more important group."""
