@@ -10,13 +10,14 @@ derivative programs are ordinary graphs.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from autodiff.engine import jvp_pass, reachable_eqns, vjp_pass
-from autodiff.record import enable_grad, no_grad
+from autodiff.record import enable_grad, no_grad, saving_all
 from autodiff.rules import load_rules
 from autodiff.zeros import TangentLike, Zero, instantiate
 from runtime import hooks
@@ -56,13 +57,14 @@ def _flatten(out: Any) -> tuple[list[Tensor], bool]:
         return [out], False
     if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
         return list(out), True
-    raise TypeError(
-        f"the differentiated function must return a Tensor or a tuple of Tensors, got {type(out).__name__}"
-    )
+    raise TypeError(f"the differentiated function must return a Tensor or a tuple of Tensors, got {type(out).__name__}")
 
 
-def _record(f: Callable[..., Any], primals: Sequence[Any]) -> tuple[list[Tensor], bool, list[Tensor], bool, list[Any]]:
-    """Record ``f`` on tracked versions of ``primals``.
+def _record(
+    f: Callable[..., Any], primals: Sequence[Any], keep_all: bool = False
+) -> tuple[list[Tensor], bool, list[Tensor], bool, list[Any]]:
+    """Record ``f`` on tracked versions of ``primals`` (holding every value with
+    ``keep_all``, for forward mode; otherwise what the VJP rules read).
 
     Returns the tracked inputs, whether any was already tracked (a nested
     transform, so derivative work must be recorded too), the outputs, whether
@@ -71,7 +73,7 @@ def _record(f: Callable[..., Any], primals: Sequence[Any]) -> tuple[list[Tensor]
     leaves = [_leaf(p, f"primal {i}", strict=False) for i, p in enumerate(primals)]
     xs = [t for t, _ in leaves]
     nested = any(was for _, was in leaves)
-    with enable_grad():
+    with enable_grad(), saving_all() if keep_all else contextlib.nullcontext():
         out = f(*xs)
     outs, is_tuple = _flatten(out)
     boundary = [x.node for x in xs if x.node is not None]
@@ -93,7 +95,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
 
 def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` reuses one recording of ``f``."""
-    xs, nested, outs, is_tuple, eqns = _record(f, primals)
+    xs, nested, outs, is_tuple, eqns = _record(f, primals, keep_all=True)
 
     def f_jvp(*tangents: Any) -> Any:
         if len(tangents) != len(xs):
@@ -242,7 +244,7 @@ def backward(tensor: Tensor, cotangent: Any = None, retain_graph: bool = False, 
     leaves = {id(v): v for e in eqns for v in e.inputs if v.producer is None and v.const is None}
     if root.producer is None:
         leaves[id(root)] = root
-    with (enable_grad() if create_graph else no_grad()):
+    with enable_grad() if create_graph else no_grad():
         for key, var in leaves.items():
             g = cts.get(key)
             owner = var.owner() if var.owner is not None else None

@@ -9,11 +9,14 @@ otherwise they run with recording off.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+
+import numpy as np
 
 from autodiff.record import enable_grad, no_grad
 from autodiff.rules import JVP_RULES, VJP_RULES
 from autodiff.zeros import TangentLike, Zero, add_any
+from runtime.dtypes import DType
 from runtime.graph import Eqn, Var, primal_value
 from runtime.tensor import Tensor
 
@@ -56,6 +59,54 @@ def primal_tensor(var: Var, create_graph: bool) -> Tensor:
     return t
 
 
+class _Poison:
+    #: set by ``poison_unsaved``: values a recording did not declare are NaN stand-ins
+    active = False
+
+
+@contextlib.contextmanager
+def poison_unsaved() -> Iterator[None]:
+    """Test aid: inside the block, every inexact value that an equation's recording
+    did not declare as saved reaches the VJP rule as a NaN-filled read-only
+    stand-in, even when the value happens to be still available. A rule that
+    reads a value its ``VJP_SAVES`` entry does not declare then yields NaN."""
+    previous, _Poison.active = _Poison.active, True
+    try:
+        yield
+    finally:
+        _Poison.active = previous
+
+
+_STAND_INS: dict[tuple[DType, tuple[int, ...]], np.ndarray] = {}
+
+
+def _stand_in(var: Var) -> Tensor:
+    # dtype and shape are all a rule may read of an unsaved value; the read-only
+    # NaN broadcast is immutable, so one per aval is shared
+    key = (var.dtype, var.shape)
+    array = _STAND_INS.get(key)
+    if array is None:
+        if len(_STAND_INS) >= 1024:
+            _STAND_INS.clear()
+        array = _STAND_INS[key] = np.broadcast_to(np.full((), np.nan, var.dtype.storage), var.shape)
+    return Tensor(array, var.dtype)
+
+
+def _vjp_primals(vars_: Sequence[Var], saved: Sequence[int] | None, create_graph: bool) -> list[Tensor]:
+    """The primal values a VJP rule gets: the saved ones (and any still held), with
+    a stand-in for an unsaved inexact value (computing it would be wasted work)."""
+    if saved is None:
+        return [primal_tensor(v, create_graph) for v in vars_]
+    poison = _Poison.active
+    out = []
+    for i, v in enumerate(vars_):
+        if i in saved or not v.dtype.is_inexact or (v.value is not None and not poison):
+            out.append(primal_tensor(v, create_graph))
+        else:
+            out.append(_stand_in(v))
+    return out
+
+
 def _recording(create_graph: bool) -> contextlib.AbstractContextManager[None]:
     return enable_grad() if create_graph else no_grad()
 
@@ -66,8 +117,7 @@ def _check(kind: str, eqn: Eqn, var: Var, value: TangentLike) -> None:
         return
     if value.dtype is not var.dtype or tuple(value.shape) != var.shape:
         raise AssertionError(
-            f"{eqn.op.name}: {kind} rule returned {value.dtype.short}{list(value.shape)}, "
-            f"expected {var.type_str()}"
+            f"{eqn.op.name}: {kind} rule returned {value.dtype.short}{list(value.shape)}, expected {var.type_str()}"
         )
 
 
@@ -103,25 +153,38 @@ def vjp_pass(
     """
     with _recording(create_graph):
         for eqn in reversed(eqns):
-            cts = [cotangents.pop(id(v), None) for v in eqn.outputs]
-            if all(c is None or isinstance(c, Zero) for c in cts) or not eqn.op.differentiable:
+            out_vars = eqn.outputs
+            if len(out_vars) == 1:  # the common case, without comprehensions
+                ct = cotangents.pop(id(out_vars[0]), None)
+                if ct is None or type(ct) is Zero:
+                    continue
+                out_cts: list[TangentLike] = [ct]
+            else:
+                cts = [cotangents.pop(id(v), None) for v in out_vars]
+                if all(c is None or type(c) is Zero for c in cts):
+                    continue
+                out_cts = [c if c is not None else Zero(v.dtype, v.shape) for c, v in zip(cts, out_vars, strict=True)]
+            op = eqn.op
+            if not op.differentiable:
                 continue
             needs = [v.const is None and v.dtype.is_inexact for v in eqn.inputs]
-            if not any(needs):
+            if True not in needs:
                 continue
-            rule = VJP_RULES.get(eqn.op.name)
+            rule = VJP_RULES.get(op.name)
             if rule is None:
-                raise NotImplementedError(f"no VJP rule for {eqn.op.name}")
-            out_cts = [c if c is not None else Zero(v.dtype, v.shape) for c, v in zip(cts, eqn.outputs, strict=True)]
-            primals = [primal_tensor(v, create_graph) for v in eqn.inputs]
-            outputs = [primal_tensor(v, create_graph) for v in eqn.outputs]
+                raise NotImplementedError(f"no VJP rule for {op.name}")
+            keep = eqn.keep
+            primals = _vjp_primals(eqn.inputs, None if keep is None else keep[0], create_graph)
+            outputs = _vjp_primals(out_vars, None if keep is None else keep[1], create_graph)
             in_cts = rule(out_cts, primals, outputs, needs, **eqn.params)
             for var, ct, need in zip(eqn.inputs, in_cts, needs, strict=True):
-                if not need or isinstance(ct, Zero) or ct is None:
+                if not need or ct is None or type(ct) is Zero:
                     continue
-                _check("VJP", eqn, var, ct)
-                previous = cotangents.get(id(var))
-                cotangents[id(var)] = ct if previous is None else add_any(previous, ct)
+                if ct.dtype is not var.dtype or ct.shape != var.shape:
+                    _check("VJP", eqn, var, ct)
+                key = id(var)
+                previous = cotangents.get(key)
+                cotangents[key] = ct if previous is None else add_any(previous, ct)
             if release:
                 _release(eqn)
     return cotangents

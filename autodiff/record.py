@@ -14,10 +14,12 @@ build independent graphs.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from autodiff.rules import OTHER_OPERAND_KEEP, VJP_SAVES, saves_other_operand
 from runtime import hooks
 from runtime.dtypes import DType
 from runtime.graph import record_op
@@ -25,11 +27,54 @@ from runtime.ops import OpDef
 from runtime.tensor import Tensor
 
 
+class _SaveState(threading.local):
+    #: > 0 inside ``saving_all()``: recordings hold every value (forward mode reads them all)
+    depth: int = 0
+
+
+_SAVE = _SaveState()
+
+
 def record_eager(
     op: OpDef, params: dict[str, Any], inputs: Sequence[Tensor], targets: tuple[DType, ...], outputs: Sequence[Tensor]
 ) -> None:
-    """The recorder ``autodiff`` installs into ``runtime.hooks``."""
-    record_op(op, params, inputs, targets, outputs)
+    """The recorder ``autodiff`` installs into ``runtime.hooks``.
+
+    The recording holds only the values the op's VJP rule reads
+    (``autodiff.rules.VJP_SAVES``), so intermediates nobody needs are freed
+    as soon as eager code drops them.
+    """
+    saves = VJP_SAVES.get(op.name)
+    if saves is None or _SAVE.depth:
+        record_op(op, params, inputs, targets, outputs)
+    elif type(saves) is tuple:
+        record_op(op, params, inputs, targets, outputs, saves)
+    elif saves is saves_other_operand:  # mul, dot_general: the hot needs-dependent case
+        keep = OTHER_OPERAND_KEEP[inputs[0].node is not None, inputs[1].node is not None]
+        record_op(op, params, inputs, targets, outputs, keep)
+    else:
+        # which inputs may want a cotangent: the tracked ones (a superset of what
+        # the backward pass asks for, so nothing a rule reads is dropped)
+        needs = tuple([x.node is not None for x in inputs])
+        keep = _KEEP.get((op, needs))
+        if keep is None:
+            keep = _KEEP[op, needs] = saves(needs)  # type: ignore[operator]
+        record_op(op, params, inputs, targets, outputs, keep)
+
+
+#: the positions a needs-dependent ``VJP_SAVES`` entry gives, per (op, needs)
+_KEEP: dict[tuple[OpDef, tuple[bool, ...]], Any] = {}
+
+
+@contextmanager
+def saving_all() -> Iterator[None]:
+    """Recordings in this thread hold every value inside the block (``linearize``:
+    JVP rules read all primals, and a value not held would be recomputed)."""
+    _SAVE.depth += 1
+    try:
+        yield
+    finally:
+        _SAVE.depth -= 1
 
 
 @contextmanager

@@ -39,6 +39,44 @@ VjpRule = Callable[..., Sequence[TangentLike]]
 JVP_RULES: dict[str, JvpRule] = {}
 VJP_RULES: dict[str, VjpRule] = {}
 
+#: What an op's VJP rule reads of its equation's primal values: positions
+#: ``(inputs, outputs)``, or a function of ``needs`` (which inputs get a
+#: cotangent) that returns them. A recording holds exactly these values (what
+#: PyTorch calls saved tensors and JAX residuals), so a long eager computation
+#: does not keep every intermediate alive; an op without an entry holds all of
+#: its values. Registered next to the VJP rule, and checked for every op by
+#: running the rule tests with the values it does not declare poisoned
+#: (``autodiff.engine.poison_unsaved``).
+Positions = tuple[tuple[int, ...], tuple[int, ...]]
+Saves = Positions | Callable[[Sequence[bool]], Positions]
+VJP_SAVES: dict[str, Saves] = {}
+
+#: reads only avals (shapes and dtypes): add, reshape, reduce_sum, ...
+SAVES_NOTHING: Positions = ((), ())
+#: reads the primal output (d exp x = exp x dx)
+SAVES_OUTPUT: Positions = ((), (0,))
+#: reads the primal input (d sin x = cos x dx)
+SAVES_INPUT: Positions = ((0,), ())
+
+
+def saves_other_operand(needs: Sequence[bool]) -> Positions:
+    """A bilinear op (mul, dot_general): each operand's cotangent reads the other operand."""
+    return (tuple(i for i, other_needs in ((0, needs[1]), (1, needs[0])) if other_needs), ())
+
+
+#: ``saves_other_operand`` for (x tracked, y tracked), precomputed: the recorder's hot path
+OTHER_OPERAND_KEEP: dict[tuple[bool, bool], Positions] = {
+    (a, b): saves_other_operand((a, b)) for a in (False, True) for b in (False, True)
+}
+
+
+def saved_positions(op_name: str, needs: Sequence[bool]) -> Positions | None:
+    """The values a recording of ``op_name`` holds given ``needs`` (``None``: all)."""
+    saves = VJP_SAVES.get(op_name)
+    if saves is None or isinstance(saves, tuple):
+        return saves
+    return saves(needs)
+
 
 def non_differentiable_ops() -> tuple[str, ...]:
     """Ops declared without derivatives (comparisons, logical ops, iota, ...)."""

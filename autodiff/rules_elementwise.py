@@ -26,7 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from autodiff.rules import JVP_RULES, VJP_RULES
+from autodiff.rules import (
+    JVP_RULES,
+    SAVES_INPUT,
+    SAVES_NOTHING,
+    SAVES_OUTPUT,
+    VJP_RULES,
+    VJP_SAVES,
+    Positions,
+    saves_other_operand,
+)
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
 from runtime.dtypes import DType
 from runtime.functions import abs as absolute
@@ -49,6 +58,7 @@ from runtime.functions import (
     mul,
     neg,
     real,
+    reciprocal,
     reduce_sum,
     reshape,
     select,
@@ -69,6 +79,12 @@ Primals = Sequence[Tensor]
 def _const(value: bool | int | float | complex, shape: tuple[int, ...], dtype: DType) -> Tensor:
     """A constant array of exactly ``dtype`` and ``shape``."""
     return full(shape, value, dtype)
+
+
+def _scalar(value: bool | int | float | complex, x: Tensor) -> Tensor:
+    """A 0-d constant of ``x``'s dtype: binary ops broadcast it (lax's scalar rule), so
+    no array of ``x``'s shape is filled."""
+    return _const(value, (), x.dtype)
 
 
 def _like(value: bool | int | float | complex, x: Tensor) -> Tensor:
@@ -162,6 +178,7 @@ def add_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Seq
     gy = _vjp_in(ct, y) if needs[1] else Zero.like(y)
     return [gx, gy]  # x-bar = ct, y-bar = ct
 VJP_RULES["add"] = add_vjp
+VJP_SAVES["add"] = SAVES_NOTHING
 
 
 def sub_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -180,6 +197,7 @@ def sub_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Seq
     gy = _vjp_in(neg(ct), y) if needs[1] else Zero.like(y)
     return [gx, gy]  # x-bar = ct, y-bar = -ct
 VJP_RULES["sub"] = sub_vjp
+VJP_SAVES["sub"] = SAVES_NOTHING
 
 
 def mul_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -196,22 +214,32 @@ def mul_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Seq
     gy = _vjp_in(mul(ct, _conj(x)), y) if needs[1] else Zero.like(y)
     return [gx, gy]  # x-bar = ct conj(y), y-bar = ct conj(x)
 VJP_RULES["mul"] = mul_vjp
+VJP_SAVES["mul"] = saves_other_operand
+
+
+def _inverse_square(y: Tensor) -> Tensor:
+    return reciprocal(square(y))  # 1 / (y y): lax.integer_pow(y, -2), rounded as XLA rounds it
 
 
 def div_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
-    (_, y), (tx, ty), (out,) = primals, tangents, outputs
+    (x, y), (tx, ty), (out,) = primals, tangents, outputs
     dx = Zero.like(out) if is_zero(tx) else _jvp_out(div(tx, y), out)  # type: ignore[arg-type]
-    dy = Zero.like(out) if is_zero(ty) else _jvp_out(neg(div(mul(ty, out), y)), out)  # type: ignore[arg-type]
-    return [add_any(dx, dy)]  # d(x / y) = dx / y - (x / y) dy / y
+    dy = Zero.like(out) if is_zero(ty) else _jvp_out(mul(mul(neg(ty), x), _inverse_square(y)), out)  # type: ignore[arg-type]
+    return [add_any(dx, dy)]  # d(x / y) = dx / y - x dy / y**2 (JAX's form, so narrow floats round alike)
 JVP_RULES["div"] = div_jvp
 
 
+def _div_saves(needs: Sequence[bool]) -> Positions:
+    return ((0, 1) if needs[1] else (1,), ())  # x-bar reads y; y-bar reads x and y
+
+
 def div_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
-    ct, (x, y), (out,) = _single_ct(cotangents), primals, outputs
+    ct, (x, y) = _single_ct(cotangents), primals
     gx = _vjp_in(div(ct, _conj(y)), x) if needs[0] else Zero.like(x)
-    gy = _vjp_in(neg(div(mul(ct, _conj(out)), _conj(y))), y) if needs[1] else Zero.like(y)
-    return [gx, gy]  # x-bar = ct / conj(y), y-bar = -ct conj(x / y) / conj(y)
+    gy = _vjp_in(neg(mul(mul(ct, _conj(_inverse_square(y))), _conj(x))), y) if needs[1] else Zero.like(y)
+    return [gx, gy]  # x-bar = ct / conj(y), y-bar = -ct conj(x / y**2) (the transpose of the JVP)
 VJP_RULES["div"] = div_vjp
+VJP_SAVES["div"] = _div_saves
 
 
 def _trunc_quotient(x: Tensor, y: Tensor) -> Tensor:
@@ -237,7 +265,7 @@ VJP_RULES["rem"] = rem_vjp
 
 
 def _pow_dx(x: Tensor, y: Tensor) -> Tensor:
-    return mul(y, power(x, sub(y, _like(1, y))))  # y x**(y-1)
+    return mul(y, power(x, sub(y, _scalar(1, y))))  # y x**(y-1)
 
 
 def _pow_dy(x: Tensor, out: Tensor) -> Tensor:
@@ -330,6 +358,7 @@ JVP_RULES["neg"] = neg_jvp
 def neg_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     return [neg(_single_ct(cotangents))]  # x-bar = -ct
 VJP_RULES["neg"] = neg_vjp
+VJP_SAVES["neg"] = SAVES_NOTHING
 
 
 def abs_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -348,6 +377,7 @@ def abs_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Seq
         return [mul(convert(ct, x.dtype), unit)]  # z-bar = ct z / |z|
     return [select(ge(x, _like(0, x)), ct, neg(ct))]  # x-bar = sign(x) ct (+ct at 0)
 VJP_RULES["abs"] = abs_vjp
+VJP_SAVES["abs"] = ((0,), (0,))  # x, and |x| for complex
 
 
 def sign_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -358,6 +388,7 @@ JVP_RULES["sign"] = sign_jvp
 def sign_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     return _zero_in(primals)  # x-bar = 0
 VJP_RULES["sign"] = sign_vjp
+VJP_SAVES["sign"] = SAVES_NOTHING
 
 
 def exp_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -368,6 +399,7 @@ JVP_RULES["exp"] = exp_jvp
 def exp_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     return _holomorphic_unary_vjp(_single_ct(cotangents), outputs[0])  # x-bar = ct conj(exp x)
 VJP_RULES["exp"] = exp_vjp
+VJP_SAVES["exp"] = SAVES_OUTPUT
 
 
 def log_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -378,18 +410,20 @@ JVP_RULES["log"] = log_jvp
 def log_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     return [div(_single_ct(cotangents), _conj(primals[0]))]  # x-bar = ct / conj(x)
 VJP_RULES["log"] = log_vjp
+VJP_SAVES["log"] = SAVES_INPUT
 
 
 def expm1_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
     (out,) = outputs
-    return _holomorphic_unary_jvp(tangents[0], add(out, _like(1, out)))  # d expm1 x = (expm1 x + 1) dx
+    return _holomorphic_unary_jvp(tangents[0], add(out, _scalar(1, out)))  # d expm1 x = (expm1 x + 1) dx
 JVP_RULES["expm1"] = expm1_jvp
 
 
 def expm1_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     (out,) = outputs
-    return _holomorphic_unary_vjp(_single_ct(cotangents), add(out, _like(1, out)))  # x-bar = ct conj(exp x)
+    return _holomorphic_unary_vjp(_single_ct(cotangents), add(out, _scalar(1, out)))  # x-bar = ct conj(exp x)
 VJP_RULES["expm1"] = expm1_vjp
+VJP_SAVES["expm1"] = SAVES_OUTPUT
 
 
 def log1p_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -402,6 +436,7 @@ def log1p_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: S
     (x,) = primals
     return [div(_single_ct(cotangents), _conj(add(x, _like(1, x))))]  # x-bar = ct / conj(1 + x)
 VJP_RULES["log1p"] = log1p_vjp
+VJP_SAVES["log1p"] = SAVES_INPUT
 
 
 def sin_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -412,6 +447,7 @@ JVP_RULES["sin"] = sin_jvp
 def sin_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     return _holomorphic_unary_vjp(_single_ct(cotangents), cos(primals[0]))  # x-bar = ct conj(cos x)
 VJP_RULES["sin"] = sin_vjp
+VJP_SAVES["sin"] = SAVES_INPUT
 
 
 def cos_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -422,10 +458,11 @@ JVP_RULES["cos"] = cos_jvp
 def cos_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     return _holomorphic_unary_vjp(_single_ct(cotangents), neg(sin(primals[0])))  # x-bar = -ct conj(sin x)
 VJP_RULES["cos"] = cos_vjp
+VJP_SAVES["cos"] = SAVES_INPUT
 
 
 def _tanh_deriv(out: Tensor) -> Tensor:
-    return sub(_like(1, out), square(out))  # 1 - tanh(x)**2
+    return sub(_scalar(1, out), square(out))  # 1 - tanh(x)**2
 
 
 def tanh_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -436,10 +473,11 @@ JVP_RULES["tanh"] = tanh_jvp
 def tanh_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     return _holomorphic_unary_vjp(_single_ct(cotangents), _tanh_deriv(outputs[0]))  # x-bar = ct conj(1 - tanh**2)
 VJP_RULES["tanh"] = tanh_vjp
+VJP_SAVES["tanh"] = SAVES_OUTPUT
 
 
 def _logistic_deriv(out: Tensor) -> Tensor:
-    return mul(out, sub(_like(1, out), out))  # s (1 - s)
+    return mul(out, sub(_scalar(1, out), out))  # s (1 - s)
 
 
 def logistic_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -450,6 +488,7 @@ JVP_RULES["logistic"] = logistic_jvp
 def logistic_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     return _holomorphic_unary_vjp(_single_ct(cotangents), _logistic_deriv(outputs[0]))  # x-bar = ct conj(s (1 - s))
 VJP_RULES["logistic"] = logistic_vjp
+VJP_SAVES["logistic"] = SAVES_OUTPUT
 
 
 def sqrt_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -462,6 +501,7 @@ def sqrt_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Se
     (out,) = outputs
     return [div(_single_ct(cotangents), _conj(add(out, out)))]  # x-bar = ct / conj(2 sqrt x)
 VJP_RULES["sqrt"] = sqrt_vjp
+VJP_SAVES["sqrt"] = SAVES_OUTPUT
 
 
 def _rsqrt_deriv(x: Tensor, out: Tensor) -> Tensor:
@@ -477,6 +517,7 @@ def rsqrt_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: S
     deriv = _rsqrt_deriv(primals[0], outputs[0])
     return _holomorphic_unary_vjp(_single_ct(cotangents), deriv)  # x-bar = ct conj(-rsqrt(x) / (2 x))
 VJP_RULES["rsqrt"] = rsqrt_vjp
+VJP_SAVES["rsqrt"] = ((0,), (0,))
 
 
 def conj_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -488,6 +529,7 @@ def conj_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Se
     # conj is its own adjoint; a real input (should conj ever return complex for it) takes the real part
     return [_cast(conj(_single_ct(cotangents)), primals[0].dtype)]  # z-bar = conj(ct)
 VJP_RULES["conj"] = conj_vjp
+VJP_SAVES["conj"] = SAVES_NOTHING
 
 
 def real_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -499,6 +541,7 @@ JVP_RULES["real"] = real_jvp
 def real_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     return [_cast(_single_ct(cotangents), primals[0].dtype)]  # z-bar = complex(ct, 0)
 VJP_RULES["real"] = real_vjp
+VJP_SAVES["real"] = SAVES_NOTHING
 
 
 def imag_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
@@ -515,6 +558,7 @@ def imag_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Se
         return [Zero.like(x)]
     return [mul(convert(ct, x.dtype), _like(1j, x))]  # z-bar = i ct
 VJP_RULES["imag"] = imag_vjp
+VJP_SAVES["imag"] = SAVES_NOTHING
 
 
 def _square_deriv(x: Tensor) -> Tensor:
@@ -529,6 +573,7 @@ JVP_RULES["square"] = square_jvp
 def square_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
     return _holomorphic_unary_vjp(_single_ct(cotangents), _square_deriv(primals[0]))  # x-bar = ct conj(2 x)
 VJP_RULES["square"] = square_vjp
+VJP_SAVES["square"] = SAVES_INPUT
 
 
 def _reciprocal_deriv(out: Tensor) -> Tensor:
@@ -545,6 +590,7 @@ def reciprocal_vjp(
 ) -> list[TangentLike]:
     return _holomorphic_unary_vjp(_single_ct(cotangents), _reciprocal_deriv(outputs[0]))  # x-bar = -ct conj(1/x**2)
 VJP_RULES["reciprocal"] = reciprocal_vjp
+VJP_SAVES["reciprocal"] = SAVES_OUTPUT
 
 
 # -- convert ----------------------------------------------------------------------------------
@@ -570,6 +616,7 @@ def convert_vjp(
     # just change.
     return [_cast(ct, x.dtype)]  # type: ignore[arg-type]  # x-bar = convert(ct, x.dtype)
 VJP_RULES["convert"] = convert_vjp
+VJP_SAVES["convert"] = SAVES_NOTHING
 
 
 # -- select, clamp ----------------------------------------------------------------------------

@@ -39,7 +39,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from autodiff.rules import JVP_RULES, VJP_RULES
+from autodiff.rules import JVP_RULES, SAVES_NOTHING, VJP_RULES, VJP_SAVES, saves_other_operand
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
 from runtime.dtypes import DType
 from runtime.dtypes import int64 as _int64
@@ -192,6 +192,7 @@ def dot_general_vjp(
     gr = _dot_transpose(ct, lhs, rhs.ndim, dimension_numbers, False) if needs[1] else Zero.like(rhs)
     return [gl, gr]  # l-bar = ct . conj(r)^T, r-bar = conj(l)^T . ct (contracted over the free axes)
 VJP_RULES["dot_general"] = dot_general_vjp
+VJP_SAVES["dot_general"] = saves_other_operand
 
 
 # -- concatenate -------------------------------------------------------------------------------
@@ -226,6 +227,7 @@ def concatenate_vjp(
         offset += size
     return result  # x_i-bar = ct[..., offset_i : offset_i + n_i, ...]
 VJP_RULES["concatenate"] = concatenate_vjp
+VJP_SAVES["concatenate"] = SAVES_NOTHING
 
 
 # -- gather / scatter ------------------------------------------------------------------------
@@ -456,6 +458,7 @@ def reduce_sum_vjp(
     assert isinstance(ct, Tensor)
     return [_expand(ct, x, axes)]  # x-bar = broadcast(ct)
 VJP_RULES["reduce_sum"] = reduce_sum_vjp
+VJP_SAVES["reduce_sum"] = SAVES_NOTHING
 
 
 def _other_factors(x: Tensor, axes: Sequence[int]) -> Tensor:
@@ -575,6 +578,7 @@ def reshape_vjp(
     ct, (x,) = _single_ct(cotangents), primals
     return [Zero.like(x) if is_zero(ct) else reshape(ct, x.shape)]  # x-bar = reshape(ct, x.shape)
 VJP_RULES["reshape"] = reshape_vjp
+VJP_SAVES["reshape"] = SAVES_NOTHING
 
 
 def transpose_jvp(
@@ -593,6 +597,7 @@ def transpose_vjp(
         return [Zero.like(x)]
     return [transpose(ct, _inverse_permutation(permutation))]  # x-bar = ct^(P^-1)
 VJP_RULES["transpose"] = transpose_vjp
+VJP_SAVES["transpose"] = SAVES_NOTHING
 
 
 def broadcast_in_dim_jvp(
@@ -619,6 +624,7 @@ def broadcast_in_dim_vjp(
     summed = reduce_sum(ct, axes) if axes else ct
     return [_maybe_reshape(summed, x.shape)]  # x-bar = sum of ct over the broadcast axes
 VJP_RULES["broadcast_in_dim"] = broadcast_in_dim_vjp
+VJP_SAVES["broadcast_in_dim"] = SAVES_NOTHING
 
 
 def slice_jvp(
@@ -647,6 +653,7 @@ def slice_vjp(
         config.append((start, n_in - end, step - 1 if n_out else 0))
     return [pad(ct, 0, config)]  # x-bar = ct scattered back into zeros (a pad)
 VJP_RULES["slice"] = slice_vjp
+VJP_SAVES["slice"] = SAVES_NOTHING
 
 
 def pad_jvp(
@@ -677,6 +684,7 @@ def pad_vjp(
         unpadded = static_slice(unpadded, (0,) * x.ndim, unpadded.shape, steps)
     return [unpadded]  # x-bar = ct at the positions x was copied to
 VJP_RULES["pad"] = pad_vjp
+VJP_SAVES["pad"] = SAVES_NOTHING
 
 
 def reverse_jvp(primals: Primals, tangents: Tangents, outputs: Primals, dimensions: Sequence[int]) -> list[TangentLike]:
@@ -691,3 +699,4 @@ def reverse_vjp(
     ct, (x,) = _single_ct(cotangents), primals
     return [Zero.like(x) if is_zero(ct) else reverse(ct, dimensions)]  # x-bar = rev(ct)
 VJP_RULES["reverse"] = reverse_vjp
+VJP_SAVES["reverse"] = SAVES_NOTHING

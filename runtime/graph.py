@@ -15,6 +15,7 @@ so a recording lives exactly as long as something references its outputs.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,11 @@ from runtime.ops import OpDef
 
 if TYPE_CHECKING:
     from runtime.tensor import Tensor
+
+
+#: which input and output values a recording holds on to, as positions
+#: ``(inputs, outputs)``; ``None``: all of them (see ``record_op``).
+Keep = tuple[Sequence[int], Sequence[int]] | None
 
 
 class GraphError(ValueError):
@@ -82,7 +88,7 @@ class Eqn:
     nobody holds is re-created on access.
     """
 
-    __slots__ = ("_outs", "freed", "inputs", "op", "params")
+    __slots__ = ("_outs", "freed", "inputs", "keep", "op", "params")
 
     def __init__(self, op: OpDef, inputs: Sequence[Var], params: dict[str, Any], outputs: Sequence[Var]) -> None:
         self.op = op
@@ -93,6 +99,8 @@ class Eqn:
         ]
         #: set when a backward pass released this equation's saved values
         self.freed = False
+        #: the (input, output) positions whose values the recording held (None: all)
+        self.keep: Keep = None
 
     @property
     def outputs(self) -> tuple[Var, ...]:
@@ -161,26 +169,53 @@ def emit(op: OpDef, inputs: Sequence[Var], params: dict[str, Any]) -> Eqn:
 
 
 def const_var(tensor: Tensor) -> Var:
-    """A constant leaf for an untracked operand: it references the tensor's array.
+    """The constant leaf for an untracked operand: it references the tensor's array.
 
-    The tensor remembers (weakly) that a recording references it, so an in-place
-    write into it raises instead of silently changing what the graph replays.
+    A tensor keeps its constant leaf (``Tensor._const``) and every recording
+    that uses the tensor as a constant shares it, so recording an op with a
+    reused constant allocates nothing for it. The shared leaf also tells an
+    in-place write whether a live recording still depends on the array
+    (``is_referenced``).
     """
-    var = Var(tensor.dtype, tensor._array.shape, None, tensor._array)
-    refs = tensor._recorded_by
-    if refs is None:
-        tensor._recorded_by = [weakref.ref(var)]
-    else:
-        if len(refs) >= 64:  # a constant reused by many recordings: drop the dead ones
-            refs[:] = [r for r in refs if r() is not None]
-        refs.append(weakref.ref(var))
+    var: Var | None = tensor._const
+    array = tensor._array
+    if var is None or var.const is not array:
+        var = Var(tensor.dtype, array.shape, None, array)
+        tensor._const = var
     return var
 
 
+def _const_refs(holder: Any) -> int:
+    return sys.getrefcount(holder._const)
+
+
+class _Holder:
+    __slots__ = ("_const",)
+
+
+def _baseline_refs() -> int:
+    # What ``_const_refs`` counts for a value that only its holder's slot references
+    # (measured through the same code path, so interpreter details cancel out).
+    holder = _Holder()
+    holder._const = object()
+    return _const_refs(holder)
+
+
+_ONLY_THE_SLOT = _baseline_refs()
+
+
 def is_referenced(tensor: Tensor) -> bool:
-    """Whether a live recording still holds ``tensor``'s array as a constant."""
-    refs = tensor._recorded_by
-    return refs is not None and any(r() is not None for r in refs)
+    """Whether a live recording (or graph) still holds ``tensor``'s array as a constant.
+
+    The tensor's slot holds one reference to its shared constant leaf; every
+    further reference comes from an equation or a graph that would replay the
+    array (CPython reference counts, compared with a calibrated baseline).
+    """
+    var = tensor._const
+    if var is None or var.const is not tensor._array:
+        return False
+    del var
+    return _const_refs(tensor) > _ONLY_THE_SLOT
 
 
 def _convert_eqn(var: Var, target: DType) -> Var:
@@ -203,23 +238,65 @@ def promoted_inputs(inputs: Sequence[Tensor], targets: Sequence[DType]) -> list[
 
 
 def record_op(
-    op: OpDef, params: dict[str, Any], inputs: Sequence[Tensor], targets: Sequence[DType], outputs: Sequence[Tensor]
+    op: OpDef,
+    params: dict[str, Any],
+    inputs: Sequence[Tensor],
+    targets: Sequence[DType],
+    outputs: Sequence[Tensor],
+    keep: Keep = None,
 ) -> Eqn:
     """Record one eagerly executed op: promoted inputs, the equation, output nodes.
 
-    Each output keeps its eager value on its ``Var`` (derivative rules read it)
-    and becomes tracked when its dtype is inexact. The output avals are the eager
-    results' (the shape rules already checked them when the op ran).
+    ``keep`` names the inputs and outputs whose eager values the recording holds
+    (what a derivative rule will read); ``None`` holds all of them. A value that
+    is not held is recomputed from its producer if anyone asks for it. Each
+    output becomes tracked when its dtype is inexact. The output avals are the
+    eager results' (the shape rules already checked them when the op ran).
+    This is the hot path of every tracked op, so it is written flat.
     """
-    eqn = Eqn(op, promoted_inputs(inputs, targets), params, ())
-    out_vars = []
-    for tensor in outputs:
-        var = Var(tensor.dtype, tensor._array.shape, eqn)
-        var.value = tensor._array
+    keep_in = None if keep is None else keep[0]
+    in_vars = []
+    for i in range(len(inputs)):
+        x = inputs[i]
+        var = x.node
+        if var is None:
+            var = x._const
+            if var is None or var.const is not x._array:
+                var = const_var(x)
+        elif var.value is None and (keep_in is None or i in keep_in):
+            var.value = x._array  # the operand as it came (before any convert)
+        target = targets[i]
+        in_vars.append(var if var.dtype is target else _convert_eqn(var, target))
+    eqn = Eqn.__new__(Eqn)
+    eqn.op = op
+    eqn.inputs = tuple(in_vars)
+    eqn.params = params
+    eqn.freed = False
+    eqn.keep = keep
+    keep_out = None if keep is None else keep[1]
+    if len(outputs) == 1:  # the common case, without a loop
+        tensor = outputs[0]
+        dtype = tensor.dtype
+        array = tensor._array
+        var = Var(dtype, array.shape, eqn)
+        if keep_out is None or keep_out:
+            var.value = array
         tensor.node = var
-        tensor._requires_grad = tensor.dtype.is_inexact
-        out_vars.append(var)
-    eqn.outputs = out_vars
+        tensor._requires_grad = dtype.is_inexact
+        eqn._outs = [(weakref.ref(var), dtype, var.shape)]
+        return eqn
+    outs = []
+    for i in range(len(outputs)):
+        tensor = outputs[i]
+        dtype = tensor.dtype
+        array = tensor._array
+        var = Var(dtype, array.shape, eqn)
+        if keep_out is None or i in keep_out:
+            var.value = array
+        tensor.node = var
+        tensor._requires_grad = dtype.is_inexact
+        outs.append((weakref.ref(var), dtype, var.shape))
+    eqn._outs = outs
     return eqn
 
 
@@ -391,8 +468,10 @@ def evaluate(graph: Graph, *args: Any) -> list[Tensor]:
     for var, arg in zip(graph.inputs, args, strict=True):
         array = arg._array if isinstance(arg, Tensor) else np.asarray(arg)
         arg_dtype = arg.dtype if isinstance(arg, Tensor) else None
-        if array.shape != var.shape or (arg_dtype is not None and arg_dtype is not var.dtype) or (
-            arg_dtype is None and array.dtype != var.dtype.storage
+        if (
+            array.shape != var.shape
+            or (arg_dtype is not None and arg_dtype is not var.dtype)
+            or (arg_dtype is None and array.dtype != var.dtype.storage)
         ):
             raise GraphError(
                 f"input {var.type_str()} got {getattr(arg_dtype, 'short', array.dtype)}{list(array.shape)}"

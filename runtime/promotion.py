@@ -172,9 +172,7 @@ class Policy:
 
     def scalar_default(self, pykind: PyKind, context: DType | None) -> DType:
         """The dtype a Python scalar of ``pykind`` takes when it decides the result."""
-        return {"bool": dt.bool_, "int": dt.int64, "float": dt.float64, "complex": dt.complex128}[
-            pykind
-        ]
+        return {"bool": dt.bool_, "int": dt.int64, "float": dt.float64, "complex": dt.complex128}[pykind]
 
 
 class LatticePolicy(Policy):
@@ -259,9 +257,16 @@ def _upper_bounds(edges: dict[Any, list[Any]]) -> dict[Any, frozenset[Any]]:
 _REGISTRY: dict[str, Policy] = {}
 
 
+#: caches keyed by policy name (the eager executor's plan caches); emptied
+#: whenever a policy is (re)registered, so a replaced policy is never served stale
+PLAN_CACHES: list[dict[Any, Any]] = []
+
+
 def register_policy(policy: Policy) -> Policy:
     """Add a policy to the registry under ``policy.name``."""
     _REGISTRY[policy.name] = policy
+    for cache in PLAN_CACHES:
+        cache.clear()
     return policy
 
 
@@ -279,9 +284,7 @@ def get_policy_object(name: str | Policy | None = None) -> Policy:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(
-            f"unknown promotion policy {name!r}; known: {', '.join(_REGISTRY)}"
-        ) from None
+        raise ValueError(f"unknown promotion policy {name!r}; known: {', '.join(_REGISTRY)}") from None
 
 
 class _PolicyState(threading.local):

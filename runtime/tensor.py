@@ -9,7 +9,6 @@ installed and an input is tracked). Every ``runtime`` op function and every
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -21,7 +20,7 @@ from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.plan import PlanInput, plan
 from runtime.promotion import _STATE as _policy_state
-from runtime.promotion import Operand, PromotionError, get_policy, get_policy_object
+from runtime.promotion import PLAN_CACHES, Operand, PromotionError, get_policy, get_policy_object
 from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError
 
 Scalar = bool | int | float | complex
@@ -37,7 +36,7 @@ class Tensor:
     their own dtype. Python operators follow the active promotion policy.
     """
 
-    __slots__ = ("__weakref__", "_array", "_recorded_by", "_requires_grad", "dtype", "grad", "node")
+    __slots__ = ("__weakref__", "_array", "_const", "_requires_grad", "dtype", "grad", "node")
     __array_ufunc__ = None  # make NumPy defer to our reflected operators
     __array_priority__ = 1000
 
@@ -48,7 +47,8 @@ class Tensor:
         self._array = array
         self.dtype = dtype if dtype is not None else dt.from_numpy(array.dtype)
         self._requires_grad = False
-        self._recorded_by: list[weakref.ref[Any]] | None = None
+        #: the constant leaf recordings use for this (untracked) tensor, shared by all of them
+        self._const: Any = None
         #: the graph value of a tracked tensor (set by the recorder / tracer)
         self.node: Any = None
         #: accumulated gradient (autodiff owns it)
@@ -75,9 +75,7 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Mark this tensor as a tracked leaf (in place; returns ``self``)."""
         if requires_grad and not self.dtype.is_inexact:
-            raise TypeError(
-                f"only floating and complex tensors can require gradients; this one is {self.dtype.name}"
-            )
+            raise TypeError(f"only floating and complex tensors can require gradients; this one is {self.dtype.name}")
         if self.node is not None and not self.node.is_leaf:
             raise RuntimeError("requires_grad_() on a recorded result: use detach() to start a new leaf")
         from runtime.graph import new_leaf
@@ -495,6 +493,7 @@ def _fail(err: Exception, op: OpDef, operands: Sequence[Any]) -> Exception:
 
 _FAST: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 _FAST_LIMIT = 4096
+PLAN_CACHES.append(_FAST)
 
 
 def _run_fast(entry: tuple[Any, ...], x: Tensor, y: Tensor) -> Tensor:
@@ -522,12 +521,143 @@ def _remember(op: OpDef, x: Tensor, y: Tensor, targets: tuple[DType, ...], out_d
         ufunc, storage, op, targets, out_dtype)  # fmt: skip
 
 
+# -- the signature cache of ``apply`` ------------------------------------------------------
+#
+# Every op call with a signature (op, policy, params, operand dtypes and shapes,
+# Python scalar kinds) seen before skips planning and validation: the first call
+# ran them, and they depend on nothing else. What remains is the kernel, the
+# output check run_kernel does, and the Tensor wrappers: derivative rules run
+# dozens of small ops per equation, so this is the cost of a backward pass.
+
+_SIGNATURES: dict[tuple[Any, ...], _Signature] = {}
+_SIGNATURE_LIMIT = 8192
+PLAN_CACHES.append(_SIGNATURES)
+
+
+class _Signature:
+    """What a validated call signature fixes: operand targets and storages, output avals."""
+
+    __slots__ = ("exact", "in_storage", "kernel_name", "out_avals", "out_expect", "single", "targets", "ufunc")
+
+    def __init__(
+        self, op: OpDef, xs: Sequence[Any], targets: tuple[DType, ...], out_avals: tuple[Any, ...], mixed_ufunc: bool
+    ) -> None:
+        self.targets = targets
+        self.in_storage = tuple(t.storage for t in targets)
+        self.out_avals = out_avals
+        self.out_expect = tuple((d.storage, shape) for d, shape in out_avals)
+        self.single = len(out_avals) == 1
+        self.kernel_name = op.name
+        self.ufunc = _UFUNC_BINARY[op] if mixed_ufunc else None
+        #: every operand is a Tensor already of its target dtype: no scalar to make, nothing to convert
+        self.exact = all(type(x) is Tensor and x.dtype is t for x, t in zip(xs, targets, strict=True))
+
+
+def _signature_key(op: OpDef, xs: Sequence[Any], params: dict[str, Any]) -> tuple[Any, ...] | None:
+    key: list[Any] = [op, _policy_state.name]
+    for x in xs:
+        if type(x) is Tensor:
+            key.append(x.dtype)
+            key.append(x._array.shape)
+        elif type(x) in _PY_KIND:
+            key.append(type(x))
+        else:
+            return None  # arrays, lists, Tensor subclasses: the general path
+    if params:
+        for name, value in params.items():
+            key.append(name)
+            key.append(value)
+            key.append(type(value))  # 1, 1.0 and True hash alike
+    frozen = tuple(key)
+    try:
+        hash(frozen)
+    except TypeError:  # an unhashable param (a list, an ndarray fill value)
+        return None
+    return frozen
+
+
+def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str, Any]) -> Any:
+    """``apply`` for a signature validated before (same results, same errors).
+
+    Returns ``None`` where the general path must run instead (it reports the
+    problem): a Tensor whose array is not its dtype's storage, or a kernel
+    output that does not match the signature's avals. Written without
+    comprehensions: it runs for every op of a backward pass.
+    """
+    inputs: Sequence[Tensor]
+    arrays = []
+    if sig.exact:
+        inputs = xs
+        for x, storage in zip(xs, sig.in_storage, strict=True):
+            array = x._array
+            if array.dtype is not storage and array.dtype != storage:
+                return None
+            arrays.append(array)
+    else:
+        inputs = []
+        for x, t in zip(xs, sig.targets, strict=True):
+            inputs.append(x if type(x) is Tensor else _materialize(x, t, op, xs))
+        if sig.ufunc is not None:
+            a, b = inputs
+            outs: Any = (sig.ufunc(a._array, b._array, dtype=sig.in_storage[0], casting="unsafe"),)
+        for x, t, storage in zip(inputs, sig.targets, sig.in_storage, strict=True):
+            array = x._array
+            if x.dtype is not t:
+                array = convert_array(array, x.dtype, t)
+            elif array.dtype is not storage and array.dtype != storage:
+                return None
+            arrays.append(array)
+    if sig.ufunc is None:
+        outs = kernels.KERNELS[sig.kernel_name](*arrays, **params)
+        if len(outs) != len(sig.out_expect):
+            return None
+    if sig.single:
+        out = outs[0]
+        storage, shape = sig.out_expect[0]
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)  # NumPy returns scalars for 0-d results
+        if (out.dtype is not storage and out.dtype != storage) or out.shape != shape:
+            return None  # let run_kernel report the kernel's mistake
+        result = Tensor(out, sig.out_avals[0][0])
+        results: Any = (result,)
+    else:
+        results = []
+        for out, (storage, shape), (dtype, _) in zip(outs, sig.out_expect, sig.out_avals, strict=True):
+            if type(out) is not np.ndarray:
+                out = np.asarray(out)
+            if (out.dtype is not storage and out.dtype != storage) or out.shape != shape:
+                return None
+            results.append(Tensor(out, dtype))
+        result = tuple(results)
+    for x in inputs:
+        if x.node is not None:
+            if (recorder := hooks.current_recorder()) is not None:
+                recorder(op, params, inputs, sig.targets, results)
+            break
+    return result
+
+
 def apply(op: OpDef, operands: Iterable[Any], params: dict[str, Any]) -> Tensor | tuple[Tensor, ...]:
     """Run ``op`` eagerly on ``operands`` with static ``params``.
 
     Operands may be Tensors, NumPy arrays or Python scalars. Returns one Tensor,
     or a tuple for multi-output ops (``eigh``).
     """
+    xs = operands if type(operands) is tuple else tuple(operands)
+    key = _signature_key(op, xs, params)
+    if key is not None:
+        sig = _SIGNATURES.get(key)
+        if sig is not None:
+            result = _apply_known(sig, op, xs, params)
+            if result is not None:
+                return result  # type: ignore[no-any-return]
+    return _apply_general(op, xs, params, key)
+
+
+def _apply_general(
+    op: OpDef, operands: Sequence[Any], params: dict[str, Any], key: tuple[Any, ...] | None
+) -> Tensor | tuple[Tensor, ...]:
+    """The full path: plan, validate, run; remembers the signature once it succeeded."""
     xs = [_to_tensor(x) for x in operands]
     try:
         targets = plan(op, [_plan_input(x) for x in xs])
@@ -541,8 +671,9 @@ def apply(op: OpDef, operands: Iterable[Any], params: dict[str, Any]) -> Tensor 
     # Python scalars are materialised at their planned dtype (no convert needed).
     inputs = [x if isinstance(x, Tensor) else _materialize(x, t, op, xs) for x, t in zip(xs, targets, strict=True)]
     mixed = any(x.dtype is not t for x, t in zip(inputs, targets, strict=True))
+    mixed_ufunc = mixed and op in _UFUNC_BINARY and targets[0].storage in _IN_LOOP_STORAGE
     try:
-        if mixed and op in _UFUNC_BINARY and targets[0].storage in _IN_LOOP_STORAGE:
+        if mixed_ufunc:
             out_avals = shapes.abstract_eval(op, [(t, x.shape) for t, x in zip(targets, inputs, strict=True)], params)
             # NumPy casts each operand inside its buffered loop: no converted copy,
             # and bit for bit what convert + kernel computes.
@@ -557,6 +688,10 @@ def apply(op: OpDef, operands: Iterable[Any], params: dict[str, Any]) -> Tensor 
     except (ShapeError, OpTypeError, ArityError, KernelDTypeError) as err:
         raise _fail(err, op, xs) from None
     results = tuple(Tensor(a, aval[0]) for a, aval in zip(outs, out_avals, strict=True))
+    if key is not None:
+        if len(_SIGNATURES) >= _SIGNATURE_LIMIT:
+            _SIGNATURES.clear()  # crude bound: a long run can see unboundedly many shapes
+        _SIGNATURES[key] = _Signature(op, xs, tuple(targets), tuple(out_avals), mixed_ufunc)
     if not params and len(xs) == 2 and len(results) == 1 and type(xs[0]) is Tensor and type(xs[1]) is Tensor:
         _remember(op, xs[0], xs[1], targets, results[0].dtype)
     if any(x.node is not None for x in inputs) and (recorder := hooks.current_recorder()) is not None:

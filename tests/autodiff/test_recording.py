@@ -225,3 +225,60 @@ def test_eager_equals_replay_bit_for_bit_and_every_recording_verifies(prog: Prog
     for eager, again in zip(recorded, replay, strict=True):
         assert eager.dtype is again.dtype and eager.shape == again.shape
         assert eager.numpy().tobytes() == again.numpy().tobytes(), str(graph)
+
+
+# -- what a recording holds ---------------------------------------------------------------
+
+
+def test_a_recording_holds_only_the_values_its_vjp_rules_read() -> None:
+    import weakref
+
+    from runtime import functions as F
+
+    x = rt.asarray(np.linspace(-1.0, 1.0, 8), requires_grad=True)
+    t = F.tanh(x)  # tanh's VJP reads its output
+    m = F.mul(t, 3.0)  # mul's VJP (for t) reads the constant 3.0 only
+    out = F.reduce_sum(F.add(m, 1.0), (0,))
+    t_array, m_array = weakref.ref(t._array), weakref.ref(m._array)
+    del t, m
+    assert t_array() is not None, "tanh's output is saved for its VJP"
+    assert m_array() is None, "nothing reads mul's output: it is freed with its tensor"
+    out.backward()
+    want = 3.0 * (1.0 - np.tanh(np.linspace(-1.0, 1.0, 8)) ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-14)
+
+
+def test_an_undeclared_read_is_caught_by_the_poisoned_stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The check the autouse fixture relies on: declare (wrongly) that tanh's VJP
+    # reads nothing, and its gradient comes out NaN instead of silently right.
+    import autodiff
+    from autodiff.rules import SAVES_NOTHING, VJP_SAVES
+    from runtime import functions as F
+
+    monkeypatch.setitem(VJP_SAVES, "tanh", SAVES_NOTHING)
+    g = autodiff.grad(lambda v: F.reduce_sum(F.tanh(v), (0,)))(rt.asarray(np.ones(3)))
+    assert np.isnan(g.numpy()).all()
+
+
+def test_forward_mode_recordings_hold_every_value() -> None:
+    # linearize records with every value held (JVP rules read primals; a value
+    # not held would be recomputed), unlike grad, which holds what VJPs read.
+    import weakref
+
+    import autodiff
+    from runtime import functions as F
+
+    seen: list[weakref.ref[np.ndarray]] = []
+
+    def f(v: rt.Tensor) -> rt.Tensor:
+        m = F.mul(F.tanh(v), 3.0)
+        seen.append(weakref.ref(m._array))
+        return F.reduce_sum(F.add(m, 1.0), (0,))
+
+    x = rt.asarray(np.linspace(-1.0, 1.0, 4))
+    _, f_jvp = autodiff.linearize(f, x)
+    assert seen[-1]() is not None, "linearize holds mul's output"
+    t = f_jvp(rt.asarray(np.ones(4)))
+    np.testing.assert_allclose(t.numpy(), 3.0 * np.sum(1.0 - np.tanh(np.linspace(-1.0, 1.0, 4)) ** 2), rtol=1e-14)
+    out, _ = autodiff.vjp(f, x)
+    assert seen[-1]() is None, "vjp holds only what the VJP rules read"
