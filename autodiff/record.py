@@ -33,6 +33,26 @@ class _SaveState(threading.local):
 
 
 _SAVE = _SaveState()
+#: how many ``saving_all`` blocks are open in any thread (the recorder only looks
+#: at its thread's own count when one is)
+_SAVING_ANYWHERE = [0]
+_SAVING_LOCK = threading.Lock()
+
+#: ``VJP_SAVES`` resolved per op: a positions tuple, ``None`` (hold everything),
+#: ``_OTHER`` (mul, dot_general) or the needs-dependent function
+_OTHER: Any = object()
+_UNRESOLVED: Any = object()
+_SAVES_BY_OP: dict[OpDef, Any] = {}
+#: the positions a needs-dependent ``VJP_SAVES`` entry gives, per (op, needs)
+_KEEP: dict[tuple[OpDef, tuple[bool, ...]], Any] = {}
+
+
+def _resolve_saves(op: OpDef) -> Any:
+    saves = VJP_SAVES.get(op.name)
+    resolved = _OTHER if saves is saves_other_operand else saves
+    if VJP_SAVES:  # (before the rule modules are loaded, decide again next time)
+        _SAVES_BY_OP[op] = resolved
+    return resolved
 
 
 def record_eager(
@@ -42,28 +62,28 @@ def record_eager(
 
     The recording holds only the values the op's VJP rule reads
     (``autodiff.rules.VJP_SAVES``), so intermediates nobody needs are freed
-    as soon as eager code drops them.
+    as soon as eager code drops them. This runs for every tracked op.
     """
-    saves = VJP_SAVES.get(op.name)
-    if saves is None or _SAVE.depth:
+    saves = _SAVES_BY_OP.get(op, _UNRESOLVED)
+    if saves is _UNRESOLVED:
+        saves = _resolve_saves(op)
+    if saves is None or (_SAVING_ANYWHERE[0] and _SAVE.depth):
         record_op(op, params, inputs, targets, outputs)
+    elif saves is _OTHER:  # mul, dot_general: each operand's cotangent reads the other one
+        record_op(
+            op, params, inputs, targets, outputs,
+            OTHER_OPERAND_KEEP[inputs[0].node is not None, inputs[1].node is not None],
+        )  # fmt: skip
     elif type(saves) is tuple:
         record_op(op, params, inputs, targets, outputs, saves)
-    elif saves is saves_other_operand:  # mul, dot_general: the hot needs-dependent case
-        keep = OTHER_OPERAND_KEEP[inputs[0].node is not None, inputs[1].node is not None]
-        record_op(op, params, inputs, targets, outputs, keep)
     else:
         # which inputs may want a cotangent: the tracked ones (a superset of what
         # the backward pass asks for, so nothing a rule reads is dropped)
         needs = tuple([x.node is not None for x in inputs])
         keep = _KEEP.get((op, needs))
         if keep is None:
-            keep = _KEEP[op, needs] = saves(needs)  # type: ignore[operator]
+            keep = _KEEP[op, needs] = saves(needs)
         record_op(op, params, inputs, targets, outputs, keep)
-
-
-#: the positions a needs-dependent ``VJP_SAVES`` entry gives, per (op, needs)
-_KEEP: dict[tuple[OpDef, tuple[bool, ...]], Any] = {}
 
 
 @contextmanager
@@ -71,10 +91,14 @@ def saving_all() -> Iterator[None]:
     """Recordings in this thread hold every value inside the block (``linearize``:
     JVP rules read all primals, and a value not held would be recomputed)."""
     _SAVE.depth += 1
+    with _SAVING_LOCK:
+        _SAVING_ANYWHERE[0] += 1
     try:
         yield
     finally:
         _SAVE.depth -= 1
+        with _SAVING_LOCK:
+            _SAVING_ANYWHERE[0] -= 1
 
 
 @contextmanager

@@ -88,7 +88,7 @@ class Eqn:
     nobody holds is re-created on access.
     """
 
-    __slots__ = ("_outs", "freed", "inputs", "keep", "op", "params")
+    __slots__ = ("_dtype0", "_outs", "_shape0", "freed", "inputs", "keep", "op", "params")
 
     def __init__(self, op: OpDef, inputs: Sequence[Var], params: dict[str, Any], outputs: Sequence[Var]) -> None:
         self.op = op
@@ -104,6 +104,13 @@ class Eqn:
 
     @property
     def outputs(self) -> tuple[Var, ...]:
+        outs: Any = self._outs
+        if type(outs) is weakref.ReferenceType:  # one output, in the recorder's compact form
+            var = outs()
+            if var is None:
+                var = Var(self._dtype0, self._shape0, self)
+                self._outs = weakref.ref(var)
+            return (var,)
         out = []
         for i, (ref, dtype, shape) in enumerate(self._outs):
             var = ref()
@@ -256,8 +263,7 @@ def record_op(
     """
     keep_in = None if keep is None else keep[0]
     in_vars = []
-    for i in range(len(inputs)):
-        x = inputs[i]
+    for i, x in enumerate(inputs):
         var = x.node
         if var is None:
             var = x._const
@@ -283,7 +289,10 @@ def record_op(
             var.value = array
         tensor.node = var
         tensor._requires_grad = dtype.is_inexact
-        eqn._outs = [(weakref.ref(var), dtype, var.shape)]
+        # the compact single-output form (``Eqn.outputs`` reads it): no list, no tuple
+        eqn._outs = weakref.ref(var)  # type: ignore[assignment]
+        eqn._dtype0 = dtype
+        eqn._shape0 = var.shape
         return eqn
     outs = []
     for i in range(len(outputs)):

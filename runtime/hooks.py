@@ -34,6 +34,10 @@ class _Local(threading.local):
 
 
 _LOCAL = _Local()
+#: open ``recorder_override`` blocks in all threads: while there are none, the
+#: global recorder is every thread's (the hot path skips the thread-local lookup)
+_OVERRIDES = [0]
+_OVERRIDES_LOCK = threading.Lock()
 
 
 def install_recorder(recorder: Recorder | None) -> Recorder | None:
@@ -46,6 +50,8 @@ def install_recorder(recorder: Recorder | None) -> Recorder | None:
 
 def current_recorder() -> Recorder | None:
     """The recorder for this thread: the innermost override, else the global one."""
+    if not _OVERRIDES[0]:
+        return _global_recorder
     stack = _LOCAL.stack
     return stack[-1] if stack else _global_recorder
 
@@ -54,9 +60,13 @@ def current_recorder() -> Recorder | None:
 def recorder_override(recorder: Recorder | None) -> Iterator[None]:
     """Use ``recorder`` (``None``: record nothing) in this thread for the block."""
     _LOCAL.stack.append(recorder)
+    with _OVERRIDES_LOCK:
+        _OVERRIDES[0] += 1
     try:
         yield
     finally:
+        with _OVERRIDES_LOCK:
+            _OVERRIDES[0] -= 1
         _LOCAL.stack.pop()
 
 
