@@ -6,10 +6,12 @@ argument, and the active promotion policy), lowers the graph to ``jax.lax``
 (``passes.lower_to_jax``), compiles it with ``jax.jit`` and caches the result.
 Every call then runs the compiled program and returns castwise Tensors of the
 graph's output dtypes (``float32r`` stays ``float32r``; storage is never
-reinterpreted). Because the graph is traced with the same plan eager execution
-uses, the compiled program promotes exactly as eager ``f`` would; ``f`` may
-call ``autodiff.grad``, ``vjp`` or ``jvp`` and the derivative program is
-compiled with it.
+reinterpreted) whose arrays are read-only views of XLA's result buffers, as
+immutable as JAX arrays (``jit(f, copy=True)``: fresh writable copies).
+Because the graph is traced with the same plan eager execution uses, the
+compiled program promotes exactly as eager ``f`` would; ``f`` may call
+``autodiff.grad``, ``vjp`` or ``jvp`` and the derivative program is compiled
+with it.
 
 What is baked in at trace time, as with ``jax.jit``: Python control flow,
 Python scalars (they are part of the signature, so a new value retraces), and
@@ -20,6 +22,13 @@ of going stale silently).
 Arguments that are tracked and being recorded (``jit(f)`` called inside
 ``autodiff.grad`` or ``runtime.trace``) make ``jit`` run ``f`` eagerly, so the
 outer recording sees every op and differentiates through it.
+
+A call that repeats a signature with untracked Tensor arguments only is the
+per-call path ``__call__``: a flat key (policy, dtypes, shapes), one dict
+lookup, the compiled call on the arguments' NumPy storage, and the results.
+Its costs are what is left of the NumPy boundary: XLA takes 64-byte aligned
+arrays in place and copies others in; one wait for the execution; one view (or
+copy) per result.
 
 JAX is imported on first use only.
 """
@@ -32,6 +41,7 @@ import contextlib
 import functools
 import importlib
 import importlib.util
+import operator
 import re
 import sys
 import time
@@ -49,10 +59,12 @@ from runtime import hooks
 from runtime.dtypes import DType
 from runtime.dtypes import dtype as to_dtype
 from runtime.graph import Graph, trace
+from runtime.promotion import _STATE as _policy_state
 from runtime.promotion import get_policy, use_policy
 from runtime.tensor import Tensor, asarray
 
 _SCALARS = (bool, int, float, complex)
+_ARRAY, _DTYPE, _SHAPE, _NODE = (operator.attrgetter(name) for name in ("_array", "dtype", "shape", "node"))
 
 
 @dataclass
@@ -70,12 +82,14 @@ class _Entry:
     kind: str
     #: output dtypes (castwise's, not the storage's)
     out_dtypes: list[DType] = field(default_factory=list)
-    #: per output: whether it is handed back as a copy (always, unless ``copy=False``; outputs
-    #: that are graph inputs or constants are copied regardless, as XLA may hand back their buffers)
+    #: per output: whether it is handed back as a copy (with ``copy=True``; outputs that are graph
+    #: inputs or constants are copied regardless, as XLA may hand back their buffers)
     copied: list[bool] = field(default_factory=list)
     #: seconds spent tracing + lowering, and compiling (first call)
     trace_s: float = 0.0
     compile_s: float | None = None
+    #: storage arrays in, what ``f`` returns out: the compiled program and the result wrapping
+    run: Callable[[Sequence[np.ndarray]], Any] | None = None
 
 
 def _split(args: Sequence[Any]) -> tuple[list[Tensor], list[Any], tuple[Any, ...]]:
@@ -105,9 +119,11 @@ class Jitted:
 
     ``traces`` counts how often ``f`` was traced; ``lower(*args)`` returns the
     graph for ``args``' signature and ``export(*args)`` its StableHLO text.
+    ``copy`` is whether results are fresh writable copies (else read-only views
+    of XLA's buffers).
     """
 
-    def __init__(self, f: Callable[..., Any], copy: bool = True, verify_graphs: bool = True) -> None:
+    def __init__(self, f: Callable[..., Any], copy: bool = False, verify_graphs: bool = True) -> None:
         # name and docstring only: copying f's __dict__ (another Jitted's cache) would share state
         functools.update_wrapper(self, f, updated=())  # type: ignore[arg-type]
         self.f = f
@@ -115,6 +131,9 @@ class Jitted:
         self.verify_graphs = verify_graphs
         self.traces = 0
         self._cache: dict[Any, _Entry] = {}
+        #: (policy, dtypes..., shapes..., None per argument) of untracked all-Tensor signatures that
+        #: ran once -> the entry's runner (what ``__call__`` looks up)
+        self._fast: dict[tuple[Any, ...], Callable[[Sequence[np.ndarray]], Any]] = {}
 
     # -- tracing and compiling ----------------------------------------------------------------
 
@@ -163,7 +182,7 @@ class Jitted:
         if self.verify_graphs:
             verify(graph)
         compiled = jax.jit(lower_to_jax(graph))
-        return _Entry(
+        entry = _Entry(
             graph=graph,
             compiled=compiled,
             x64=needs_x64(graph),
@@ -173,6 +192,8 @@ class Jitted:
             copied=[self.copy or v.producer is None for v in graph.outputs],
             trace_s=time.perf_counter() - start,
         )
+        entry.run = _runner(entry)
+        return entry
 
     def lower(self, *args: Any) -> Graph:
         """The castwise graph ``f`` traces to for ``args``' signature (traced now if new)."""
@@ -197,49 +218,137 @@ class Jitted:
     # -- running --------------------------------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
+        # The per-call path of a signature that ran before: a flat key of the policy and each
+        # argument's dtype, shape and node (None: untracked), built by C-level attribute getters;
+        # one dict lookup; the entry's runner. Anything else (a Python scalar or a NumPy array has
+        # no ``_array``; a tracked tensor's node is not None) takes the general path.
+        try:
+            arrays = list(map(_ARRAY, args))
+            run = self._fast.get((_policy_state.name, *map(_DTYPE, args), *map(_SHAPE, arrays), *map(_NODE, args)))
+        except AttributeError:
+            run = None
+        if run is None:
+            return self._call(args)
+        return run(arrays)
+
+    def _call(self, args: Sequence[Any]) -> Any:
         if hooks.current_recorder() is not None and any(isinstance(a, Tensor) and a.node is not None for a in args):
             return self.f(*args)  # an outer recording must see the ops: run eagerly
         entry, tensors = self._entry(args)
+        run = entry.run
+        assert run is not None
         arrays = [t._array for t in tensors]
         if entry.compile_s is None:
             start = time.perf_counter()
-            outs = _run(entry, arrays)
+            result = run(arrays)
             entry.compile_s = time.perf_counter() - start
         else:
-            outs = _run(entry, arrays)
-        # np.array copies XLA's read-only buffer into a writable array; np.asarray is a view of it
-        results = [
-            Tensor(np.array(o) if fresh else np.asarray(o), d)
-            for o, d, fresh in zip(outs, entry.out_dtypes, entry.copied, strict=True)
-        ]
-        items = [None if i is None else results[i] for i in entry.layout]
-        if entry.kind == "single":
+            result = run(arrays)
+        if all(isinstance(a, Tensor) and a.node is None for a in args):
+            # later calls with this signature take the fast path in __call__ (this one compiled the program)
+            self._fast[
+                (get_policy(), *[a.dtype for a in args], *[a._array.shape for a in args], *[None for _ in args])
+            ] = run
+        return result
+
+
+#: the storage of a result Tensor between dispatch and the program's completion (never seen outside
+#: ``run``; building the Tensors while XLA computes takes their construction off the critical path)
+_PENDING = np.empty(0)
+
+
+def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
+    """The function that runs ``entry``'s compiled program on storage arrays and returns what ``f`` returned.
+
+    XLA on CPU dispatches asynchronously: the call returns while worker threads
+    compute. The result Tensors and their tuple/list are built in that window;
+    then one wait for the execution (``block_until_ready`` on one output: they
+    all complete together, and waiting once instead of inside each conversion
+    saves a thread wake-up), then each result gets its array: a fresh writable
+    copy of XLA's buffer (``np.array``) or, with ``copy=False``, a read-only
+    view of it (``np.asarray``).
+    """
+    compiled = entry.compiled
+    if entry.x64:
+        import jax
+
+        jitted = compiled
+
+        def compiled(*arrays: np.ndarray) -> Sequence[Any]:
+            with jax.enable_x64(True):
+                return jitted(*arrays)  # type: ignore[no-any-return]
+
+    dtypes = entry.out_dtypes
+    # np.array copies XLA's read-only buffer into a writable array; np.asarray is a view of it
+    convs = [np.array if fresh else np.asarray for fresh in entry.copied]
+    kind, layout = entry.kind, entry.layout
+    pending = _PENDING
+
+    if not dtypes:  # f returned only Nones (or nothing)
+
+        def run_nothing(arrays: Sequence[np.ndarray]) -> Any:
+            compiled(*arrays)
+            items = [None] * len(layout)
+            return tuple(items) if kind == "tuple" else items
+
+        return run_nothing
+
+    if layout == list(range(len(dtypes))):  # no None among the outputs: the results are what f returned
+        if kind == "single":
+            (d0,), (conv0,) = dtypes, convs
+
+            def run_single(arrays: Sequence[np.ndarray]) -> Any:
+                (out,) = compiled(*arrays)
+                result = Tensor(pending, d0)
+                result._array = conv0(out.block_until_ready())
+                return result
+
+            return run_single
+
+        def run_sequence(arrays: Sequence[np.ndarray]) -> Any:
+            outs = compiled(*arrays)
+            results = [Tensor(pending, d) for d in dtypes]
+            packed = tuple(results) if kind == "tuple" else results
+            outs[0].block_until_ready()
+            for t, conv, o in zip(results, convs, outs):  # noqa: B905
+                t._array = conv(o)
+            return packed
+
+        return run_sequence
+
+    def run(arrays: Sequence[np.ndarray]) -> Any:
+        outs = compiled(*arrays)
+        results = [Tensor(pending, d) for d in dtypes]
+        items = [None if i is None else results[i] for i in layout]
+        outs[0].block_until_ready()
+        for t, conv, o in zip(results, convs, outs, strict=True):
+            t._array = conv(o)
+        if kind == "single":
             return items[0]
-        return tuple(items) if entry.kind == "tuple" else items
+        return tuple(items) if kind == "tuple" else items
+
+    return run
 
 
-def _run(entry: _Entry, arrays: Sequence[np.ndarray]) -> Sequence[Any]:
-    if not entry.x64:
-        return entry.compiled(*arrays)  # type: ignore[no-any-return]
-    import jax
-
-    with jax.enable_x64(True):
-        return entry.compiled(*arrays)  # type: ignore[no-any-return]
-
-
-def jit(f: Callable[..., Any], *, copy: bool = True) -> Jitted:
+def jit(f: Callable[..., Any], *, copy: bool = False) -> Jitted:
     """Compile ``f`` (Tensors in, a Tensor or tuple/list of Tensors out) with JAX, once per signature.
 
     The signature is the dtype and shape of each array argument, the value of
     each Python scalar argument, and the active promotion policy. The traced
     graph is verified, lowered to ``jax.lax`` and compiled with ``jax.jit``;
-    results come back as castwise Tensors of the graph's output dtypes. With
-    ``copy=True`` (the default) each result is a fresh, writable NumPy array;
-    ``copy=False`` saves that copy and returns read-only
-    views of XLA's output buffers (zero-copy on CPU; an in-place write into
-    such a result raises NumPy's read-only error). ``f`` may return ``None``
-    among its outputs (``vjp``'s cotangent for an integer input); it is
-    passed through.
+    results come back as castwise Tensors of the graph's output dtypes.
+
+    By default (``copy=False``) a result's array is a read-only view of the
+    buffer XLA computed it into: no copy (on CPU), and, like a JAX array, it
+    cannot be changed: an in-place write (``r += 1``, ``r.numpy()[0] = 1``)
+    raises NumPy's read-only ``ValueError``; out-of-place ops, autodiff and
+    passing it back to a jitted function work as with any Tensor. The buffer
+    belongs to that result alone (a new one per call; results that are
+    arguments or constants of ``f`` are copied). ``copy=True`` returns fresh,
+    writable NumPy arrays instead, at the cost of one copy per result.
+
+    ``f`` may return ``None`` among its outputs (``vjp``'s cotangent for an
+    integer input); it is passed through.
 
     >>> import numpy as np, runtime as rt, autodiff
     >>> f = autodiff.jit(autodiff.grad(lambda x: rt.reduce_sum(rt.tanh(x), (0,))))

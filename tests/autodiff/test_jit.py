@@ -55,28 +55,36 @@ def test_jit_of_grad_matches_eager_grad() -> None:
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-5, atol=1e-7)
 
 
-def test_results_keep_castwise_dtypes_and_are_fresh_writable_arrays() -> None:
+@pytest.mark.parametrize("copy", [False, True])
+def test_results_keep_castwise_dtypes_read_only_by_default_writable_with_copy(copy: bool) -> None:
     def f(a: Tensor, b: Tensor, i: Tensor) -> list[Tensor]:
         return [F.mul(a, a), F.add(b, 1.5), F.lt(i, 0), F.add(i, 1), F.sin(F.convert(a, "c64"))]
 
     a, b, i = rt.asarray(np.array([0.5, -2.0], np.float32), "f32r"), arr("bf16", (2,)), arr("i8", (2,))
     eager = f(a, b, i)
-    got = autodiff.jit(f)(a, b, i)
-    assert isinstance(got, list)
-    for g, w in zip(got, eager, strict=True):
-        assert g.dtype is w.dtype, (g.dtype, w.dtype)  # float32r stays float32r, bf16 stays bf16
-        np.testing.assert_allclose(g.numpy().astype(np.complex128), w.numpy().astype(np.complex128), rtol=1e-6)
-        assert g.numpy().flags.writeable
-    got[3] += 1  # an in-place update of a result works (the array is castwise's, not XLA's)
-    np.testing.assert_array_equal(got[3].numpy(), eager[3].numpy() + 1)
+    jf = autodiff.jit(f, copy=copy)
+    for _ in range(2):  # the first call, then the per-call path
+        got = jf(a, b, i)
+        assert isinstance(got, list)
+        for g, w in zip(got, eager, strict=True):
+            assert g.dtype is w.dtype, (g.dtype, w.dtype)  # float32r stays float32r, bf16 stays bf16
+            np.testing.assert_allclose(g.numpy().astype(np.complex128), w.numpy().astype(np.complex128), rtol=1e-6)
+            assert g.numpy().flags.writeable is copy
+    if copy:
+        got[3] += 1  # an in-place update of a copied result works (the array is castwise's, not XLA's)
+        np.testing.assert_array_equal(got[3].numpy(), eager[3].numpy() + 1)
+    else:
+        with pytest.raises(ValueError, match="read-only"):
+            got[3] += 1  # XLA's buffer: refused, nothing changes
+        np.testing.assert_array_equal(got[3].numpy(), eager[3].numpy())
 
 
-def test_copy_false_returns_read_only_views_but_never_aliases_inputs() -> None:
+def test_views_never_alias_inputs() -> None:
     x = arr("f32", (3,))
-    sq, same = autodiff.jit(lambda a: (F.mul(a, a), a), copy=False)(x)
+    sq, same = autodiff.jit(lambda a: (F.mul(a, a), a))(x)
     np.testing.assert_allclose(sq.numpy(), x.numpy() ** 2)
     assert not sq.numpy().flags.writeable  # XLA's own buffer, not copied
-    assert same.numpy().flags.writeable and not np.shares_memory(same.numpy(), x.numpy())
+    assert same.numpy().flags.writeable and not np.shares_memory(same.numpy(), x.numpy())  # an input: copied
     with pytest.raises(ValueError, match="read-only"):
         sq += 1.0
 
@@ -191,6 +199,180 @@ def test_bad_arguments_and_results_are_reported() -> None:
         autodiff.jit(lambda x, s: x)(arr("f32", (2,)), "text")
     with pytest.raises(TypeError, match="must return"):
         autodiff.jit(lambda x: 3)(arr("f32", (2,)))
+
+
+# -- the per-call path of a cached signature ------------------------------------------------------------
+
+
+def aligned(t: Tensor) -> Tensor:
+    """``t`` copied into 64-byte aligned storage: XLA on CPU takes such arrays without copying them."""
+    raw = np.empty(t.numpy().nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    array = raw[start : start + t.numpy().nbytes].view(t.numpy().dtype).reshape(t.shape)
+    array[...] = t.numpy()
+    assert array.ctypes.data % 64 == 0
+    return Tensor(array, t.dtype)
+
+
+def no_general_path(jf: autodiff.Jitted, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any call that misses the per-call cache fail."""
+
+    def fail(*args: Any) -> Any:
+        raise AssertionError("the general path ran")
+
+    monkeypatch.setattr(jf, "_call", fail)
+
+
+def test_a_cached_signature_runs_without_the_general_path_and_reads_new_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    jf = autodiff.jit(autodiff.grad(mlp_loss, argnums=(0, 1, 2)))
+    args = [arr("f32", (6, 5)), arr("f32", (5,), 1), arr("f32", (5, 3), 2), arr("f32", (4, 6), 3)]
+    jf(*args)
+    no_general_path(jf, monkeypatch)
+    fresh = [arr("f32", (6, 5), 4), arr("f32", (5,), 5), arr("f32", (5, 3), 6), arr("f32", (4, 6), 7)]
+    for got, want in zip(jf(*fresh), autodiff.grad(mlp_loss, argnums=(0, 1, 2))(*fresh), strict=True):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-5, atol=1e-7)
+    fresh[3] += 1.0  # an in-place write into an argument: the next call computes with the new values
+    for got, want in zip(jf(*fresh), autodiff.grad(mlp_loss, argnums=(0, 1, 2))(*fresh), strict=True):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-5, atol=1e-7)
+    assert jf.traces == 1
+
+
+def test_the_per_call_cache_keys_on_dtype_shape_policy_and_tracking() -> None:
+    jf = autodiff.jit(lambda x, y: F.mul(x, y))
+    i, f = arr("i32", (3,)), arr("f32", (3,), 1)
+    assert jf(i, f).dtype is rt.float32 and jf(i, f).dtype is rt.float32 and jf.traces == 1
+    with rt.use_policy("tenferro"):  # the policy is part of the key: int32 * float32 -> float64 there
+        assert jf(i, f).dtype is rt.float64 and jf(i, f).dtype is rt.float64
+    assert jf.traces == 2
+    assert jf(i, f).dtype is rt.float32 and jf.traces == 2
+    assert jf(arr("i32", (4,)), arr("f32", (4,))).shape == (4,) and jf.traces == 3
+    assert jf(f, i).dtype is rt.float32 and jf.traces == 4  # the argument order is part of the key
+    f32r = rt.asarray(f.numpy(), "f32r")  # the storage of float32, another castwise dtype
+    assert jf(f, f).dtype is rt.float32 and jf(f32r, f32r).dtype is rt.float32r and jf(f32r, f32r).dtype is rt.float32r
+    assert jf(f, f).dtype is rt.float32 and jf.traces == 6
+
+    # a tracked argument is recorded through, never served from the cache
+    def loss(a: Tensor) -> Tensor:
+        return F.reduce_sum(jf(i, a), (0,))
+
+    g = autodiff.grad(loss)(f)
+    np.testing.assert_array_equal(g.numpy(), i.numpy().astype(np.float32))
+    assert jf.traces == 6
+
+
+def test_python_scalar_and_array_arguments_hit_the_cache_on_the_general_path() -> None:
+    jf = autodiff.jit(lambda x, c: F.mul(x, c))
+    x = np.array([1.0, 2.0], np.float32)
+    for c in (2.0, 2.0, 3.0, 3.0):
+        np.testing.assert_array_equal(jf(x, c).numpy(), x * c)
+    assert jf.traces == 2
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_every_call_returns_results_of_its_own(copy: bool) -> None:
+    jf = autodiff.jit(lambda x: (F.mul(x, 2.0), F.neg(x)), copy=copy)
+    x = arr("f32", (3,))
+    a, b = jf(x)
+    c, d = jf(x)
+    for r in (a, b, c, d):
+        assert r.numpy().flags.writeable is r.numpy().flags.owndata is copy
+    assert not np.shares_memory(a.numpy(), c.numpy()) and not np.shares_memory(b.numpy(), d.numpy())
+    del a, b  # the buffers of dropped results are XLA's to reuse; the live ones keep theirs
+    for _ in range(3):
+        jf(x)
+    np.testing.assert_array_equal(c.numpy(), x.numpy() * 2)
+    np.testing.assert_array_equal(d.numpy(), -x.numpy())
+    if copy:
+        c += 1.0  # an in-place update of one result changes nothing else
+        np.testing.assert_array_equal(jf(x)[0].numpy(), x.numpy() * 2)
+
+
+def test_the_same_value_returned_twice() -> None:
+    x = arr("f32", (3,))
+    jf, jf_copy = autodiff.jit(lambda x: [F.sin(x)] * 2), autodiff.jit(lambda x: [F.sin(x)] * 2, copy=True)
+    for _ in range(2):
+        a, b = jf(x)  # views (of one buffer or two): neither can change
+        assert not a.numpy().flags.writeable and not b.numpy().flags.writeable
+        a, b = jf_copy(x)  # copies: independent
+        a += 1.0
+        np.testing.assert_allclose(b.numpy(), np.sin(x.numpy()), rtol=1e-6)
+
+
+@pytest.mark.parametrize("copy", [True, False])
+def test_results_never_alias_arguments_that_xla_takes_without_a_copy(copy: bool) -> None:
+    x = aligned(arr("f32", (4, 4)))
+    y = aligned(arr("f32", (4,), 1))
+
+    def f(a: Tensor, b: Tensor) -> tuple[Tensor, ...]:
+        # outputs that XLA could be tempted to hand back as an argument's own buffer
+        return a, F.conj(a), F.reshape(a, (16,)), F.convert(a, "f32"), F.transpose(a, (1, 0)), F.add(b, 0.0), b
+
+    jf = autodiff.jit(f, copy=copy)
+    for _ in range(2):  # the first call (general path) and a cached one
+        before = x.numpy().copy()
+        results = jf(x, y)
+        for r in results:
+            assert not np.shares_memory(r.numpy(), x.numpy()) and not np.shares_memory(r.numpy(), y.numpy())
+        x.numpy()[...] += 1.0  # writing into the argument afterwards does not reach the results
+        np.testing.assert_array_equal(results[0].numpy(), before)
+        np.testing.assert_array_equal(results[2].numpy(), before.reshape(16))
+
+
+def test_views_are_read_only_and_work_as_arguments_everywhere() -> None:
+    jf = autodiff.jit(lambda x: F.mul(F.tanh(x), 0.5))
+    x = arr("f32", (8, 8))
+    first, second = jf(x), jf(x)
+    for r in (first, second):
+        assert not r.numpy().flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            r.numpy()[0, 0] = 1.0
+        with pytest.raises(ValueError, match="read-only"):
+            r += 1.0
+    assert not np.shares_memory(first.numpy(), second.numpy())
+    again = jf(first)  # a read-only result as the next argument (XLA's own buffer: 64-byte aligned)
+    np.testing.assert_allclose(again.numpy(), np.tanh(np.tanh(x.numpy()) * 0.5) * 0.5, rtol=1e-6)
+    np.testing.assert_allclose(first.numpy(), np.tanh(x.numpy()) * 0.5, rtol=1e-6)
+    # eager ops, autodiff and in-place writes into other tensors take it like any Tensor
+    np.testing.assert_allclose((first * 2.0).numpy(), first.numpy() * 2, rtol=1e-6)
+    g = autodiff.grad(lambda a: F.reduce_sum(F.mul(a, a), (0, 1)))(first)
+    np.testing.assert_allclose(g.numpy(), 2 * first.numpy(), rtol=1e-6)
+    leaf = rt.asarray(first.numpy(), requires_grad=True)
+    F.reduce_sum(F.sin(leaf), (0, 1)).backward()
+    assert leaf.grad is not None
+    np.testing.assert_allclose(leaf.grad.numpy(), np.cos(first.numpy()), rtol=1e-6)
+    y = arr("f32", (8, 8), 1)
+    y += first
+    np.testing.assert_allclose(y.numpy(), arr("f32", (8, 8), 1).numpy() + first.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "i8", "u32", "i4", "bf16", "f16", "f8e4m3fn", "f32r", "f64", "c64"])
+def test_views_and_copies_keep_every_dtype(dtype: str) -> None:
+    x = arr(dtype, (3, 2))
+    f = (lambda a: F.logical_xor(a, a)) if dtype == "bool" else (lambda a: F.add(a, a))
+    copied, viewed = autodiff.jit(f, copy=True), autodiff.jit(f)
+    for _ in range(2):
+        want, got = copied(x), viewed(x)
+        assert got.dtype is want.dtype is x.dtype and got.numpy().dtype == want.numpy().dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        assert want.numpy().flags.writeable and not got.numpy().flags.writeable
+
+
+def test_cached_calls_keep_none_outputs_lists_and_64_bit_programs() -> None:
+    def f(x: Tensor, i: Tensor) -> list[Any]:
+        _, pullback = autodiff.vjp(lambda a, b: F.mul(a, F.convert(b, a.dtype)), x, i)
+        return list(pullback(F.convert(i, x.dtype)))
+
+    jf = autodiff.jit(f)
+    x, i = rt.asarray(np.array([1.0, 2.0, 3.0])), rt.asarray(np.array([1, 2, 3], np.int32))
+    with jax.enable_x64(False):
+        for _ in range(3):
+            grads = jf(x, i)
+            assert isinstance(grads, list) and grads[1] is None
+            assert grads[0].dtype is rt.float64
+            np.testing.assert_array_equal(grads[0].numpy(), [1.0, 4.0, 9.0])
+    assert jf.traces == 1
 
 
 # -- the ``castwise export`` command ------------------------------------------------------------------
