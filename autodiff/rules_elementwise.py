@@ -81,10 +81,19 @@ def _const(value: bool | int | float | complex, shape: tuple[int, ...], dtype: D
     return full(shape, value, dtype)
 
 
+_SCALARS: dict[tuple[bool | int | float | complex, type, DType], Tensor] = {}
+
+
 def _scalar(value: bool | int | float | complex, x: Tensor) -> Tensor:
     """A 0-d constant of ``x``'s dtype: binary ops broadcast it (lax's scalar rule), so
-    no array of ``x``'s shape is filled."""
-    return _const(value, (), x.dtype)
+    no array of ``x``'s shape is filled. Made once per (value, dtype) and read-only."""
+    key = (value, type(value), x.dtype)
+    constant = _SCALARS.get(key)
+    if constant is None:
+        constant = _const(value, (), x.dtype)
+        constant._array.flags.writeable = False
+        _SCALARS[key] = constant
+    return constant
 
 
 def _like(value: bool | int | float | complex, x: Tensor) -> Tensor:
