@@ -4,6 +4,7 @@ StableHLO export, the ``castwise export`` command, and sharding across devices."
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -204,13 +205,13 @@ def test_bad_arguments_and_results_are_reported() -> None:
 # -- the per-call path of a cached signature ------------------------------------------------------------
 
 
-def aligned(t: Tensor) -> Tensor:
-    """``t`` copied into 64-byte aligned storage: XLA on CPU takes such arrays without copying them."""
-    raw = np.empty(t.numpy().nbytes + 64, np.uint8)
-    start = -raw.ctypes.data % 64
+def aligned(t: Tensor, offset: int = 0) -> Tensor:
+    """``t`` copied into storage ``offset`` bytes past a 64-byte boundary (XLA on CPU reads 0 in place)."""
+    raw = np.empty(t.numpy().nbytes + 128, np.uint8)
+    start = -raw.ctypes.data % 64 + offset
     array = raw[start : start + t.numpy().nbytes].view(t.numpy().dtype).reshape(t.shape)
     array[...] = t.numpy()
-    assert array.ctypes.data % 64 == 0
+    assert array.ctypes.data % 64 == offset
     return Tensor(array, t.dtype)
 
 
@@ -318,6 +319,32 @@ def test_results_never_alias_arguments_that_xla_takes_without_a_copy(copy: bool)
         x.numpy()[...] += 1.0  # writing into the argument afterwards does not reach the results
         np.testing.assert_array_equal(results[0].numpy(), before)
         np.testing.assert_array_equal(results[2].numpy(), before.reshape(16))
+
+
+def test_big_unaligned_or_strided_arguments_are_copied_in_aligned(monkeypatch: pytest.MonkeyPatch) -> None:
+    # XLA copies an unaligned argument of 100 KiB or more in on a worker thread; jit copies it itself
+    jit_module = importlib.import_module("autodiff.jit")  # (autodiff.jit is also the function)
+
+    copies: list[tuple[int, ...]] = []
+    real = jit_module._aligned_copy
+
+    def counting(a: np.ndarray) -> np.ndarray:
+        copies.append(a.shape)
+        out = real(a)
+        assert out.ctypes.data % 64 == 0 and out.flags.c_contiguous
+        return out
+
+    monkeypatch.setattr(jit_module, "_aligned_copy", counting)
+    jf = autodiff.jit(lambda a, b: F.add(F.mul(a, 2.0), F.broadcast_in_dim(b, a.shape, (1,))))
+    base = aligned(arr("f32", (161, 160)))  # 103 040 bytes
+    small = arr("f32", (160,), 1)
+    unaligned = aligned(base, offset=16)
+    strided = Tensor(arr("f32", (160, 161), 2).numpy().T, rt.float32)
+    for _ in range(2):  # the first call and the per-call path
+        for x in (base, unaligned, strided):
+            copies.clear()
+            np.testing.assert_array_equal(jf(x, small).numpy(), x.numpy() * 2 + small.numpy())
+            assert copies == ([] if x is base else [(161, 160)])  # the small argument is left to XLA
 
 
 def test_views_are_read_only_and_work_as_arguments_everywhere() -> None:
