@@ -27,9 +27,8 @@ A call that repeats a signature with untracked Tensor arguments only is the
 per-call path ``__call__``: a flat key (policy, dtypes, shapes), one dict
 lookup, the compiled call on the arguments' NumPy storage, and the results.
 Its costs are what is left of the NumPy boundary: XLA reads 64-byte aligned
-arrays in place and copies others in (from 100 KiB up, jit copies them itself:
-XLA would on a worker thread, a hand-off that costs more than the copy); one
-wait for the execution; one view (or copy) per result.
+arrays in place and copies others in; one wait for the execution; one view (or
+copy) per result.
 
 JAX is imported on first use only.
 """
@@ -42,7 +41,6 @@ import contextlib
 import functools
 import importlib
 import importlib.util
-import math
 import operator
 import re
 import sys
@@ -254,21 +252,6 @@ class Jitted:
         return result
 
 
-#: XLA on CPU reads a 64-byte aligned, C-contiguous argument in place. It copies any other in: below
-#: this many bytes synchronously, at or above it on a worker thread the execution then waits for
-#: (jaxlib 0.10: 100 KiB), a thread hand-off that costs more than the copy itself.
-_XLA_ASYNC_COPY_BYTES = 100 * 1024
-
-
-def _aligned_copy(a: np.ndarray) -> np.ndarray:
-    """``a`` copied into fresh 64-byte aligned, C-contiguous memory (which XLA reads in place)."""
-    raw = np.empty(a.nbytes + 64, np.uint8)
-    start = -raw.ctypes.data % 64
-    out = raw[start : start + a.nbytes].view(a.dtype).reshape(a.shape)
-    np.copyto(out, a)
-    return out
-
-
 #: the storage of a result Tensor between dispatch and the program's completion (never seen outside
 #: ``run``; building the Tensors while XLA computes takes their construction off the critical path)
 _PENDING = np.empty(0)
@@ -294,21 +277,6 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
         def compiled(*arrays: np.ndarray) -> Sequence[Any]:
             with jax.enable_x64(True):
                 return jitted(*arrays)  # type: ignore[no-any-return]
-
-    # arguments big enough for XLA to copy them in on a worker thread if unaligned: copied here instead
-    big = [
-        i for i, v in enumerate(entry.graph.inputs) if math.prod(v.shape) * v.dtype.itemsize >= _XLA_ASYNC_COPY_BYTES
-    ]
-    if big:
-        unstaged = compiled
-
-        def compiled(*arrays: np.ndarray) -> Sequence[Any]:
-            staged = list(arrays)
-            for i in big:
-                a = staged[i]
-                if a.ctypes.data % 64 or not a.flags.c_contiguous:
-                    staged[i] = _aligned_copy(a)
-            return unstaged(*staged)  # type: ignore[no-any-return]
 
     dtypes = entry.out_dtypes
     # np.array copies XLA's read-only buffer into a writable array; np.asarray is a view of it

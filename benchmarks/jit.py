@@ -18,8 +18,8 @@ count of calls each); medians and bests are printed, and the ratio
 castwise-jit / jax.jit whatever it is (target: <= 1.1x), with a breakdown:
 the compiled castwise program alone on JAX arrays (``Jitted.jax_function``),
 the rest (the arguments' NumPy storage handed to XLA, which reads 64-byte
-aligned arrays in place; others are copied in, by jit itself from 100 KiB up;
-one view per result; the Python per-call path),
+aligned arrays in place and copies others in; one view per result; the Python
+per-call path),
 ``autodiff.jit(..., copy=True)``, which copies each result into a fresh,
 writable NumPy array, and castwise-jit on the same arguments copied into
 64-byte aligned memory, which XLA reads in place (results of ``autodiff.jit``
@@ -51,11 +51,18 @@ import runtime as rt
 
 
 def timed_calls(fns: dict[str, Callable[[], Any]], calls: int) -> dict[str, np.ndarray]:
-    """Seconds per call of each function, the functions alternating call by call (same machine state)."""
+    """Seconds per call of each function, the functions alternating call by call (same machine state).
+
+    Each round runs every function once, in a fresh random order (fixed seed), so none always
+    runs right after the same other one (caches, allocator and XLA's threads carry state across).
+    """
     out: dict[str, list[float]] = {k: [] for k in fns}
+    items = list(fns.items())
+    order = np.random.default_rng(0)
     clock = time.perf_counter
     for _ in range(calls):
-        for kind, fn in fns.items():
+        for i in order.permutation(len(items)):
+            kind, fn = items[i]
             start = clock()
             fn()
             out[kind].append(clock() - start)
@@ -162,7 +169,7 @@ def main() -> None:
             f"  of which the compiled castwise program on JAX arrays: {med['program'] * 1e6:.1f} us "
             f"({med['program'] / med['jax']:.2f}x jax.jit, median); NumPy in/out and dispatch: "
             f"{(med['castwise'] - med['program']) * 1e6:.1f} us (difference of medians; "
-            f"{aligned} of {len(w['signature'])} arguments 64-byte aligned, the others copied in)"
+            f"{aligned} of {len(w['signature'])} arguments 64-byte aligned, the others copied in by XLA)"
         )
         for kind, label in (
             ("copies", "castwise-jit with copy=True (fresh writable results)"),
