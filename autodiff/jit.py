@@ -41,7 +41,6 @@ import contextlib
 import functools
 import importlib
 import importlib.util
-import operator
 import re
 import sys
 import time
@@ -64,7 +63,6 @@ from runtime.promotion import get_policy, use_policy
 from runtime.tensor import Tensor, asarray
 
 _SCALARS = (bool, int, float, complex)
-_ARRAY, _DTYPE, _SHAPE, _NODE = (operator.attrgetter(name) for name in ("_array", "dtype", "shape", "node"))
 
 
 @dataclass
@@ -131,8 +129,8 @@ class Jitted:
         self.verify_graphs = verify_graphs
         self.traces = 0
         self._cache: dict[Any, _Entry] = {}
-        #: (policy, dtypes..., shapes..., None per argument) of untracked all-Tensor signatures that
-        #: ran once -> the entry's runner (what ``__call__`` looks up)
+        #: (policy, dtype, shape, dtype, shape, ...) of untracked all-Tensor signatures that ran
+        #: once -> the entry's runner (what ``__call__`` looks up)
         self._fast: dict[tuple[Any, ...], Callable[[Sequence[np.ndarray]], Any]] = {}
 
     # -- tracing and compiling ----------------------------------------------------------------
@@ -219,14 +217,22 @@ class Jitted:
 
     def __call__(self, *args: Any) -> Any:
         # The per-call path of a signature that ran before: a flat key of the policy and each
-        # argument's dtype, shape and node (None: untracked), built by C-level attribute getters;
-        # one dict lookup; the entry's runner. Anything else (a Python scalar or a NumPy array has
-        # no ``_array``; a tracked tensor's node is not None) takes the general path.
-        try:
-            arrays = list(map(_ARRAY, args))
-            run = self._fast.get((_policy_state.name, *map(_DTYPE, args), *map(_SHAPE, arrays), *map(_NODE, args)))
-        except AttributeError:
-            run = None
+        # argument's dtype and shape, one dict lookup, the entry's runner. Anything else takes the
+        # general path: a Python scalar or a NumPy array (no ``_array``), a tracked tensor (its node
+        # is not None: an outer recording may need the ops), a signature not run yet.
+        key = [_policy_state.name]
+        arrays = []
+        for a in args:
+            try:
+                array = a._array
+                if a.node is not None:
+                    return self._call(args)
+                key.append(a.dtype)
+                key.append(array.shape)
+            except AttributeError:
+                return self._call(args)
+            arrays.append(array)
+        run = self._fast.get(tuple(key))
         if run is None:
             return self._call(args)
         return run(arrays)
@@ -246,9 +252,11 @@ class Jitted:
             result = run(arrays)
         if all(isinstance(a, Tensor) and a.node is None for a in args):
             # later calls with this signature take the fast path in __call__ (this one compiled the program)
-            self._fast[
-                (get_policy(), *[a.dtype for a in args], *[a._array.shape for a in args], *[None for _ in args])
-            ] = run
+            key = [get_policy()]
+            for a in args:
+                key.append(a.dtype)
+                key.append(a._array.shape)
+            self._fast[tuple(key)] = run
         return result
 
 
@@ -262,11 +270,11 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
 
     XLA on CPU dispatches asynchronously: the call returns while worker threads
     compute. The result Tensors and their tuple/list are built in that window;
-    then one wait for the execution (``block_until_ready`` on one output: they
-    all complete together, and waiting once instead of inside each conversion
-    saves a thread wake-up), then each result gets its array: a fresh writable
-    copy of XLA's buffer (``np.array``) or, with ``copy=False``, a read-only
-    view of it (``np.asarray``).
+    then each result gets its array, the first conversion waiting for the
+    execution: a read-only view of XLA's buffer (``np.asarray``) or, with
+    ``copy=True``, a fresh writable copy of it (``np.array``). (An explicit
+    ``block_until_ready`` first saves a thread wake-up but was measured to cost
+    more than it saves.)
     """
     compiled = entry.compiled
     if entry.x64:
@@ -300,7 +308,7 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
             def run_single(arrays: Sequence[np.ndarray]) -> Any:
                 (out,) = compiled(*arrays)
                 result = Tensor(pending, d0)
-                result._array = conv0(out.block_until_ready())
+                result._array = conv0(out)
                 return result
 
             return run_single
@@ -309,7 +317,6 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
             outs = compiled(*arrays)
             results = [Tensor(pending, d) for d in dtypes]
             packed = tuple(results) if kind == "tuple" else results
-            outs[0].block_until_ready()
             for t, conv, o in zip(results, convs, outs):  # noqa: B905
                 t._array = conv(o)
             return packed
@@ -320,7 +327,6 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
         outs = compiled(*arrays)
         results = [Tensor(pending, d) for d in dtypes]
         items = [None if i is None else results[i] for i in layout]
-        outs[0].block_until_ready()
         for t, conv, o in zip(results, convs, outs, strict=True):
             t._array = conv(o)
         if kind == "single":
