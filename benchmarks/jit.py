@@ -12,20 +12,20 @@ jax.lax and compiled by XLA; each call takes castwise Tensors (made by
 ``rt.asarray`` from ordinary NumPy arrays, aligned however NumPy allocated
 them) and returns castwise Tensors whose arrays are read-only views of XLA's
 result buffers (jit's default). The reference is ``jax.jit(jax.grad(...))``
-on JAX arrays. Steady-state times are per call, the contenders alternating
-call by call so all see the same machine state (``--repeat`` x a per-workload
-count of calls each); medians and bests are printed, and the ratio
-castwise-jit / jax.jit whatever it is (target: <= 1.1x), with a breakdown:
-the compiled castwise program alone on JAX arrays (``Jitted.jax_function``),
-the rest (the arguments' NumPy storage handed to XLA, which reads 64-byte
-aligned arrays in place and copies others in; one view per result; the Python
-per-call path),
-``autodiff.jit(..., copy=True)``, which copies each result into a fresh,
-writable NumPy array, and castwise-jit on the same arguments copied into
-64-byte aligned memory, which XLA reads in place (results of ``autodiff.jit``
-are such arrays, so a loop feeding them back gets this). Compile times (first call: trace + lower + XLA compile
-for castwise; trace + compile for JAX) are excluded from the ratio and
-reported separately.
+on JAX arrays. Steady-state times are per call, the contenders interleaved
+call by call, in a fresh random order each round, so all see the same machine
+state (``--repeat`` x a per-workload count of calls each); medians and bests
+are printed, and the ratio castwise-jit / jax.jit whatever it is (target:
+<= 1.1x), with a breakdown: the compiled castwise program alone on JAX arrays
+(``Jitted.jax_function``); the rest (the arguments' NumPy storage handed to
+XLA, which reads 64-byte aligned arrays in place and copies others in; one
+view per result; the Python per-call path); ``autodiff.jit(..., copy=True)``,
+which copies each result into a fresh, writable NumPy array; and castwise-jit
+on the same arguments copied into 64-byte aligned memory, which XLA reads in
+place (results of ``autodiff.jit`` are such arrays, so a loop feeding them
+back gets this). Compile times (first call: trace + lower + XLA compile for
+castwise; trace + compile for JAX) are excluded from the ratio and reported
+separately.
 
     python benchmarks/jit.py [--repeat N]
 """
