@@ -26,6 +26,12 @@ class InPlaceError(RuntimeError):
     """An in-place write would corrupt a recording."""
 
 
+class ReadOnlyTensorError(InPlaceError, ValueError):
+    """An in-place write into a Tensor whose array is read-only (an ``autodiff.jit``
+    result viewing XLA's buffer, a shared constant); also a ``ValueError``, as
+    NumPy's own read-only error is."""
+
+
 def check_result_fits(name: str, result: DType, target: DType) -> None:
     """Raise ``TypeError`` if a ``result`` cannot be stored in a ``target`` tensor."""
     if result.category > target.category:
@@ -50,6 +56,11 @@ def apply_inplace(x: Tensor, op: OpDef, other: Any, name: str) -> Tensor:
         raise InPlaceError(
             f"{name}: {x.dtype.name}{list(x.shape)} is referenced by a recorded graph; an in-place write "
             "would change what the graph replays. Use the out-of-place op."
+        )
+    if not x._array.flags.writeable:
+        raise ReadOnlyTensorError(
+            f"{name}: {x.dtype.name}{list(x.shape)} is read-only (a view of memory castwise does not own, "
+            "such as an autodiff.jit result); write into x.copy() or use the out-of-place op."
         )
     if isinstance(other, Tensor) and other._requires_grad:
         raise InPlaceError(

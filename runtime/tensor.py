@@ -100,6 +100,11 @@ class Tensor:
         """An untracked tensor sharing this tensor's storage."""
         return Tensor(self._array, self.dtype)
 
+    def copy(self) -> Tensor:
+        """A fresh, writable, untracked Tensor with a copy of the values (``detach().clone()``
+        in PyTorch terms)."""
+        return Tensor(self._array.copy(), self.dtype)
+
     def numpy(self) -> np.ndarray:
         """The storage array (shared, not copied)."""
         return self._array

@@ -415,3 +415,20 @@ def test_unknown_dtype_is_refused() -> None:
 def test_python_scalar_that_does_not_fit_is_refused_clearly() -> None:
     with pytest.raises(rt.PromotionError, match="300"):
         rt.asarray(np.ones(2, np.uint8)) + 300
+
+
+def test_inplace_into_a_read_only_tensor_is_refused_clearly() -> None:
+    from runtime.inplace import InPlaceError, ReadOnlyTensorError
+
+    base = np.arange(3.0)
+    base.flags.writeable = False
+    t = rt.Tensor(base, rt.float64)
+    with pytest.raises(ReadOnlyTensorError, match=r"add_: float64\[3\] is read-only"):
+        t += 1.0
+    assert issubclass(ReadOnlyTensorError, ValueError) and issubclass(ReadOnlyTensorError, InPlaceError)
+    np.testing.assert_array_equal(t.numpy(), [0.0, 1.0, 2.0])
+    own = t.copy()
+    own += 1.0
+    np.testing.assert_array_equal(own.numpy(), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(t.numpy(), [0.0, 1.0, 2.0])
+    assert own.node is None and own.dtype is rt.float64
