@@ -12,12 +12,20 @@ follow ``jax.lax`` on CPU, not NumPy, where the two differ:
 * int4/uint4 are computed in 8 bits and wrapped back;
 * integer ``div``/``rem`` use XLA's total definitions (``x / 0 == -1``,
   ``x % 0 == x``, ``INT_MIN / -1 == INT_MIN``);
-* ``convert`` saturates float -> int and maps NaN to 0, like XLA.
+* ``convert`` saturates float -> int and maps NaN to 0, like XLA;
+  float8_e8m0fnu (no zero, sign or infinity) turns 0, negative values, +-inf
+  and float64 values below 2**-127 into NaN, and none of its values is zero
+  (so all convert to True);
+* ``reduce_sum`` / ``reduce_prod`` fold in XLA CPU's order, rounding after
+  every step (``_xla_fold``: windows of 32, then left to right); float8_e8m0fnu
+  sums, maxima and minima are NaN, like XLA's, whose identity converts to NaN.
 
 One deliberate departure: subnormal floats keep IEEE gradual underflow (as in
 NumPy), where XLA on CPU flushes them to zero, inputs and results alike. A
 value below the smallest normal number of its dtype can be tiny but non-zero
-here and 0 in JAX (pinned by ``tests/passes/test_lower_jax.py``).
+here and 0 in JAX (pinned by ``tests/passes/test_lower_jax.py``). In
+float8_e8m0fnu, which has no zero, XLA's flushed value is NaN: e8m0 arithmetic
+whose float32 result is below 2**-126 gives NaN there.
 
 ``run_kernel`` is the checked entry point the eager executor and the graph
 interpreter use: it validates the call with ``runtime.shapes.abstract_eval``
@@ -28,6 +36,7 @@ slice ...): callers that mutate buffers in place must copy first.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
@@ -84,6 +93,9 @@ _VIA_F16: Final[frozenset[np.dtype[Any]]] = frozenset(
 _NO_NAN: Final[frozenset[np.dtype[Any]]] = frozenset(
     d.storage for d in (dt.float4_e2m1fn, dt.float6_e2m3fn, dt.float6_e3m2fn)
 )
+#: float8_e8m0fnu: powers of two only, no zero, sign or infinity (XLA converts 0, negative
+#: values and +-inf to NaN, so reductions from the identity 0 or -+inf are NaN throughout).
+_E8M0: Final = dt.float8_e8m0fnu.storage
 _SIGNED_INT: Final[frozenset[np.dtype[Any]]] = frozenset(d.storage for d in dt.ALL_DTYPES if d.kind == "int")
 _UNSIGNED_INT: Final[frozenset[np.dtype[Any]]] = frozenset(d.storage for d in dt.ALL_DTYPES if d.kind == "uint")
 _INTEGER: Final = _SIGNED_INT | _UNSIGNED_INT
@@ -164,6 +176,10 @@ def _to_float(x: Array, target: np.dtype[Any]) -> Array:
     if target in _TINY_FLOAT:
         if src == _F32 or src in _NARROW_FLOAT:
             return x.astype(_F32).astype(target)
+        if target == _E8M0 and src == _F64:
+            # XLA converts float64 to e8m0 directly: below its smallest value, 2**-127, is NaN
+            # (from float32 the subnormals round to 2**-127, as ml_dtypes rounds them).
+            x = np.where(x < 2.0**-127, np.nan, x)
         # float64 and integers: one rounding (integers pass through float64 exactly up to 2**53).
         return _round_to_odd_f32(x.astype(_F64)).astype(target)
     if target in _NARROW_FLOAT:
@@ -210,7 +226,9 @@ def convert_array(x: Array, target: DType) -> Array:
         x, kind = np.real(x), "float"
         src = x.dtype
     if target.kind == "bool":
-        return np.asarray(_cmp(np.not_equal, x, np.zeros((), src)))
+        # x != 0 in the compute dtype: float8_e8m0fnu has no zero (its bits 0x00 are 2**-127).
+        wide = _WIDEN.get(src)
+        return np.asarray((x if wide is None else x.astype(wide)) != 0)
     if kind == "bool":
         x, kind = x.astype(np.uint8), "uint"
     if target.kind in ("int", "uint"):
@@ -984,36 +1002,154 @@ KERNELS["convert"] = convert_kernel
 
 # -- reductions -----------------------------------------------------------------------------------
 
+#: XLA's CPU compiler (its tree-reduction rewrite) splits every reduced dimension longer than
+#: this into windows of this size, padded with the identity evenly at both ends (the odd
+#: element at the high end); it reduces each window, then reduces the window results the
+#: same way until no reduced dimension is longer, and the last reduce runs over what is left.
+_TREE_WINDOW: Final = 32
+#: XLA CPU hands float32/float64 sums of at least this many elements to YNNPACK, whose blocked,
+#: vectorised order castwise does not replicate: NumPy's pairwise sum stands in for it there.
+_YNN_MIN_ELEMENTS: Final = 4096
+_FLOAT64_LIKE: Final = frozenset({_F32, _F64})
+#: Below this many elements per step, ``_fold`` makes one ``accumulate`` call instead of one call per step.
+_FOLD_CALL_MIN: Final = 256
+#: Formats without an infinity take -+finfo.max as the max/min identity (jax.lax's choice).
+_NO_INF: Final[frozenset[np.dtype[Any]]] = frozenset(
+    d.storage for d in (dt.float8_e4m3fn, dt.float8_e4m3fnuz, dt.float8_e4m3b11fnuz, dt.float8_e5m2fnuz)
+)
 
-def _reduce_arith(x: Array, axes: Sequence[int], f: Callable[..., Any]) -> Array:
+
+def _fold(y: Array, ufunc: np.ufunc, axis: int) -> Array:
+    """Left fold of ``ufunc`` along ``axis``, rounded to the dtype at every step.
+
+    Vectorised over the other axes: one in-place ufunc call per step (the
+    narrow formats' ufuncs compute in float32 and round back once, as XLA's
+    reducers do), or ``accumulate`` (sequential by definition, unlike
+    ``reduce``, which sums pairwise) when each step would be too small to pay
+    for its call.
+    """
+    axis %= y.ndim
+    n = y.shape[axis]
+    head: tuple[Any, ...] = (slice(None),) * axis
+    if n > 2 and y.size < _FOLD_CALL_MIN * n:
+        return np.array(ufunc.accumulate(y, axis=axis)[(*head, n - 1)])
+    acc = np.array(y[(*head, 0)])
+    for k in range(1, n):
+        ufunc(acc, y[(*head, k)], out=acc)
+    return acc
+
+
+def _windows(y: Array, axis: int, init: Array) -> tuple[Array, int]:
+    """``y`` padded with ``init`` along ``axis`` to whole windows, and the number of windows."""
+    n = y.shape[axis]
+    pad = -n % _TREE_WINDOW
+    if pad:
+        shape = list(y.shape)
+        shape[axis] = n + pad
+        padded = np.full(shape, init, dtype=y.dtype)
+        inner = [slice(None)] * y.ndim
+        inner[axis] = slice(pad // 2, pad // 2 + n)
+        padded[tuple(inner)] = y
+        y = padded
+    return y, (n + pad) // _TREE_WINDOW
+
+
+def _xla_fold(x: Array, axes: Sequence[int], ufunc: np.ufunc, init: Array) -> Array:
+    """``ufunc`` over ``axes`` in XLA CPU's order, one rounding per step.
+
+    Each window (see ``_TREE_WINDOW``) and the final reduce run in row-major
+    order over the reduced dimensions, from the identity ``init``. That is
+    XLA's order for every reduction over one axis. XLA marks its reducer
+    ``reassoc``, and LLVM vectorises some loops over several reduced axes
+    across the outer one (a tree over the lanes at the end): float16/32/64 and
+    complex reductions over several axes may then differ in the last bits.
+    bfloat16 and the 8-bit formats round through a conversion after every
+    step, which pins the order: they match XLA bit for bit over any axes.
+    """
+    if len(axes) == 1:
+        axis = int(axes[0])
+        y = x
+        while (n := y.shape[axis]) > _TREE_WINDOW:
+            y, groups = _windows(y, axis, init)
+            y = _fold(y.reshape((*y.shape[:axis], groups, _TREE_WINDOW, *y.shape[axis + 1 :])), ufunc, axis + 1)
+        if n == 0:
+            return np.full(y.shape[:axis] + y.shape[axis + 1 :], init, dtype=x.dtype)
+        return _fold(y, ufunc, axis)
+    axes = sorted(int(a) for a in axes)
+    out_shape = tuple(n for d, n in enumerate(x.shape) if d not in axes)
+    if any(x.shape[a] == 0 for a in axes):
+        return np.full(out_shape, init, dtype=x.dtype)
+    # Several axes: the reduced ones go last, in order; each level folds its windows flattened
+    # row-major (window offsets along the first reduced axis outermost).
+    k = len(out_shape)
+    y = np.transpose(x, [d for d in range(x.ndim) if d not in axes] + axes)
+    while any(n > _TREE_WINDOW for n in y.shape[k:]):
+        split: list[int] = []
+        for i, n in enumerate(y.shape[k:]):
+            if n > _TREE_WINDOW:
+                y, groups = _windows(y, k + i, init)
+                split += [groups, _TREE_WINDOW]
+            else:
+                split += [1, n]
+        m = len(split) // 2
+        y = y.reshape(out_shape + tuple(split))
+        y = np.transpose(y, [*range(k), *(k + 2 * i for i in range(m)), *(k + 2 * i + 1 for i in range(m))])
+        y = _fold(y.reshape((*out_shape, *split[0::2], -1)), ufunc, -1)
+    return _fold(y.reshape((*out_shape, -1)), ufunc, -1)
+
+
+@functools.cache
+def _identity(storage: np.dtype[Any], value: int) -> Array:
+    """The 0-d identity of a sum (0) or product (1) in ``storage``, converted as XLA converts it."""
+    out = scalar_array(value, dt.from_numpy(storage))
+    out.setflags(write=False)
+    return out
+
+
+def _reduce_arith(x: Array, axes: Sequence[int], ufunc: np.ufunc, identity: int) -> Array:
     storage = x.dtype
-    wide = _WIDEN.get(storage)
+    kind = _kind(storage)
+    if math.prod(x.shape[a] for a in axes) == 1:
+        # One element per group: XLA simplifies the reduce to a reshape (no identity is combined).
+        return np.array(x.reshape(tuple(n for d, n in enumerate(x.shape) if d not in axes)))
     with np.errstate(over="ignore", invalid="ignore"):
-        if wide is None:
-            return np.asarray(f(x, axis=tuple(axes), dtype=storage))
-        # Narrow floats accumulate in float32 and round once (XLA CPU does the same,
-        # in a different order, so sums agree to float32 accuracy before rounding).
-        return np.asarray(_back(np.asarray(f(x.astype(wide), axis=tuple(axes), dtype=wide)), storage))
+        if kind in ("bool", "int", "uint"):
+            # Integer arithmetic wraps and is associative: any order gives XLA's result.
+            wide = _WIDEN.get(storage)
+            if wide is None:
+                return np.asarray(ufunc.reduce(x, axis=tuple(axes), dtype=storage))
+            return np.asarray(ufunc.reduce(x.astype(wide), axis=tuple(axes), dtype=wide)).astype(storage)
+        init = _identity(storage, identity)
+        if storage == _E8M0 and ufunc is np.add:  # 0 is NaN in float8_e8m0fnu: so is every sum
+            return np.full(tuple(n for d, n in enumerate(x.shape) if d not in axes), init, dtype=storage)
+        if ufunc is np.add and storage in _FLOAT64_LIKE and x.size >= _YNN_MIN_ELEMENTS:
+            out = np.asarray(np.sum(x, axis=tuple(axes), dtype=storage))
+        else:
+            out = np.asarray(_xla_fold(x, axes, ufunc, init))
+        if ufunc is np.add:
+            out = np.add(out, init, out=out)  # XLA starts at +0.0: no sum ends at -0.0
+    return out
 
 
 def reduce_sum_kernel(x: Array, *, axes: Sequence[int]) -> tuple[Array, ...]:
-    """Sum over ``axes`` in the input dtype (integers wrap)."""
-    return (_reduce_arith(x, axes, np.sum),)
+    """Sum over ``axes`` in the input dtype, in XLA CPU's order (integers wrap)."""
+    return (_reduce_arith(x, axes, np.add, 0),)
 
 
 KERNELS["reduce_sum"] = reduce_sum_kernel
 
 
 def reduce_prod_kernel(x: Array, *, axes: Sequence[int]) -> tuple[Array, ...]:
-    """Product over ``axes`` in the input dtype (integers wrap)."""
-    return (_reduce_arith(x, axes, np.prod),)
+    """Product over ``axes`` in the input dtype, in XLA CPU's order (integers wrap)."""
+    return (_reduce_arith(x, axes, np.multiply, 1),)
 
 
 KERNELS["reduce_prod"] = reduce_prod_kernel
 
 
 def _extreme_identity(storage: np.dtype[Any], largest: bool) -> Array:
-    # The identity lax uses for an empty max (min): -inf (+inf), the int range's end, False (True).
+    # The identity lax uses for an empty max (min): -inf (+inf), or -+finfo.max in the formats
+    # without an infinity; the int range's end; False (True). float8_e8m0fnu's is NaN.
     kind = _kind(storage)
     target = dt.from_numpy(storage)
     if kind == "bool":
@@ -1021,14 +1157,19 @@ def _extreme_identity(storage: np.dtype[Any], largest: bool) -> Array:
     if kind in ("int", "uint"):
         info = _iinfo(storage)
         return scalar_array(int(info.min if largest else info.max), target)
-    return scalar_array(-np.inf if largest else np.inf, target)
+    big = float(ml_dtypes.finfo(storage).max) if storage in _NO_INF else np.inf
+    return scalar_array(-big if largest else big, target)
 
 
 def _reduce_extreme(x: Array, axes: Sequence[int], largest: bool) -> Array:
     axes = tuple(axes)
-    if any(x.shape[a] == 0 for a in axes):
+    identity = _extreme_identity(x.dtype, largest)
+    size = math.prod(x.shape[a] for a in axes)
+    if size == 0 or (size > 1 and x.dtype == _E8M0):
+        # Empty, or float8_e8m0fnu, whose identity is NaN: max/min propagate it everywhere
+        # (a group of one element is a reshape in XLA: no identity is combined).
         out_shape = tuple(n for d, n in enumerate(x.shape) if d not in axes)
-        return np.full(out_shape, _extreme_identity(x.dtype, largest), dtype=x.dtype)
+        return np.full(out_shape, identity, dtype=x.dtype)
     f = np.max if largest else np.min
     with np.errstate(invalid="ignore"):
         return np.asarray(_map1(lambda v: f(v, axis=axes), x))
@@ -1202,10 +1343,14 @@ def triangular_solve_kernel(
     inf/NaN as in LAPACK's trsm instead of an exception.
     """
     storage = a.dtype
+    m = a.shape[-1]
+    if storage == _E8M0 and m > 1:
+        # XLA solves float8_e8m0fnu systems by inverting the triangle, whose zeros and
+        # negated entries are NaN in a format without zero or sign: every result is NaN.
+        return (np.full(b.shape, np.nan, dtype=storage),)
     wide = _WIDEN.get(storage)
     if wide is not None:
         a, b = a.astype(wide), b.astype(wide)
-    m = a.shape[-1]
     tri = np.tril(a) if lower else np.triu(a)
     if unit_diagonal:
         tri = tri.copy()

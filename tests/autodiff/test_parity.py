@@ -302,3 +302,59 @@ def test_docs_describe_every_departure_and_known_failure() -> None:
     for entry in (*parity.DEPARTURES, *parity.KNOWN_FAILURES):
         assert f"`{entry.name}`" in text, f"docs/parity.md does not describe {entry.name}"
     assert "<!-- BEGIN GENERATED: castwise parity --markdown" in text and "### Unsupported" in text
+
+
+def test_pow_by_a_python_int_is_a_documented_departure() -> None:
+    import jax.numpy as jnp
+
+    # The evidence: JAX's lattice, and jnp.add, give int64 for bool and a Python int (x64), and so
+    # does castwise's one plan. jnp.power alone gives int32: a concrete integer exponent makes it
+    # lax.integer_pow of the base promoted on its own (bool -> int32, whatever x64 says).
+    with parity._jax_x64():
+        b = jnp.array([True, False])
+        assert jnp.result_type(jnp.bool_, 2) == jnp.add(b, 2).dtype == jnp.multiply(b, 2).dtype == jnp.int64
+        assert jnp.power(b, 2).dtype == jnp.power(b, np.int64(2)).dtype == jnp.int32
+        assert jnp.power(b, jnp.array([2, 2])).dtype == jnp.int64  # an array exponent takes part in promotion
+    assert F.pow(rt.asarray(np.array([True, False])), 2).dtype is rt.int64
+    spec = _spec("pow")
+    py_int, py_bool = parity.PyScalar("int"), parity.PyScalar("bool")
+    primal = parity.run_case(Case(spec, "jax", (rt.bool_, py_int)))
+    assert primal.status == "ok" and [(c.check, c.departure) for c in primal.checks if c.departure] == [
+        ("primal", "pow-integer-exponent")
+    ]
+    # float8_e8m0fnu ** True: integer_pow's derivative is finite, castwise's y * x**(y - 1) is NaN (no 0)
+    derivative = parity.run_case(Case(spec, "jax", (rt.float8_e8m0fnu, py_bool)))
+    assert derivative.status == "ok"
+    assert {c.check for c in derivative.checks if c.departure == "pow-integer-exponent"} == {"jvp", "vjp"}
+    # narrowly: other policies plan the same way on both sides, and other exponents are promoted operands
+    for case in (Case(spec, "torch", (rt.bool_, py_int)), Case(spec, "jax", (i32, py_int))):
+        assert not any(c.departure for c in parity.run_case(case).checks)
+    report = Report([primal, derivative], seed=0, quick=False, policies=("jax",), strict=True)
+    assert report.ok and report.departure_counts()["pow-integer-exponent"] == (0, 3)
+    assert "pow-integer-exponent (3 checks)" in report.render()
+    assert "pow-integer-exponent 0 + 3 checks" in parity.markdown(report)
+
+
+def test_e8m0_jvps_of_several_operands_come_from_one_jax_jvp() -> None:
+    # JAX's JVP with one operand active pads with its zeros, NaN in float8_e8m0fnu: summing those
+    # per-operand JVPs would make every multi-operand JVP NaN. The sweep asks JAX for the joint JVP.
+    e8m0 = rt.float8_e8m0fnu
+    for name in ("concatenate", "select", "dynamic_update_slice", "scatter"):
+        case = next(c for c in build_cases(("jax",), (name,), (rt.bool_, e8m0)) if c.slots.count(e8m0) >= 2)
+        result = parity.run_case(case)
+        assert result.status == "ok" and not any(c.departure for c in result.checks), result.checks
+        assert any(c.check == "jvp" and c.active is not None and len(c.active) > 1 for c in result.checks)
+
+
+def test_e8m0_derivative_formula_departure_is_narrow() -> None:
+    e8m0 = rt.float8_e8m0fnu
+    for name in ("scatter_add", "reduce_prod"):
+        (case,) = [c for c in build_cases(("jax",), (name,), (e8m0,))]
+        result = parity.run_case(case)
+        assert result.status == "ok"
+        assert {c.departure for c in result.checks if c.departure} == {"e8m0-derivative-formula"}
+        assert all(c.check in ("jvp", "vjp") for c in result.checks if c.departure)
+    # the same ops in float8_e4m3fn are checked like any other
+    for name in ("scatter_add", "reduce_prod"):
+        (case,) = [c for c in build_cases(("jax",), (name,), (rt.float8_e4m3fn,))]
+        assert not any(c.departure for c in parity.run_case(case).checks)
