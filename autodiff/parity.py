@@ -924,20 +924,7 @@ def _message_has(check: CheckResult, *texts: str) -> bool:
 
 #: Known castwise bugs, found by this sweep and reported (docs/parity.md has the details
 #: and a reproducer for each). Each matcher is as narrow as the bug.
-KNOWN_FAILURES: tuple[KnownFailure, ...] = (
-    KnownFailure(
-        "e8m0-instantiated-zero",
-        "autodiff.jvp / autodiff.vjp hand out a symbolic zero tangent or cotangent as np.zeros "
-        "(autodiff/zeros.py instantiate): in float8_e8m0fnu, which has no zero, bits 0x00 read 2**-127; "
-        "XLA's zero there is NaN (convert(0)), as castwise's own full(0) and convert give",
-        lambda c, k: (
-            k.check in ("jvp", "vjp")
-            and _has(c, dt.float8_e8m0fnu)
-            and "5.87747e-39" in k.got
-            and _message_has(k, "NaN in different positions")
-        ),
-    ),
-)
+KNOWN_FAILURES: tuple[KnownFailure, ...] = ()
 
 
 def known_failure_for(case: Case, check: CheckResult) -> KnownFailure | None:

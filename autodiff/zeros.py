@@ -53,5 +53,8 @@ def add_any(a: TangentLike, b: TangentLike) -> TangentLike:
 def instantiate(x: TangentLike) -> Tensor:
     """A real array for ``x`` (only at the API boundary, where users get arrays)."""
     if isinstance(x, Zero):
-        return Tensor(np.zeros(x.shape, dtype=x.dtype.storage), x.dtype)
+        from runtime.kernels import scalar_array
+
+        # zero converted as lax.full converts it: float8_e8m0fnu has no zero (NaN there, as in JAX)
+        return Tensor(np.full(x.shape, scalar_array(0, x.dtype)), x.dtype)
     return x
