@@ -532,6 +532,11 @@ def dot_general_kernel(lhs: Array, rhs: Array, *, dimension_numbers: Any) -> tup
     integers wrap; bool is or-of-ands.
     """
     (lc, rc), (lb, rb) = shapes.dot_dimension_numbers(dimension_numbers)
+    if lhs.ndim == 2 and rhs.ndim == 2 and len(lc) == 1 and not lb and lhs.dtype not in _WIDEN:
+        # a plain matrix product (the common case): one BLAS call on transposed views
+        left = lhs if lc[0] == 1 else lhs.T
+        right = rhs if rc[0] == 0 else rhs.T
+        return (np.matmul(left, right),)
     lfree = [d for d in range(lhs.ndim) if d not in lc and d not in lb]
     rfree = [d for d in range(rhs.ndim) if d not in rc and d not in rb]
     batch_shape = tuple(lhs.shape[d] for d in lb)
@@ -896,8 +901,11 @@ KERNELS["cos"] = cos_kernel
 
 
 def tanh_kernel(x: Array) -> tuple[Array, ...]:
-    """tanh(x)."""
-    return _unary_float(np.tanh, x)
+    """tanh(x). A real tanh raises no floating-point flag for any input, so it skips
+    the errstate block (which costs more than a small tanh); complex keeps it."""
+    if x.dtype in _COMPLEX_PART:
+        return _unary_float(np.tanh, x)
+    return (_map1(np.tanh, x),)
 
 
 KERNELS["tanh"] = tanh_kernel
