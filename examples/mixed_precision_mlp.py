@@ -54,9 +54,7 @@ def main() -> None:
         out = jnp.tanh(x @ w1 + b1) @ w2
         return jnp.mean((out - y) ** 2)
 
-    expected = jax.grad(jax_loss, argnums=(0, 1, 2))(
-        *(jnp.asarray(t.numpy()) for t in (w1, b1, w2, x, y))
-    )
+    expected = jax.grad(jax_loss, argnums=(0, 1, 2))(*(jnp.asarray(t.numpy()) for t in (w1, b1, w2, x, y)))
     for got, want in zip(grads, expected, strict=True):
         assert got is not None
         np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=2e-4, atol=1e-6)

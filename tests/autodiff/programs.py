@@ -54,16 +54,26 @@ STEPS: dict[str, tuple[int, Callable[[list[Any], Any], Tensor]]] = {
     "max": (2, _step_binary(F.max)),
     "lt": (2, _step_binary(F.lt)),
     "and": (2, _step_binary(F.logical_and)),
-    "select": (3, lambda a, d: F.select(F.lt(F.real(a[0]) if a[0].dtype.kind == "complex" else a[0], 0.5)
-                                        if a[0].dtype.kind != "bool" else a[0], a[1], a[2])),
+    "select": (
+        3,
+        lambda a, d: F.select(
+            F.lt(F.real(a[0]) if a[0].dtype.kind == "complex" else a[0], 0.5) if a[0].dtype.kind != "bool" else a[0],
+            a[1],
+            a[2],
+        ),
+    ),
     "clamp": (3, lambda a, d: F.clamp(a[0], a[1], a[2])),
     "concatenate": (3, lambda a, d: F.slice(F.concatenate([a[0], a[1], a[2]], 0), (2,), (2 + N,))),
     "stack": (2, lambda a, d: _second_of_stack(a[0], a[1], d.draw(st.sampled_from([0, -1])))),
     "dot_general": (2, lambda a, d: F.broadcast_in_dim(F.dot_general(a[0], a[1], (((0,), (0,)), ((), ()))), (N,), ())),
-    "scatter": (2, lambda a, d: F.scatter(a[0], np.array([[0], [2]], np.int32), F.slice(a[1], (0,), (2,)),
-                                          SCATTER_DIMS)),
-    "scatter_add": (2, lambda a, d: F.scatter_add(a[0], np.array([[2], [1]], np.int32), F.slice(a[1], (1,), (3,)),
-                                                  SCATTER_DIMS)),
+    "scatter": (
+        2,
+        lambda a, d: F.scatter(a[0], np.array([[0], [2]], np.int32), F.slice(a[1], (0,), (2,)), SCATTER_DIMS),
+    ),
+    "scatter_add": (
+        2,
+        lambda a, d: F.scatter_add(a[0], np.array([[2], [1]], np.int32), F.slice(a[1], (1,), (3,)), SCATTER_DIMS),
+    ),
     "dynamic_update_slice": (2, lambda a, d: F.dynamic_update_slice(a[0], F.slice(a[1], (0,), (2,)), [1])),
     "sin": (1, lambda a, d: F.sin(a[0])),
     "neg": (1, lambda a, d: F.neg(a[0])),
@@ -89,7 +99,7 @@ class Program:
         for name, picks, extra in self.steps:
             _, fn = STEPS[name]
             pool.append(fn([pool[i] for i in picks], _Fixed(extra)))
-        return pool[len(values):] or pool
+        return pool[len(values) :] or pool
 
 
 class _Fixed:

@@ -40,10 +40,7 @@ def test_tracked_leaf_and_mixed_add_records_one_convert() -> None:
     assert out.requires_grad and out.dtype is rt.complex128
     text = str(graph_of(out))
     assert text == (
-        "{ lambda a:f64[3] ; b:c128[3] . let\n"
-        "    c:c128[3] = convert[to=c128] a\n"
-        "    d:c128[3] = add c b\n"
-        "  in (d) }"
+        "{ lambda a:f64[3] ; b:c128[3] . let\n    c:c128[3] = convert[to=c128] a\n    d:c128[3] = add c b\n  in (d) }"
     )
 
 
@@ -82,18 +79,38 @@ def test_recording_allocates_no_copy_of_its_inputs() -> None:
     [
         ("add", F.add, [np.ones(3, np.float32), np.ones(3)], 0),
         ("lt", F.lt, [np.ones(3, np.float32), np.ones(3)], 0),
-        ("dot_general", lambda a, b: F.dot_general(a, b, (((0,), (0,)), ((), ()))),
-         [np.ones(3, np.float32), np.ones(3, np.complex64)], 1),
+        (
+            "dot_general",
+            lambda a, b: F.dot_general(a, b, (((0,), (0,)), ((), ()))),
+            [np.ones(3, np.float32), np.ones(3, np.complex64)],
+            1,
+        ),
         ("select", F.select, [np.array([True, False, True]), np.ones(3, np.float32), np.ones(3)], 1),
         ("clamp", F.clamp, [np.float32(0.0), np.ones(3), np.float32(2.0)], 1),
-        ("concatenate", lambda a, b, c: F.concatenate([a, b, c], 0),
-         [np.ones(2, np.float32), np.ones(3), np.ones(1, np.complex64)], 0),
-        ("scatter", lambda o, i, u: F.scatter(o, i, u, rt.ScatterDimensionNumbers((), (0,), (0,))),
-         [np.ones(3, np.float32), np.array([[1]], np.int32), np.ones(1)], 0),
-        ("scatter_add", lambda o, i, u: F.scatter_add(o, i, u, rt.ScatterDimensionNumbers((), (0,), (0,))),
-         [np.ones(3, np.float64), np.array([[1]], np.int32), np.ones(1, np.complex64)], 2),
-        ("dynamic_update_slice", lambda o, u, s: F.dynamic_update_slice(o, u, [s]),
-         [np.ones(3, np.float32), np.ones(2), np.int32(1)], 1),
+        (
+            "concatenate",
+            lambda a, b, c: F.concatenate([a, b, c], 0),
+            [np.ones(2, np.float32), np.ones(3), np.ones(1, np.complex64)],
+            0,
+        ),
+        (
+            "scatter",
+            lambda o, i, u: F.scatter(o, i, u, rt.ScatterDimensionNumbers((), (0,), (0,))),
+            [np.ones(3, np.float32), np.array([[1]], np.int32), np.ones(1)],
+            0,
+        ),
+        (
+            "scatter_add",
+            lambda o, i, u: F.scatter_add(o, i, u, rt.ScatterDimensionNumbers((), (0,), (0,))),
+            [np.ones(3, np.float64), np.array([[1]], np.int32), np.ones(1, np.complex64)],
+            2,
+        ),
+        (
+            "dynamic_update_slice",
+            lambda o, u, s: F.dynamic_update_slice(o, u, [s]),
+            [np.ones(3, np.float32), np.ones(2), np.int32(1)],
+            1,
+        ),
     ],
 )
 def test_converts_appear_exactly_where_the_plan_changes_a_dtype(name, fn, operands, tracked) -> None:  # type: ignore[no-untyped-def]
@@ -252,10 +269,9 @@ def test_an_undeclared_read_is_caught_by_the_poisoned_stand_in(monkeypatch: pyte
     # The check the autouse fixture relies on: declare (wrongly) that tanh's VJP
     # reads nothing, and its gradient comes out NaN instead of silently right.
     import autodiff
+    from autodiff import record
     from autodiff.rules import SAVES_NOTHING, VJP_SAVES
     from runtime import functions as F
-
-    from autodiff import record
 
     monkeypatch.setitem(VJP_SAVES, "tanh", SAVES_NOTHING)
     monkeypatch.setattr(record, "_SAVES_BY_OP", {})  # the recorder's resolved copy of the table
@@ -283,5 +299,5 @@ def test_forward_mode_recordings_hold_every_value() -> None:
     assert seen[-1]() is not None, "linearize holds mul's output"
     t = f_jvp(rt.asarray(np.ones(4)))
     np.testing.assert_allclose(t.numpy(), 3.0 * np.sum(1.0 - np.tanh(np.linspace(-1.0, 1.0, 4)) ** 2), rtol=1e-14)
-    out, _ = autodiff.vjp(f, x)
+    autodiff.vjp(f, x)
     assert seen[-1]() is None, "vjp holds only what the VJP rules read"

@@ -197,8 +197,6 @@ def _prod_with_zeros(d: DType) -> np.ndarray:
     return x
 
 
-
-
 _MM, _BATCHED, _TWO_CONTRACT = (((1,), (0,)), ((), ())), (((2,), (0,)), ((0,), (1,))), (((2, 0), (0, 2)), ((), ()))
 
 CASES: list[Case] = [
