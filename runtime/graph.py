@@ -89,14 +89,17 @@ class Eqn:
     """
 
     __slots__ = ("_dtype0", "_outs", "_shape0", "freed", "inputs", "keep", "op", "params")
+    #: ``_outs`` is a list of (weakref, dtype, shape), or, for the recorder's compact
+    #: single-output form, one weakref with the aval in ``_dtype0`` / ``_shape0``
+    _outs: Any
+    _dtype0: DType
+    _shape0: tuple[int, ...]
 
     def __init__(self, op: OpDef, inputs: Sequence[Var], params: dict[str, Any], outputs: Sequence[Var]) -> None:
         self.op = op
         self.inputs = tuple(inputs)
         self.params = params
-        self._outs: list[tuple[weakref.ref[Var], DType, tuple[int, ...]]] = [
-            (weakref.ref(v), v.dtype, v.shape) for v in outputs
-        ]
+        self._outs = [(weakref.ref(v), v.dtype, v.shape) for v in outputs]
         #: set when a backward pass released this equation's saved values
         self.freed = False
         #: the (input, output) positions whose values the recording held (None: all)
@@ -198,6 +201,7 @@ def _const_refs(holder: Any) -> int:
 
 class _Holder:
     __slots__ = ("_const",)
+    _const: object
 
 
 def _baseline_refs() -> int:
@@ -290,7 +294,7 @@ def record_op(
         tensor.node = var
         tensor._requires_grad = dtype.is_inexact
         # the compact single-output form (``Eqn.outputs`` reads it): no list, no tuple
-        eqn._outs = weakref.ref(var)  # type: ignore[assignment]
+        eqn._outs = weakref.ref(var)
         eqn._dtype0 = dtype
         eqn._shape0 = var.shape
         return eqn

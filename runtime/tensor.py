@@ -623,7 +623,7 @@ def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str
             out = np.asarray(out)  # NumPy returns scalars for 0-d results
         if (out.dtype is not storage and out.dtype != storage) or out.shape != shape:
             return None  # let run_kernel report the kernel's mistake
-        result = Tensor(out, sig.out_avals[0][0])
+        result: Any = Tensor(out, sig.out_avals[0][0])
         results: Any = (result,)
     else:
         results = []
