@@ -97,6 +97,8 @@ def _one(op: OpDef, *operands: Operand, **params: Any) -> Tensor:
 
 
 def _ints(values: Sequence[int] | int, what: str) -> tuple[int, ...]:
+    if type(values) is tuple and all(type(v) is int for v in values):
+        return values  # already normalised (what derivative rules pass)
     seq = (values,) if isinstance(values, int) else values
     try:
         return tuple(operator.index(v) for v in seq)

@@ -1130,7 +1130,10 @@ def _reduce_arith(x: Array, axes: Sequence[int], ufunc: np.ufunc, identity: int)
         init = _identity(storage, identity)
         if storage == _E8M0 and ufunc is np.add:  # 0 is NaN in float8_e8m0fnu: so is every sum
             return np.full(tuple(n for d, n in enumerate(x.shape) if d not in axes), init, dtype=storage)
-        if ufunc is np.add and storage in _FLOAT64_LIKE and x.size >= _YNN_MIN_ELEMENTS:
+        if ufunc is np.add and storage in _FLOAT64_LIKE and (x.size >= _YNN_MIN_ELEMENTS or len(axes) > 1):
+            # Big float32/float64 sums (YNNPACK's blocked order) and sums over several
+            # axes (vectorised with reassociation) have no fixed order in XLA either:
+            # NumPy's sum, within the dtype's tolerance, at NumPy's speed.
             out = np.asarray(np.sum(x, axis=tuple(axes), dtype=storage))
         else:
             out = np.asarray(_xla_fold(x, axes, ufunc, init))
