@@ -43,6 +43,10 @@ _SAVING_LOCK = threading.Lock()
 _OTHER: Any = object()
 _UNRESOLVED: Any = object()
 _SAVES_BY_OP: dict[OpDef, Any] = {}
+#: ``OTHER_OPERAND_KEEP`` indexed [x untracked][y untracked] (no tuple to build and hash)
+_OTHER_KEEP = tuple(
+    tuple(OTHER_OPERAND_KEEP[not x_free, not y_free] for y_free in (False, True)) for x_free in (False, True)
+)
 #: the positions a needs-dependent ``VJP_SAVES`` entry gives, per (op, needs)
 _KEEP: dict[tuple[OpDef, tuple[bool, ...]], Any] = {}
 
@@ -72,7 +76,7 @@ def record_eager(
     elif saves is _OTHER:  # mul, dot_general: each operand's cotangent reads the other one
         record_op(
             op, params, inputs, targets, outputs,
-            OTHER_OPERAND_KEEP[inputs[0].node is not None, inputs[1].node is not None],
+            _OTHER_KEEP[inputs[0].node is None][inputs[1].node is None],
         )  # fmt: skip
     elif type(saves) is tuple:
         record_op(op, params, inputs, targets, outputs, saves)

@@ -25,7 +25,7 @@ class DType:
     ``==`` (identity) and use them as dictionary keys.
     """
 
-    __slots__ = ("bits", "category", "index", "itemsize", "kind", "name", "short", "storage")
+    __slots__ = ("bits", "category", "index", "is_inexact", "itemsize", "kind", "name", "short", "storage")
 
     name: str
     short: str
@@ -35,6 +35,9 @@ class DType:
     itemsize: int
     category: int
     index: int
+    #: True for floating and complex dtypes (the ones that carry tangents); a plain
+    #: attribute, since the recorder asks it for every tracked op
+    is_inexact: bool
 
     def __init__(self, name: str, short: str, kind: Kind, bits: int, storage: Any) -> None:
         self.name = name
@@ -45,12 +48,8 @@ class DType:
         self.itemsize = self.storage.itemsize
         self.category = KIND_CATEGORY[kind]
         self.index = len(_CATALOG)
+        self.is_inexact = kind in ("float", "complex")
         _CATALOG.append(self)
-
-    @property
-    def is_inexact(self) -> bool:
-        """True for floating and complex dtypes (the ones that carry tangents)."""
-        return self.kind in ("float", "complex")
 
     @property
     def is_integer(self) -> bool:

@@ -229,11 +229,26 @@ def is_referenced(tensor: Tensor) -> bool:
     return _const_refs(tensor) > _ONLY_THE_SLOT
 
 
+_HOLDS_NOTHING: Keep = ((), ())
+#: the params of a recorded convert, one shared dict per target dtype
+_CONVERT_PARAMS: dict[DType, dict[str, Any]] = {}
+
+
 def _convert_eqn(var: Var, target: DType) -> Var:
-    # a convert's output aval is known: no shape rule needed on the recording path
-    eqn = Eqn(ops.convert, (var,), {"new_dtype": target}, ())
+    """``convert(var, target)`` as a new equation (its output aval is known: no shape rule)."""
+    params = _CONVERT_PARAMS.get(target)
+    if params is None:
+        params = _CONVERT_PARAMS[target] = {"new_dtype": target}
+    eqn = Eqn.__new__(Eqn)
+    eqn.op = ops.convert
+    eqn.inputs = (var,)
+    eqn.params = params
+    eqn.freed = False
+    eqn.keep = _HOLDS_NOTHING  # the converted value is never materialised (eager casts in the consumer's loop)
     out = Var(target, var.shape, eqn)
-    eqn.outputs = (out,)
+    eqn._outs = weakref.ref(out)  # the compact single-output form
+    eqn._dtype0 = target
+    eqn._shape0 = var.shape
     return out
 
 
@@ -266,20 +281,42 @@ def record_op(
     This is the hot path of every tracked op, so it is written flat.
     """
     keep_in = None if keep is None else keep[0]
-    in_vars = []
-    for i, x in enumerate(inputs):
-        var = x.node
-        if var is None:
-            var = x._const
-            if var is None or var.const is not x._array:
-                var = const_var(x)
-        elif var.value is None and (keep_in is None or i in keep_in):
-            var.value = x._array  # the operand as it came (before any convert)
-        target = targets[i]
-        in_vars.append(var if var.dtype is target else _convert_eqn(var, target))
+    if len(inputs) == 2:  # binary ops, the bulk of recordings: the loop below, unrolled
+        a, b = inputs
+        var_a, var_b = a.node, b.node
+        if var_a is None:
+            var_a = a._const
+            if var_a is None or var_a.const is not a._array:
+                var_a = const_var(a)
+        elif var_a.value is None and (keep_in is None or 0 in keep_in):
+            var_a.value = a._array
+        if var_b is None:
+            var_b = b._const
+            if var_b is None or var_b.const is not b._array:
+                var_b = const_var(b)
+        elif var_b.value is None and (keep_in is None or 1 in keep_in):
+            var_b.value = b._array
+        target_a, target_b = targets
+        in_vars: Any = (
+            var_a if var_a.dtype is target_a else _convert_eqn(var_a, target_a),
+            var_b if var_b.dtype is target_b else _convert_eqn(var_b, target_b),
+        )
+    else:
+        in_vars = []
+        for i, x in enumerate(inputs):
+            var = x.node
+            if var is None:
+                var = x._const
+                if var is None or var.const is not x._array:
+                    var = const_var(x)
+            elif var.value is None and (keep_in is None or i in keep_in):
+                var.value = x._array  # the operand as it came (before any convert)
+            target = targets[i]
+            in_vars.append(var if var.dtype is target else _convert_eqn(var, target))
+        in_vars = tuple(in_vars)
     eqn = Eqn.__new__(Eqn)
     eqn.op = op
-    eqn.inputs = tuple(in_vars)
+    eqn.inputs = in_vars
     eqn.params = params
     eqn.freed = False
     eqn.keep = keep

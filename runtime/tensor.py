@@ -365,13 +365,17 @@ def _axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+#: the params of a parameterless op, shared by its recordings (equations never mutate params)
+_NO_PARAMS: dict[str, Any] = {}
+
+
 def _binary(op: OpDef, x: Any, y: Any) -> Tensor:
     if type(x) is Tensor and type(y) is Tensor:
         entry = _FAST.get((op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name))
         if entry is not None:
             result = _run_fast(entry, x, y)
             if (x.node is not None or y.node is not None) and (recorder := hooks.current_recorder()) is not None:
-                recorder(op, {}, (x, y), entry[3], (result,))
+                recorder(op, _NO_PARAMS, (x, y), entry[3], (result,))
             return result
     return apply(op, (x, y), {})  # type: ignore[return-value]
 
