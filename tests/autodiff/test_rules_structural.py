@@ -54,19 +54,14 @@ from runtime.dtypes import DType  # noqa: E402
 from runtime.graph import collect  # noqa: E402
 from runtime.shapes import GatherDimensionNumbers, ScatterDimensionNumbers  # noqa: E402
 from runtime.tensor import Tensor, asarray  # noqa: E402
+from tests.autodiff.rule_helpers import assert_close as _assert_close  # noqa: E402
+from tests.autodiff.rule_helpers import case_inputs as _inputs  # noqa: E402
+from tests.autodiff.rule_helpers import random_array as _random  # noqa: E402
+from tests.autodiff.rule_helpers import x64  # noqa: E402
 
 f32, f64, c64, c128 = rt.float32, rt.float64, rt.complex64, rt.complex128
 REAL = (f32, f64)
 ALL = (f32, f64, c64, c128)
-
-#: parity tolerance (relative, and absolute scaled by the largest expected value)
-PARITY_TOL = {f32: 1e-5, c64: 1e-5, f64: 1e-12, c128: 1e-12}
-
-
-@contextmanager
-def x64() -> Iterator[None]:
-    with jax.enable_x64(True):
-        yield
 
 
 # -- inputs ------------------------------------------------------------------------------------
@@ -390,25 +385,6 @@ def test_every_op_of_the_family_is_covered() -> None:
 
 
 # -- helpers -------------------------------------------------------------------------------------
-
-
-def _random(dtype: DType, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    data = rng.standard_normal(shape)
-    if dtype.kind == "complex":
-        data = data + 1j * rng.standard_normal(shape)
-    return np.asarray(data).astype(dtype.storage)
-
-
-def _assert_close(what: str, got: Any, want: Any, dtype: DType) -> None:
-    got_a, want_a = np.asarray(got), np.asarray(want)
-    assert got_a.shape == want_a.shape, f"{what}: shape {got_a.shape} != {want_a.shape}"
-    tol = PARITY_TOL.get(dtype, 1e-5)
-    scale = max(1.0, float(np.max(np.abs(want_a)))) if want_a.size else 1.0
-    np.testing.assert_allclose(got_a, want_a, rtol=tol, atol=tol * scale, err_msg=what)
-
-
-def _inputs(case: Case, dtype: DType) -> list[np.ndarray]:
-    return [make(dtype) for make in case.inputs]
 
 
 # -- 1. finite differences, second order ---------------------------------------------------------

@@ -1,0 +1,44 @@
+"""Helpers the per-family rule tests share (elementwise and structural)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import jax
+import numpy as np
+
+import runtime as rt
+from runtime.dtypes import DType
+
+#: parity tolerance (relative, and absolute scaled by the largest expected value)
+PARITY_TOL = {rt.float32: 1e-5, rt.complex64: 1e-5, rt.float64: 1e-12, rt.complex128: 1e-12}
+
+
+@contextmanager
+def x64() -> Iterator[None]:
+    with jax.enable_x64(True):
+        yield
+
+
+def random_array(dtype: DType, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Standard normal values (real and imaginary parts for complex) in ``dtype``'s storage."""
+    data = rng.standard_normal(shape)
+    if dtype.kind == "complex":
+        data = data + 1j * rng.standard_normal(shape)
+    return np.asarray(data).astype(dtype.storage)
+
+
+def assert_close(what: str, got: Any, want: Any, dtype: DType) -> None:
+    """``got`` equals ``want`` within ``dtype``'s parity tolerance (shapes exactly)."""
+    got_a, want_a = np.asarray(got), np.asarray(want)
+    assert got_a.shape == want_a.shape, f"{what}: shape {got_a.shape} != {want_a.shape}"
+    tol = PARITY_TOL.get(dtype, 1e-5)
+    scale = max(1.0, float(np.max(np.abs(want_a)))) if want_a.size else 1.0
+    np.testing.assert_allclose(got_a, want_a, rtol=tol, atol=tol * scale, err_msg=what)
+
+
+def case_inputs(case: Any, dtype: DType) -> list[np.ndarray]:
+    """The arrays a rule-test case makes for ``dtype`` (``case.inputs``: one maker per operand)."""
+    return [make(dtype) for make in case.inputs]
