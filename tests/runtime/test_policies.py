@@ -22,30 +22,15 @@ import pytest
 import runtime
 from runtime import PromotionError
 from runtime.policies import torch_policy
+from tests.runtime.policy_helpers import ERR, promote, result
 
 ALL = runtime.ALL_DTYPES
 POLICY_NAMES = ("jax", "jax-strict", "numpy", "torch", "neuron", "tenferro", "strict")
 SCALARS = (True, 1, 1.0, 1j)
-ERR = "error"
 
 
 def D(name: str) -> runtime.DType:
     return runtime.dtype(name)
-
-
-def promote(a, b, policy):
-    """``promote_types`` under ``policy``, or ERR on PromotionError."""
-    try:
-        return runtime.promote_types(a, b, policy=policy)
-    except PromotionError:
-        return ERR
-
-
-def result(*operands, policy):
-    try:
-        return runtime.result_type(*operands, policy=policy)
-    except PromotionError:
-        return ERR
 
 
 def zero_d(d: runtime.DType) -> np.ndarray:

@@ -22,12 +22,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import runtime
-from runtime import PromotionError
+from tests.runtime.policy_helpers import ERR, promote, result
 
 POLICY_NAMES = ("jax", "jax-strict", "numpy", "torch", "neuron", "tenferro", "strict")
 ASSOCIATIVE = ("jax-strict", "tenferro", "strict")
 SCALARS = (True, 1, 1.0, 1j)
-ERR = "error"
 TORCH_C10 = tuple(
     runtime.dtype(n)
     for n in (
@@ -39,20 +38,6 @@ TORCH_C10 = tuple(
 
 def policy_dtypes(name):
     return runtime.get_policy_object(name).dtypes
-
-
-def promote(a, b, policy):
-    try:
-        return runtime.promote_types(a, b, policy=policy)
-    except PromotionError:
-        return ERR
-
-
-def result(*operands, policy):
-    try:
-        return runtime.result_type(*operands, policy=policy)
-    except PromotionError:
-        return ERR
 
 
 def associativity_failures(policy, dtypes, *, definedness=True):
