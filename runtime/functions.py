@@ -97,8 +97,12 @@ def _one(op: OpDef, *operands: Operand, **params: Any) -> Tensor:
 
 
 def _ints(values: Sequence[int] | int, what: str) -> tuple[int, ...]:
-    if type(values) is tuple and all(type(v) is int for v in values):
-        return values  # already normalised (what derivative rules pass)
+    if type(values) is tuple:
+        for v in values:
+            if type(v) is not int:
+                break
+        else:
+            return values  # already normalised (what derivative rules pass)
     seq = (values,) if isinstance(values, int) else values
     try:
         return tuple(operator.index(v) for v in seq)

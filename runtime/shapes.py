@@ -185,8 +185,12 @@ def _int(v: Any, what: str) -> int:
 
 
 def _ints(seq: Any, what: str) -> tuple[int, ...]:
-    if type(seq) is tuple and all(type(v) is int for v in seq):
-        return seq  # already int tuples (bools fall through to the check below)
+    if type(seq) is tuple:
+        for v in seq:
+            if type(v) is not int:
+                break  # bools and NumPy integers take the checks below
+        else:
+            return seq  # already an int tuple
     if isinstance(seq, (str, bytes)) or not hasattr(seq, "__iter__"):
         raise ShapeError(f"{what} must be a sequence of integers, got {seq!r}")
     return tuple(_int(v, what) for v in seq)
