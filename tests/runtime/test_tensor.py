@@ -432,3 +432,50 @@ def test_inplace_into_a_read_only_tensor_is_refused_clearly() -> None:
     np.testing.assert_array_equal(own.numpy(), [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(t.numpy(), [0.0, 1.0, 2.0])
     assert own.node is None and own.dtype is rt.float64
+
+
+# -- the signature cache of apply ------------------------------------------------------------
+
+
+def test_a_cached_signature_still_checks_each_call_like_the_first() -> None:
+    from runtime import KernelDTypeError
+    from runtime.promotion import PromotionError
+
+    x = rt.asarray(np.ones(3, np.int8))
+    for _ in range(3):  # the first call validates the signature, later ones take the cache
+        np.testing.assert_array_equal(F.add(x, 1).numpy(), [2, 2, 2])
+        with pytest.raises(PromotionError, match=r"1000 does not fit the planned dtype int8"):
+            F.add(x, 1000)  # same signature (int8[3], Python int): the value is still checked
+    mislabelled = Tensor(np.ones(3, np.int16), rt.int8)  # storage that is not int8's
+    with pytest.raises(KernelDTypeError, match="int16 data"):
+        F.add(mislabelled, 1)
+
+
+def test_registering_a_policy_again_drops_the_plans_cached_under_its_name() -> None:
+    from runtime.promotion import LatticePolicy, get_policy_object, register_policy, use_policy
+
+    a, b = rt.asarray(np.ones(2, np.float32)), rt.asarray(np.ones(2, np.float64))
+    original = get_policy_object("strict")
+
+    def policy_giving(target: rt.DType) -> LatticePolicy:
+        class Fixed(LatticePolicy):
+            name = "strict"
+
+            def _promote(self, x: rt.DType, y: rt.DType) -> rt.DType | None:
+                return target
+
+        return Fixed()
+
+    try:
+        register_policy(policy_giving(rt.float64))
+        with use_policy("strict"):
+            for _ in range(2):  # cached in both the operator and the function paths
+                assert F.add(a, b).dtype is rt.float64 and (a + b).dtype is rt.float64
+        register_policy(policy_giving(rt.float32))
+        with use_policy("strict"):
+            assert F.add(a, b).dtype is rt.float32, "a plan cached under the old policy was served"
+            assert (a + b).dtype is rt.float32
+    finally:
+        register_policy(original)
+    with use_policy("strict"), pytest.raises(rt.PromotionError):
+        F.add(a, b)
