@@ -606,16 +606,17 @@ def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str
         inputs = []
         for x, t in zip(xs, sig.targets, strict=True):
             inputs.append(x if type(x) is Tensor else _materialize(x, t, op, xs))
-        if sig.ufunc is not None:
+        if sig.ufunc is not None:  # add/sub/mul cast inside their loop: nothing to convert first
             a, b = inputs
             outs: Any = (sig.ufunc(a._array, b._array, dtype=sig.in_storage[0], casting="unsafe"),)
-        for x, t, storage in zip(inputs, sig.targets, sig.in_storage, strict=True):
-            array = x._array
-            if x.dtype is not t:
-                array = convert_array(array, x.dtype, t)
-            elif array.dtype is not storage and array.dtype != storage:
-                return None
-            arrays.append(array)
+        else:
+            for x, t, storage in zip(inputs, sig.targets, sig.in_storage, strict=True):
+                array = x._array
+                if x.dtype is not t:
+                    array = convert_array(array, x.dtype, t)  # checks the storage itself
+                elif array.dtype is not storage and array.dtype != storage:
+                    return None
+                arrays.append(array)
     if sig.ufunc is None:
         outs = kernels.KERNELS[sig.kernel_name](*arrays, **params)
         if len(outs) != len(sig.out_expect):

@@ -287,14 +287,19 @@ def test_stack_lowers_to_reshape_and_concatenate() -> None:
 # -- mixed-dtype memory ----------------------------------------------------------------------
 
 
-def test_mixed_add_casts_inside_the_loop_without_copying_the_input() -> None:
+@pytest.mark.parametrize("call", ["operator", "function"])
+@pytest.mark.parametrize("nth", [1, 2], ids=["first call", "cached call"])
+def test_mixed_add_casts_inside_the_loop_without_copying_the_input(call: str, nth: int) -> None:
     n = 1_000_000
     x = rt.asarray(np.ones(n, np.float32))
     y = rt.asarray(np.ones(n, np.float64))
+    add = (lambda a, b: a + b) if call == "operator" else F.add
+    for _ in range(nth - 1):
+        add(x, y)  # a later call takes the signature caches
     tracemalloc.start()
     tracemalloc.reset_peak()
     before = tracemalloc.get_traced_memory()[0]
-    out = x + y
+    out = add(x, y)
     peak = tracemalloc.get_traced_memory()[1] - before
     tracemalloc.stop()
     output_bytes = n * 8
