@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from autodiff.rules import OTHER_OPERAND_KEEP, VJP_SAVES, saves_other_operand
+from autodiff.rules import VJP_SAVES, saves_other_operand
 from runtime import hooks
 from runtime.dtypes import DType
 from runtime.graph import record_op
@@ -43,9 +43,10 @@ _SAVING_LOCK = threading.Lock()
 _OTHER: Any = object()
 _UNRESOLVED: Any = object()
 _SAVES_BY_OP: dict[OpDef, Any] = {}
-#: ``OTHER_OPERAND_KEEP`` indexed [x untracked][y untracked] (no tuple to build and hash)
+#: ``saves_other_operand`` precomputed, indexed [x untracked][y untracked]: the hot path
+#: builds and hashes no tuple
 _OTHER_KEEP = tuple(
-    tuple(OTHER_OPERAND_KEEP[not x_free, not y_free] for y_free in (False, True)) for x_free in (False, True)
+    tuple(saves_other_operand((not x_free, not y_free)) for y_free in (False, True)) for x_free in (False, True)
 )
 #: the positions a needs-dependent ``VJP_SAVES`` entry gives, per (op, needs)
 _KEEP: dict[tuple[OpDef, tuple[bool, ...]], Any] = {}

@@ -64,12 +64,6 @@ def saves_other_operand(needs: Sequence[bool]) -> Positions:
     return (tuple(i for i, other_needs in ((0, needs[1]), (1, needs[0])) if other_needs), ())
 
 
-#: ``saves_other_operand`` for (x tracked, y tracked), precomputed: the recorder's hot path
-OTHER_OPERAND_KEEP: dict[tuple[bool, bool], Positions] = {
-    (a, b): saves_other_operand((a, b)) for a in (False, True) for b in (False, True)
-}
-
-
 def saved_positions(op_name: str, needs: Sequence[bool]) -> Positions | None:
     """The values a recording of ``op_name`` holds given ``needs`` (``None``: all)."""
     saves = VJP_SAVES.get(op_name)

@@ -252,17 +252,6 @@ def _convert_eqn(var: Var, target: DType) -> Var:
     return out
 
 
-def promoted_inputs(inputs: Sequence[Tensor], targets: Sequence[DType]) -> list[Var]:
-    """The input values of a recorded op: constants collected for untracked
-    operands, then a ``convert`` appended exactly where an operand's dtype differs
-    from its plan target (and nowhere else)."""
-    out = []
-    for x, target in zip(inputs, targets, strict=True):
-        var = x.node if x.node is not None else const_var(x)
-        out.append(var if var.dtype is target else _convert_eqn(var, target))
-    return out
-
-
 def record_op(
     op: OpDef,
     params: dict[str, Any],
@@ -306,9 +295,7 @@ def record_op(
         for i, x in enumerate(inputs):
             var = x.node
             if var is None:
-                var = x._const
-                if var is None or var.const is not x._array:
-                    var = const_var(x)
+                var = const_var(x)
             elif var.value is None and (keep_in is None or i in keep_in):
                 var.value = x._array  # the operand as it came (before any convert)
             target = targets[i]
