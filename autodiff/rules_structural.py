@@ -152,9 +152,12 @@ def _dot_transpose(ct: Tensor, other: Tensor, x_ndim: int, dims: Any, x_is_lhs: 
     """The cotangent of one dot_general operand ``x`` given the other operand ``other``.
 
     ``ct`` has axes ``batch + lhs_free + rhs_free``. Contract its ``other``-free
-    axes with ``conj(other)``'s free axes, batching over the batch axes; the
-    result has axes ``batch + x_free + (other's contracting axes, ascending)``,
-    which a transpose puts back in ``x``'s order.
+    axes with ``conj(other)``'s free axes, batching over the batch axes. For the
+    lhs the product is ``ct . conj(other)``, with axes ``batch + x_free +
+    (other's contracting axes, ascending)``; for the rhs it is ``conj(other) . ct``,
+    with axes ``batch + (other's contracting axes) + x_free``. Those are ``x``'s
+    own axis orders for a plain matrix product (no transpose is recorded); other
+    contractions end with a transpose back to ``x``'s order.
     """
     (lc, rc), (lb, rb) = dot_dimension_numbers(dims)
     xc, xb, yc, yb = (lc, lb, rc, rb) if x_is_lhs else (rc, rb, lc, lb)
@@ -163,8 +166,14 @@ def _dot_transpose(ct: Tensor, other: Tensor, x_ndim: int, dims: Any, x_is_lhs: 
     nb = len(xb)
     first = nb + (len(x_free) if x_is_lhs else 0)  # where ct's other-free axes start
     ct_y_free = tuple(range(first, first + len(y_free)))
-    out = dot_general(ct, _conj(other), ((ct_y_free, y_free), (tuple(range(nb)), tuple(yb))))
-    held = [*xb, *x_free, *(xc[yc.index(d)] for d in sorted(yc))]  # the x axis each axis of out holds
+    batch = tuple(range(nb))
+    contracted = [xc[yc.index(d)] for d in sorted(yc)]  # the x axis each of other's remaining axes stands for
+    if x_is_lhs:
+        out = dot_general(ct, _conj(other), ((ct_y_free, y_free), (batch, tuple(yb))))
+        held = [*xb, *x_free, *contracted]  # the x axis each axis of out holds
+    else:
+        out = dot_general(_conj(other), ct, ((y_free, ct_y_free), (tuple(yb), batch)))
+        held = [*xb, *contracted, *x_free]
     return _maybe_transpose(out, [held.index(j) for j in range(x_ndim)])
 
 

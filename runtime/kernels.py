@@ -45,7 +45,7 @@ import ml_dtypes
 import numpy as np
 
 from runtime import dtypes as dt
-from runtime import shapes
+from runtime import memory, shapes
 from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.shapes import ArityError, Aval, KernelDTypeError
@@ -118,18 +118,33 @@ def _back(v: Any, storage: np.dtype[Any]) -> Any:
     return v.astype(storage)
 
 
-def _map1(f: Callable[[Any], Any], x: Array) -> Any:
+#: ufuncs whose result has their operands' dtype for NumPy's own float and complex types: a
+#: large result of theirs is written into a cached buffer (runtime.memory)
+_KEEPS_DTYPE: Final[frozenset[Any]] = frozenset(
+    {
+        np.add, np.subtract, np.multiply, np.true_divide, np.fmod, np.power, np.maximum, np.minimum,
+        np.negative, np.square, np.sqrt, np.exp, np.expm1, np.log, np.log1p, np.sin, np.cos, np.tan, np.tanh,
+    }
+)  # fmt: skip
+
+
+def _map1(f: Callable[..., Any], x: Array) -> Any:
     """Apply ``f`` in the compute dtype of ``x`` and round back to ``x``'s storage."""
     wide = _WIDEN.get(x.dtype)
     if wide is None:
+        if x.nbytes >= memory.POOL_MIN_BYTES and f in _KEEPS_DTYPE and x.dtype.kind in "fc":
+            return f(x, out=memory.empty(x.shape, x.dtype))
         return f(x)
     return _back(f(x.astype(wide)), x.dtype)
 
 
-def _map2(f: Callable[[Any, Any], Any], x: Array, y: Array) -> Any:
+def _map2(f: Callable[..., Any], x: Array, y: Array) -> Any:
     """Binary ``_map1``: both operands share one storage dtype."""
     wide = _WIDEN.get(x.dtype)
     if wide is None:
+        big = x.nbytes >= memory.POOL_MIN_BYTES or y.nbytes >= memory.POOL_MIN_BYTES
+        if big and f in _KEEPS_DTYPE and x.dtype.kind in "fc":
+            return f(x, y, out=memory.empty_like_broadcast(x, y))
         return f(x, y)
     return _back(f(x.astype(wide), y.astype(wide)), x.dtype)
 
@@ -278,7 +293,9 @@ def _default_fill(storage: np.dtype[Any]) -> Any:
 def add_kernel(x: Array, y: Array) -> tuple[Array, ...]:
     """x + y (integers wrap)."""
     if x.dtype not in _WIDEN:  # the common case, without a helper call
-        return (np.add(x, y),)
+        if x.nbytes < memory.POOL_MIN_BYTES and y.nbytes < memory.POOL_MIN_BYTES:
+            return (np.add(x, y),)
+        return (np.add(x, y, out=memory.empty_like_broadcast(x, y)),)  # same dtype in, same out
     return (_map2(np.add, x, y),)
 
 
@@ -288,7 +305,9 @@ KERNELS["add"] = add_kernel
 def sub_kernel(x: Array, y: Array) -> tuple[Array, ...]:
     """x - y (integers wrap)."""
     if x.dtype not in _WIDEN:  # the common case, without a helper call
-        return (np.subtract(x, y),)
+        if x.nbytes < memory.POOL_MIN_BYTES and y.nbytes < memory.POOL_MIN_BYTES:
+            return (np.subtract(x, y),)
+        return (np.subtract(x, y, out=memory.empty_like_broadcast(x, y)),)  # same dtype in, same out
     return (_map2(np.subtract, x, y),)
 
 
@@ -298,7 +317,9 @@ KERNELS["sub"] = sub_kernel
 def mul_kernel(x: Array, y: Array) -> tuple[Array, ...]:
     """x * y (integers wrap)."""
     if x.dtype not in _WIDEN:  # the common case, without a helper call
-        return (np.multiply(x, y),)
+        if x.nbytes < memory.POOL_MIN_BYTES and y.nbytes < memory.POOL_MIN_BYTES:
+            return (np.multiply(x, y),)
+        return (np.multiply(x, y, out=memory.empty_like_broadcast(x, y)),)  # same dtype in, same out
     return (_map2(np.multiply, x, y),)
 
 
@@ -1142,8 +1163,24 @@ def _reduce_arith(x: Array, axes: Sequence[int], ufunc: np.ufunc, identity: int)
     return out
 
 
+_POSITIVE_ZERO: Final[dict[np.dtype[Any], Array]] = {_F32: np.zeros((), _F32), _F64: np.zeros((), _F64)}
+
+
 def reduce_sum_kernel(x: Array, *, axes: Sequence[int]) -> tuple[Array, ...]:
     """Sum over ``axes`` in the input dtype, in XLA CPU's order (integers wrap)."""
+    storage = x.dtype
+    if storage in _FLOAT64_LIKE and (len(axes) > 1 or x.size >= _YNN_MIN_ELEMENTS):
+        # _reduce_arith's NumPy-sum case, inline: it runs in every backward of a broadcast
+        group = 1
+        for a in axes:
+            group *= x.shape[a]
+        if group > 1:
+            with np.errstate(over="ignore", invalid="ignore"):
+                # (float32/float64 reduce in their own dtype: no dtype argument, one axis as an int)
+                total = np.add.reduce(x, axis=axes[0] if len(axes) == 1 else tuple(axes))
+                if type(total) is np.ndarray:
+                    return (np.add(total, _POSITIVE_ZERO[storage], out=total),)  # XLA starts at +0.0
+                return (np.asarray(total + _POSITIVE_ZERO[storage]),)
     return (_reduce_arith(x, axes, np.add, 0),)
 
 
@@ -1229,8 +1266,11 @@ def broadcast_in_dim_kernel(
     expanded = [1] * len(out_shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[int(d)] = x.shape[i]
-    # broadcast_to returns a read-only zero-stride view; materialise it.
-    return (np.array(np.broadcast_to(x.reshape(expanded), out_shape)),)
+    # copyto broadcasts into a fresh C-order array (np.array of a broadcast view keeps its
+    # zero-stride axis order, and a strided result slows every op that reads it)
+    out = memory.empty(out_shape, x.dtype)
+    np.copyto(out, x.reshape(expanded))
+    return (out,)
 
 
 KERNELS["broadcast_in_dim"] = broadcast_in_dim_kernel
@@ -1286,8 +1326,9 @@ def iota_kernel(*, dtype: Any, shape: Sequence[int], dimension: int) -> tuple[Ar
     target = dt.dtype(dtype)
     out_shape = tuple(int(n) for n in shape)
     line = convert_array(np.arange(out_shape[dimension], dtype=_I64), target)
-    view = line.reshape([n if i == dimension else 1 for i, n in enumerate(out_shape)])
-    return (np.array(np.broadcast_to(view, out_shape)),)
+    out = np.empty(out_shape, line.dtype)
+    np.copyto(out, line.reshape([n if i == dimension else 1 for i, n in enumerate(out_shape)]))
+    return (out,)
 
 
 KERNELS["iota"] = iota_kernel

@@ -592,7 +592,20 @@ def test_dot_general_jvp_with_one_active_operand_is_one_dot(monkeypatch: pytest.
     with counting_ops(monkeypatch) as names:
         JVP_RULES["dot_general"]([x, y], [x, Zero.like(y)], [out], dimension_numbers=_MM)
         VJP_RULES["dot_general"]([out], [x, y], [out], [False, True], dimension_numbers=_MM)
-    assert names == ["dot_general", "dot_general", "transpose"], names
+    # a plain matrix product's rhs cotangent is conj(x)^T . ct, already in y's axis order
+    assert names == ["dot_general", "dot_general"], names
+
+
+@pytest.mark.parametrize("needs", [[True, False], [False, True]], ids=["lhs", "rhs"])
+def test_matmul_cotangents_record_no_transpose(monkeypatch: pytest.MonkeyPatch, needs: list[bool]) -> None:
+    x, y = asarray(val((3, 4), 1)(c128)), asarray(val((4, 2), 2)(c128))
+    out = F.dot_general(x, y, _MM)
+    ct = asarray(val((3, 2), 3)(c128))
+    with counting_ops(monkeypatch) as names:
+        grads = VJP_RULES["dot_general"]([ct], [x, y], [out], needs, dimension_numbers=_MM)
+    assert "transpose" not in names, names
+    want = ct.numpy() @ y.numpy().conj().T if needs[0] else x.numpy().conj().T @ ct.numpy()
+    np.testing.assert_allclose(grads[needs.index(True)].numpy(), want, rtol=1e-13)
 
 
 @pytest.mark.parametrize("case", by_case(INDEXED))

@@ -1,0 +1,210 @@
+"""runtime.memory: large kernel results reuse cached buffers, and reuse never aliases a live value."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import autodiff
+import runtime as rt
+from runtime import functions as F
+from runtime import memory
+from runtime.tensor import asarray
+
+BIG = (256, 256)  # float32: 256 KiB, above POOL_MIN_BYTES
+SMALL = (16, 16)
+
+
+@pytest.fixture(autouse=True)
+def default_limit() -> Iterator[None]:
+    limit = memory.cache_limit()
+    yield
+    memory.set_cache_limit(limit)
+
+
+def data(shape: tuple[int, ...], seed: int, dtype: type = np.float32) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def address(t: rt.Tensor) -> int:
+    return int(t.numpy().ctypes.data)
+
+
+def test_a_large_result_reuses_the_memory_of_a_dead_one() -> None:
+    x = asarray(data(BIG, 0))
+    first = F.tanh(x)
+    where = address(first)
+    del first
+    before = memory.cache_info()
+    second = F.tanh(x)
+    after = memory.cache_info()
+    assert address(second) == where
+    assert after.hits == before.hits + 1 and after.misses == before.misses
+    np.testing.assert_array_equal(second.numpy(), np.tanh(x.numpy()))
+
+
+def test_cached_results_are_plain_aligned_writable_arrays() -> None:
+    x = asarray(data(BIG, 1))
+    for out in (F.tanh(x), F.add(x, x), F.mul(x, 2.0), F.broadcast_in_dim(F.reduce_sum(x, (0,)), BIG, (1,))):
+        array = out.numpy()
+        assert array.flags.c_contiguous and array.flags.writeable
+        assert array.ctypes.data % 64 == 0
+        assert array.dtype == np.float32 and array.shape == BIG
+
+
+def test_small_results_bypass_the_cache() -> None:
+    x = asarray(data(SMALL, 2))
+    before = memory.cache_info()
+    results = [F.tanh(x), F.add(x, x), F.mul(x, x)]
+    after = memory.cache_info()
+    assert (after.hits, after.misses, after.live_bytes) == (before.hits, before.misses, before.live_bytes)
+    del results
+
+
+@pytest.mark.parametrize(
+    "keep",
+    [
+        lambda a: a[1:, ::2],  # a strided view
+        lambda a: a.T,  # a transposed view
+        lambda a: memoryview(a),  # a buffer export
+        lambda a: np.asarray(a).reshape(-1),  # a reshaped view
+    ],
+    ids=["slice", "transpose", "memoryview", "reshape"],
+)
+def test_memory_still_viewed_is_never_reused(keep) -> None:  # type: ignore[no-untyped-def]
+    x = asarray(data(BIG, 3))
+    result = F.exp(x)
+    want = np.exp(x.numpy())
+    view = keep(result.numpy())
+    del result
+    gc.collect()
+    others = [F.exp(F.neg(x)) for _ in range(3)]  # same size: would take the memory if it were idle
+    np.testing.assert_array_equal(np.asarray(keep(want)), np.asarray(view))
+    for other in others:
+        assert not np.shares_memory(np.asarray(view), other.numpy())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["tanh", "add", "mul", "exp"]), st.booleans()), min_size=1, max_size=30))
+def test_live_results_keep_their_values_whatever_is_freed(steps: list[tuple[str, bool]]) -> None:
+    """A random program of large ops, keeping some results and dropping others: every kept
+    result still holds what it held when it was made."""
+    x = asarray(data(BIG, 4) * 0.5)
+    kept: list[tuple[rt.Tensor, np.ndarray]] = []
+    current = x
+    for op, keep in steps:
+        if op == "tanh":
+            current = F.tanh(current)
+        elif op == "add":
+            current = F.add(current, x)
+        elif op == "mul":
+            current = F.mul(current, 0.5)
+        else:
+            current = F.exp(F.mul(current, 0.1))
+        if keep:
+            kept.append((current, current.numpy().copy()))
+    for tensor, snapshot in kept:
+        np.testing.assert_array_equal(tensor.numpy(), snapshot)
+    addresses = [address(t) for t, _ in kept]
+    assert len(set(addresses)) == len(addresses)
+
+
+def test_gradients_through_cached_intermediates_match_numpy() -> None:
+    """The backward pass reads saved forward values while new results take freed memory."""
+    x0 = data(BIG, 5)
+
+    def chain(x: rt.Tensor) -> rt.Tensor:
+        for _ in range(6):
+            x = F.add(F.mul(F.tanh(x), 1.01), 0.1)
+        return F.reduce_sum(x, (0, 1))
+
+    def numpy_grad(x: np.ndarray) -> np.ndarray:
+        saved = []
+        for _ in range(6):
+            t = np.tanh(x)
+            saved.append(t)
+            x = t * np.float32(1.01) + np.float32(0.1)
+        g = np.ones_like(x)
+        for t in reversed(saved):
+            g = g * np.float32(1.01) * (1 - t * t)
+        return g
+
+    grad = autodiff.grad(chain)
+    for _ in range(3):  # later calls run on reused memory
+        np.testing.assert_allclose(grad(asarray(x0)).numpy(), numpy_grad(x0), rtol=1e-5, atol=1e-6)
+
+
+def test_idle_memory_stays_under_the_limit() -> None:
+    memory.set_cache_limit(3 * 256 * 1024)
+    x = asarray(data(BIG, 6))
+    results = [F.tanh(x) for _ in range(8)]
+    del results
+    info = memory.cache_info()
+    assert 0 < info.idle_bytes <= 3 * 256 * 1024
+
+
+def test_a_lower_limit_releases_idle_memory_now() -> None:
+    x = asarray(data(BIG, 7))
+    results = [F.tanh(x) for _ in range(4)]
+    del results
+    assert memory.cache_info().idle_bytes >= 4 * 256 * 1024
+    memory.set_cache_limit(256 * 1024)
+    assert memory.cache_info().idle_bytes <= 256 * 1024
+
+
+def test_limit_zero_turns_caching_off() -> None:
+    memory.set_cache_limit(0)
+    assert memory.cache_info().idle_bytes == 0
+    x = asarray(data(BIG, 8))
+    before = memory.cache_info()
+    out = F.tanh(x)
+    after = memory.cache_info()
+    assert (after.hits, after.misses) == (before.hits, before.misses)
+    assert out.numpy().base is None  # NumPy's own allocation
+    np.testing.assert_array_equal(out.numpy(), np.tanh(x.numpy()))
+
+
+def test_empty_cache_releases_idle_memory_only() -> None:
+    x = asarray(data(BIG, 9))
+    alive = F.tanh(x)
+    dead = F.exp(x)
+    del dead
+    assert memory.cache_info().idle_bytes > 0
+    memory.empty_cache()
+    info = memory.cache_info()
+    assert info.idle_bytes == 0 and info.live_bytes >= 256 * 1024
+    np.testing.assert_array_equal(alive.numpy(), np.tanh(x.numpy()))
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "1"])
+def test_set_cache_limit_rejects_a_bad_byte_count(bad: object) -> None:
+    with pytest.raises(ValueError, match="set_cache_limit: expected a byte count >= 0"):
+        memory.set_cache_limit(bad)  # type: ignore[arg-type]
+
+
+def test_threads_sharing_the_cache_never_share_memory() -> None:
+    x = asarray(data(BIG, 10))
+    want = {k: np.tanh(x.numpy() * np.float32(k)) for k in range(4)}
+    errors: list[str] = []
+    start = memory.cache_info().live_bytes
+
+    def work(k: int) -> None:
+        for _ in range(30):
+            held = [F.tanh(F.mul(x, float(k))) for _ in range(3)]
+            for h in held:
+                if not np.array_equal(h.numpy(), want[k]):
+                    errors.append(f"thread {k}: a live result changed")
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+    assert memory.cache_info().live_bytes == start
