@@ -16,7 +16,7 @@ from runtime import dtypes as dt
 from runtime import ops
 from runtime.ops import OpDef
 from runtime.shapes import ShapeError
-from runtime.tensor import Tensor, apply, asarray
+from runtime.tensor import Tensor, apply, apply_binary, asarray
 
 Operand = Any  # Tensor | np.ndarray | Python scalar
 
@@ -115,42 +115,42 @@ def _ints(values: Sequence[int] | int, what: str) -> tuple[int, ...]:
 
 def add(x: Operand, y: Operand) -> Tensor:
     """x + y."""
-    return _one(ops.add, x, y)
+    return apply_binary(ops.add, x, y)
 
 
 def sub(x: Operand, y: Operand) -> Tensor:
     """x - y."""
-    return _one(ops.sub, x, y)
+    return apply_binary(ops.sub, x, y)
 
 
 def mul(x: Operand, y: Operand) -> Tensor:
     """x * y."""
-    return _one(ops.mul, x, y)
+    return apply_binary(ops.mul, x, y)
 
 
 def div(x: Operand, y: Operand) -> Tensor:
     """True division x / y (integer operands go to the policy's float)."""
-    return _one(ops.div, x, y)
+    return apply_binary(ops.div, x, y)
 
 
 def rem(x: Operand, y: Operand) -> Tensor:
     """Remainder with the sign of the dividend (C fmod, ``lax.rem``)."""
-    return _one(ops.rem, x, y)
+    return apply_binary(ops.rem, x, y)
 
 
 def pow(x: Operand, y: Operand) -> Tensor:  # noqa: A001
     """x ** y."""
-    return _one(ops.pow, x, y)
+    return apply_binary(ops.pow, x, y)
 
 
 def max(x: Operand, y: Operand) -> Tensor:  # noqa: A001
     """Elementwise maximum (NaN-propagating)."""
-    return _one(ops.max, x, y)
+    return apply_binary(ops.max, x, y)
 
 
 def min(x: Operand, y: Operand) -> Tensor:  # noqa: A001
     """Elementwise minimum (NaN-propagating)."""
-    return _one(ops.min, x, y)
+    return apply_binary(ops.min, x, y)
 
 
 def atan2(x: Operand, y: Operand) -> Tensor:
@@ -160,52 +160,52 @@ def atan2(x: Operand, y: Operand) -> Tensor:
 
 def floor_div(x: Operand, y: Operand) -> Tensor:
     """Python's x // y."""
-    return _one(ops.floor_div, x, y)
+    return apply_binary(ops.floor_div, x, y)
 
 
 def eq(x: Operand, y: Operand) -> Tensor:
     """x == y (bool)."""
-    return _one(ops.eq, x, y)
+    return apply_binary(ops.eq, x, y)
 
 
 def ne(x: Operand, y: Operand) -> Tensor:
     """x != y (bool)."""
-    return _one(ops.ne, x, y)
+    return apply_binary(ops.ne, x, y)
 
 
 def lt(x: Operand, y: Operand) -> Tensor:
     """x < y (bool)."""
-    return _one(ops.lt, x, y)
+    return apply_binary(ops.lt, x, y)
 
 
 def le(x: Operand, y: Operand) -> Tensor:
     """x <= y (bool)."""
-    return _one(ops.le, x, y)
+    return apply_binary(ops.le, x, y)
 
 
 def gt(x: Operand, y: Operand) -> Tensor:
     """x > y (bool)."""
-    return _one(ops.gt, x, y)
+    return apply_binary(ops.gt, x, y)
 
 
 def ge(x: Operand, y: Operand) -> Tensor:
     """x >= y (bool)."""
-    return _one(ops.ge, x, y)
+    return apply_binary(ops.ge, x, y)
 
 
 def logical_and(x: Operand, y: Operand) -> Tensor:
     """x & y on bool (logical) or integers (bitwise)."""
-    return _one(ops.logical_and, x, y)
+    return apply_binary(ops.logical_and, x, y)
 
 
 def logical_or(x: Operand, y: Operand) -> Tensor:
     """x | y on bool (logical) or integers (bitwise)."""
-    return _one(ops.logical_or, x, y)
+    return apply_binary(ops.logical_or, x, y)
 
 
 def logical_xor(x: Operand, y: Operand) -> Tensor:
     """x ^ y on bool (logical) or integers (bitwise)."""
-    return _one(ops.logical_xor, x, y)
+    return apply_binary(ops.logical_xor, x, y)
 
 
 def mod(x: Operand, y: Operand) -> Tensor:

@@ -21,6 +21,7 @@ At most ``cache_limit()`` bytes of idle memory are kept (default 256 MiB;
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from dataclasses import dataclass
@@ -56,7 +57,7 @@ class _Cache:
         self.lock = threading.RLock()
         self.idle: dict[int, list[tuple[bytearray, int]]] = {}  # size -> (memory, aligned offset)
         self.idle_bytes = 0
-        self.live: dict[int, tuple[weakref.ref[np.ndarray], bytearray, int]] = {}
+        self.live: dict[int, tuple[weakref.ref[np.ndarray], bytearray, int, int]] = {}
         self.live_bytes = 0
         self.limit = _DEFAULT_LIMIT
         self.hits = 0
@@ -64,12 +65,14 @@ class _Cache:
 
     def release(self, ref: weakref.ref[np.ndarray]) -> None:
         """The weakref callback: the array is gone, its memory becomes idle (or is dropped)."""
+        _, memory, offset, size = self.live.pop(id(ref))
         with self.lock:
-            _, memory, offset = self.live.pop(id(ref))
-            size = len(memory) - _ALIGN
             self.live_bytes -= size
             if self.idle_bytes + size <= self.limit:
-                self.idle.setdefault(size, []).append((memory, offset))
+                bucket = self.idle.get(size)
+                if bucket is None:
+                    bucket = self.idle[size] = []
+                bucket.append((memory, offset))
                 self.idle_bytes += size
 
 
@@ -83,34 +86,34 @@ def _aligned_offset(memory: bytearray) -> int:
 
 def empty(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
     """An uninitialised C-contiguous array: cached memory when it is large, else ``np.empty``."""
-    size = dtype.itemsize
-    for n in shape:
-        size *= n
+    size = dtype.itemsize * math.prod(shape)
     cache = _CACHE
     if size < POOL_MIN_BYTES or cache.limit == 0:
         return np.empty(shape, dtype)
-    with cache.lock:
+    memory: bytearray | None = None
+    with cache.lock:  # only the cache's books need it: the array is made outside
         bucket = cache.idle.get(size)
         if bucket:
             memory, offset = bucket.pop()
             cache.idle_bytes -= size
             cache.hits += 1
         else:
-            memory = bytearray(size + _ALIGN)
-            offset = _aligned_offset(memory)
             cache.misses += 1
-        # The array's base is the bytearray (not an ndarray), so NumPy's views of it keep
-        # *it* alive: the callback runs only once no view of this memory is left.
-        out = np.ndarray(shape, dtype, buffer=memory, offset=offset)
-        ref = weakref.ref(out, cache.release)
-        cache.live[id(ref)] = (ref, memory, offset)
         cache.live_bytes += size
+    if memory is None:
+        memory = bytearray(size + _ALIGN)
+        offset = _aligned_offset(memory)
+    # The array's base is the bytearray (not an ndarray), so NumPy's views of it keep
+    # *it* alive: the callback runs only once no view of this memory is left.
+    out = np.ndarray(shape, dtype, buffer=memory, offset=offset)
+    ref = weakref.ref(out, cache.release)
+    cache.live[id(ref)] = (ref, memory, offset, size)
     return out
 
 
-def empty_like_broadcast(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
-    """An output for a same-dtype binary ufunc on ``x`` and ``y`` when it is large enough
-    to cache, else ``None`` (the ufunc allocates its own)."""
+def empty_like_broadcast(x: np.ndarray, y: np.ndarray, dtype: np.dtype[Any] | None = None) -> np.ndarray | None:
+    """An output for a binary ufunc on ``x`` and ``y`` (of ``x``'s dtype unless given)
+    when it is large enough to cache, else ``None`` (the ufunc allocates its own)."""
     if x.nbytes < POOL_MIN_BYTES and y.nbytes < POOL_MIN_BYTES:
         return None
     if x.shape == y.shape or y.ndim == 0:
@@ -119,7 +122,7 @@ def empty_like_broadcast(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
         shape = y.shape
     else:
         shape = np.broadcast_shapes(x.shape, y.shape)
-    return empty(shape, x.dtype)
+    return empty(shape, x.dtype if dtype is None else dtype)
 
 
 def cache_info() -> CacheInfo:

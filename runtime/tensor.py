@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes as dt
-from runtime import hooks, kernels, ops, shapes
+from runtime import hooks, kernels, memory, ops, shapes
 from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.plan import PlanInput, plan
@@ -213,34 +213,34 @@ class Tensor:
 
     # -- operators ---------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        return _binary(ops.add, self, other)
+        return apply_binary(ops.add, self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return _binary(ops.add, other, self)
+        return apply_binary(ops.add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _binary(ops.sub, self, other)
+        return apply_binary(ops.sub, self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _binary(ops.sub, other, self)
+        return apply_binary(ops.sub, other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _binary(ops.mul, self, other)
+        return apply_binary(ops.mul, self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _binary(ops.mul, other, self)
+        return apply_binary(ops.mul, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _binary(ops.div, self, other)
+        return apply_binary(ops.div, self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _binary(ops.div, other, self)
+        return apply_binary(ops.div, other, self)
 
     def __floordiv__(self, other: Any) -> Tensor:
-        return _binary(ops.floor_div, self, other)
+        return apply_binary(ops.floor_div, self, other)
 
     def __rfloordiv__(self, other: Any) -> Tensor:
-        return _binary(ops.floor_div, other, self)
+        return apply_binary(ops.floor_div, other, self)
 
     def __mod__(self, other: Any) -> Tensor:
         from runtime import functions
@@ -253,10 +253,10 @@ class Tensor:
         return functions.mod(other, self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return _binary(ops.pow, self, other)
+        return apply_binary(ops.pow, self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _binary(ops.pow, other, self)
+        return apply_binary(ops.pow, other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
         from runtime import functions
@@ -269,40 +269,40 @@ class Tensor:
         return functions.matmul(other, self)
 
     def __and__(self, other: Any) -> Tensor:
-        return _binary(ops.logical_and, self, other)
+        return apply_binary(ops.logical_and, self, other)
 
     def __rand__(self, other: Any) -> Tensor:
-        return _binary(ops.logical_and, other, self)
+        return apply_binary(ops.logical_and, other, self)
 
     def __or__(self, other: Any) -> Tensor:
-        return _binary(ops.logical_or, self, other)
+        return apply_binary(ops.logical_or, self, other)
 
     def __ror__(self, other: Any) -> Tensor:
-        return _binary(ops.logical_or, other, self)
+        return apply_binary(ops.logical_or, other, self)
 
     def __xor__(self, other: Any) -> Tensor:
-        return _binary(ops.logical_xor, self, other)
+        return apply_binary(ops.logical_xor, self, other)
 
     def __rxor__(self, other: Any) -> Tensor:
-        return _binary(ops.logical_xor, other, self)
+        return apply_binary(ops.logical_xor, other, self)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _binary(ops.eq, self, other)
+        return apply_binary(ops.eq, self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _binary(ops.ne, self, other)
+        return apply_binary(ops.ne, self, other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return _binary(ops.lt, self, other)
+        return apply_binary(ops.lt, self, other)
 
     def __le__(self, other: Any) -> Tensor:
-        return _binary(ops.le, self, other)
+        return apply_binary(ops.le, self, other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return _binary(ops.gt, self, other)
+        return apply_binary(ops.gt, self, other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return _binary(ops.ge, self, other)
+        return apply_binary(ops.ge, self, other)
 
     def __neg__(self) -> Tensor:
         return apply(ops.neg, (self,), {})  # type: ignore[return-value]
@@ -369,7 +369,9 @@ def _axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
 _NO_PARAMS: dict[str, Any] = {}
 
 
-def _binary(op: OpDef, x: Any, y: Any) -> Tensor:
+def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
+    """``apply`` for a binary op without params (the operators and the binary functions):
+    a signature seen before runs straight from its cached plan."""
     if type(x) is Tensor and type(y) is Tensor:
         entry = _FAST.get((op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name))
         if entry is not None:
@@ -508,10 +510,18 @@ PLAN_CACHES.append(_FAST)
 def _run_fast(entry: tuple[Any, ...], x: Tensor, y: Tensor) -> Tensor:
     ufunc, storage, op, targets, out_dtype = entry
     if ufunc is not None:
-        if storage is None:
-            result = ufunc(x._array, y._array)
-        else:
-            result = ufunc(x._array, y._array, dtype=storage, casting="unsafe")
+        a, b = x._array, y._array
+        if a.nbytes < memory.POOL_MIN_BYTES and b.nbytes < memory.POOL_MIN_BYTES:
+            if storage is None:
+                result = ufunc(a, b)
+            else:
+                result = ufunc(a, b, dtype=storage, casting="unsafe")
+        else:  # a large result goes to a cached buffer (both operands share the output storage)
+            out = memory.empty_like_broadcast(a, b, storage)
+            if storage is None:
+                result = ufunc(a, b, out=out)
+            else:
+                result = ufunc(a, b, out=out, dtype=storage, casting="unsafe")
         return Tensor(result, out_dtype)
     arrays = [
         a._array if a.dtype is t else convert_array(a._array, a.dtype, t) for a, t in zip((x, y), targets, strict=True)
@@ -607,8 +617,10 @@ def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str
         for x, t in zip(xs, sig.targets, strict=True):
             inputs.append(x if type(x) is Tensor else _materialize(x, t, op, xs))
         if sig.ufunc is not None:  # add/sub/mul cast inside their loop: nothing to convert first
-            a, b = inputs
-            outs: Any = (sig.ufunc(a._array, b._array, dtype=sig.in_storage[0], casting="unsafe"),)
+            a, b = inputs[0]._array, inputs[1]._array
+            storage = sig.in_storage[0]
+            out = memory.empty_like_broadcast(a, b, storage)
+            outs: Any = (sig.ufunc(a, b, out=out, dtype=storage, casting="unsafe"),)
         else:
             for x, t, storage in zip(inputs, sig.targets, sig.in_storage, strict=True):
                 array = x._array

@@ -8,8 +8,10 @@ from typing import Any
 
 import jax
 import numpy as np
+import pytest
 
 import runtime as rt
+from runtime import functions as F
 from runtime.dtypes import DType
 
 #: parity tolerance (relative, and absolute scaled by the largest expected value)
@@ -42,3 +44,24 @@ def assert_close(what: str, got: Any, want: Any, dtype: DType) -> None:
 def case_inputs(case: Any, dtype: DType) -> list[np.ndarray]:
     """The arrays a rule-test case makes for ``dtype`` (``case.inputs``: one maker per operand)."""
     return [make(dtype) for make in case.inputs]
+
+
+@contextmanager
+def counting_ops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Record the name of every op the runtime's op functions execute (both entry
+    points: ``apply`` and the binary ops' ``apply_binary``)."""
+    names: list[str] = []
+    original, original_binary = F.apply, F.apply_binary
+
+    def counted(op: Any, operands: Any, params: Any) -> Any:
+        names.append(op.name)
+        return original(op, operands, params)
+
+    def counted_binary(op: Any, x: Any, y: Any) -> Any:
+        names.append(op.name)
+        return original_binary(op, x, y)
+
+    with monkeypatch.context() as m:
+        m.setattr(F, "apply", counted)
+        m.setattr(F, "apply_binary", counted_binary)
+        yield names

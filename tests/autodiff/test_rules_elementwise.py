@@ -17,8 +17,7 @@ Table-driven over every op of the family and the dtypes it supports:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +39,8 @@ from runtime.dtypes import DType  # noqa: E402
 from runtime.tensor import Tensor  # noqa: E402
 from tests.autodiff.rule_helpers import assert_close as _assert_close  # noqa: E402
 from tests.autodiff.rule_helpers import case_inputs as _inputs  # noqa: E402
+from tests.autodiff.rule_helpers import counting_ops, x64  # noqa: E402
 from tests.autodiff.rule_helpers import random_array as _random  # noqa: E402
-from tests.autodiff.rule_helpers import x64  # noqa: E402
 
 # JAX warns when its convert_element_type drops an imaginary part (the convert-to-real cases)
 pytestmark = pytest.mark.filterwarnings("ignore:Casting complex values to real:numpy.exceptions.ComplexWarning")
@@ -317,21 +316,6 @@ def test_max_tie_splits_in_half_exactly() -> None:
 
 
 # -- 3. symbolic zeros ---------------------------------------------------------------------------
-
-
-@contextmanager
-def counting_ops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Record the name of every op the runtime's op functions execute."""
-    names: list[str] = []
-    original = F.apply
-
-    def counted(op: Any, operands: Any, params: Any) -> Any:
-        names.append(op.name)
-        return original(op, operands, params)
-
-    with monkeypatch.context() as m:
-        m.setattr(F, "apply", counted)
-        yield names
 
 
 def _t(a: np.ndarray) -> Tensor:

@@ -30,8 +30,7 @@ clipping scatter-add (the exact adjoint).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +55,8 @@ from runtime.shapes import GatherDimensionNumbers, ScatterDimensionNumbers  # no
 from runtime.tensor import Tensor, asarray  # noqa: E402
 from tests.autodiff.rule_helpers import assert_close as _assert_close  # noqa: E402
 from tests.autodiff.rule_helpers import case_inputs as _inputs  # noqa: E402
+from tests.autodiff.rule_helpers import counting_ops, x64  # noqa: E402
 from tests.autodiff.rule_helpers import random_array as _random  # noqa: E402
-from tests.autodiff.rule_helpers import x64  # noqa: E402
 
 f32, f64, c64, c128 = rt.float32, rt.float64, rt.complex64, rt.complex128
 REAL = (f32, f64)
@@ -521,21 +520,6 @@ def test_scatter_with_overlapping_indices_gives_the_winner_the_cotangent() -> No
 
 
 # -- 3. symbolic zeros ---------------------------------------------------------------------------
-
-
-@contextmanager
-def counting_ops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Record the name of every op the runtime's op functions execute."""
-    names: list[str] = []
-    original = F.apply
-
-    def counted(op: Any, operands: Any, params: Any) -> Any:
-        names.append(op.name)
-        return original(op, operands, params)
-
-    with monkeypatch.context() as m:
-        m.setattr(F, "apply", counted)
-        yield names
 
 
 def _eqn_of(case: Case, dtype: DType) -> tuple[Any, list[Tensor], list[Tensor]]:

@@ -49,6 +49,31 @@ def test_a_large_result_reuses_the_memory_of_a_dead_one() -> None:
     np.testing.assert_array_equal(second.numpy(), np.tanh(x.numpy()))
 
 
+_X32 = asarray(data(BIG, 11))
+_X64 = asarray(data(BIG, 12, np.float64))
+PATHS = {
+    "operator": lambda: _X32 * _X32,
+    "operator, mixed dtypes": lambda: _X32 + _X64,
+    "function": lambda: F.sub(_X32, _X32),
+    "function, mixed dtypes": lambda: F.mul(_X64, _X32),
+    "function, Python scalar": lambda: F.div(_X32, 3.0),
+    "unary": lambda: F.sin(_X64),
+    "broadcast": lambda: F.broadcast_in_dim(F.reduce_sum(_X32, (0,)), BIG, (1,)),
+}
+
+
+@pytest.mark.parametrize("make", PATHS.values(), ids=PATHS.keys())
+def test_every_large_result_path_reuses_memory(make) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(2):  # the first calls validate the signature; later ones take the cached path
+        first = make()
+        want = first.numpy().copy()
+        where = address(first)
+        del first
+    again = make()
+    assert address(again) == where
+    np.testing.assert_array_equal(again.numpy(), want)
+
+
 def test_cached_results_are_plain_aligned_writable_arrays() -> None:
     x = asarray(data(BIG, 1))
     for out in (F.tanh(x), F.add(x, x), F.mul(x, 2.0), F.broadcast_in_dim(F.reduce_sum(x, (0,)), BIG, (1,))):
