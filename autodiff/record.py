@@ -106,18 +106,14 @@ def saving_all() -> Iterator[None]:
             _SAVING_ANYWHERE[0] -= 1
 
 
-@contextmanager
-def no_grad() -> Iterator[None]:
+def no_grad() -> hooks.recorder_override:
     """Record nothing in this thread inside the block (results are untracked)."""
-    with hooks.recorder_override(None):
-        yield
+    return hooks.recorder_override(None)
 
 
-@contextmanager
-def enable_grad() -> Iterator[None]:
+def enable_grad() -> hooks.recorder_override:
     """Record again inside a ``no_grad`` block."""
-    with hooks.recorder_override(record_eager):
-        yield
+    return hooks.recorder_override(record_eager)
 
 
 def is_recording() -> bool:

@@ -50,11 +50,17 @@ def add_any(a: TangentLike, b: TangentLike) -> TangentLike:
     return functions.add(a, b)
 
 
+#: each dtype's zero, converted as lax.full converts it: float8_e8m0fnu has no zero (NaN there, as in JAX)
+_ZERO_OF: dict[DType, np.ndarray] = {}
+
+
 def instantiate(x: TangentLike) -> Tensor:
     """A real array for ``x`` (only at the API boundary, where users get arrays)."""
     if isinstance(x, Zero):
-        from runtime.kernels import scalar_array
+        zero = _ZERO_OF.get(x.dtype)
+        if zero is None:
+            from runtime.kernels import scalar_array
 
-        # zero converted as lax.full converts it: float8_e8m0fnu has no zero (NaN there, as in JAX)
-        return Tensor(np.full(x.shape, scalar_array(0, x.dtype)), x.dtype)
+            zero = _ZERO_OF[x.dtype] = scalar_array(0, x.dtype)
+        return Tensor(np.full(x.shape, zero), x.dtype)
     return x

@@ -22,6 +22,7 @@ At most ``cache_limit()`` bytes of idle memory are kept (default 256 MiB;
 from __future__ import annotations
 
 import math
+import os
 import threading
 import weakref
 from dataclasses import dataclass
@@ -77,6 +78,16 @@ class _Cache:
 
 
 _CACHE = _Cache()
+
+
+def _after_fork_in_child() -> None:
+    # Another thread may have held the lock at the fork: the child starts with a fresh one
+    # (its idle memory is the child's own copy, still valid to reuse).
+    _CACHE.lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _aligned_offset(memory: bytearray) -> int:

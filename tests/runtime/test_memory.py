@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -233,3 +236,46 @@ def test_threads_sharing_the_cache_never_share_memory() -> None:
         t.join()
     assert not errors, errors[:3]
     assert memory.cache_info().live_bytes == start
+
+
+_FORK_SCRIPT = """
+import os, sys, threading, time
+import numpy as np
+import runtime as rt
+from runtime import memory
+
+x = rt.asarray(np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32))
+holding, done = threading.Event(), threading.Event()
+
+def hold():
+    with memory._CACHE.lock:
+        holding.set()
+        done.wait()
+
+holder = threading.Thread(target=hold)
+holder.start()
+holding.wait()
+pid = os.fork()
+if pid == 0:  # the child: the holder thread does not exist here and never releases
+    ok = False
+    try:
+        ok = bool(np.array_equal(rt.tanh(x).numpy(), np.tanh(x.numpy())))
+    finally:
+        os._exit(0 if ok else 1)
+done.set()
+holder.join()
+for _ in range(200):  # a deadlocked child never exits
+    finished, status = os.waitpid(pid, os.WNOHANG)
+    if finished:
+        sys.exit(os.waitstatus_to_exitcode(status))
+    time.sleep(0.1)
+os.kill(pid, 9)
+sys.exit("the forked child deadlocked on the cache's lock")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_can_allocate_while_another_thread_held_the_lock() -> None:
+    # in a fresh interpreter: this one runs JAX's threads, which make any fork unsafe
+    done = subprocess.run([sys.executable, "-c", _FORK_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
