@@ -10,10 +10,13 @@ result of the same size.
 
 Only results of at least ``POOL_MIN_BYTES`` are cached; smaller ones come from
 ``np.empty`` (the C allocator reuses those without page faults). A cached
-result is an ordinary writable, C-contiguous, 64-byte aligned NumPy array. Its
-memory goes back to the cache when the last array viewing it is gone (a
-weakref callback on the array NumPy's views keep alive), so reuse never
-aliases a live value.
+result is an ordinary writable, C-contiguous, 64-byte aligned NumPy array whose
+``base`` is the cache's ``bytearray``. Its memory is reused only when nothing
+outside the cache can reach it: the last array viewing it is gone (a weakref
+callback on the array NumPy's views keep alive) and nobody holds the
+``bytearray`` itself (its reference count, checked before reuse). The cache
+keeps a buffer export of each ``bytearray``, so it cannot be resized under a
+live array.
 
 At most ``cache_limit()`` bytes of idle memory are kept (default 256 MiB;
 ``set_cache_limit(0)`` turns caching off); ``empty_cache()`` releases them all.
@@ -23,10 +26,11 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -56,9 +60,9 @@ class _Cache:
     def __init__(self) -> None:
         # RLock: the weakref callback can run inside ``empty`` (a collection it triggers)
         self.lock = threading.RLock()
-        self.idle: dict[int, list[tuple[bytearray, int]]] = {}  # size -> (memory, aligned offset)
+        self.idle: dict[int, list[_Block]] = {}  # size -> idle memory of that size
         self.idle_bytes = 0
-        self.live: dict[int, tuple[weakref.ref[np.ndarray], bytearray, int, int]] = {}
+        self.live: dict[int, tuple[weakref.ref[np.ndarray], _Block, int]] = {}
         self.live_bytes = 0
         self.limit = _DEFAULT_LIMIT
         self.hits = 0
@@ -66,16 +70,19 @@ class _Cache:
 
     def release(self, ref: weakref.ref[np.ndarray]) -> None:
         """The weakref callback: the array is gone, its memory becomes idle (or is dropped)."""
-        _, memory, offset, size = self.live.pop(id(ref))
+        _, block, size = self.live.pop(id(ref))
         with self.lock:
             self.live_bytes -= size
             if self.idle_bytes + size <= self.limit:
                 bucket = self.idle.get(size)
                 if bucket is None:
                     bucket = self.idle[size] = []
-                bucket.append((memory, offset))
+                bucket.append(block)
                 self.idle_bytes += size
 
+
+#: (memory, a buffer export of it that keeps it from being resized, the offset of its first aligned byte)
+_Block = tuple[bytearray, memoryview, int]
 
 _CACHE = _Cache()
 
@@ -90,35 +97,64 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _aligned_offset(memory: bytearray) -> int:
-    address = np.frombuffer(memory, np.uint8).ctypes.data
-    return -address % _ALIGN
+def _new_block(size: int) -> _Block:
+    memory = bytearray(size + _ALIGN)
+    pin = memoryview(memory)
+    address = np.frombuffer(pin, np.uint8).ctypes.data
+    return memory, pin, -address % _ALIGN
+
+
+def _unreferenced(memory: bytearray) -> int:
+    # references to an idle block's memory while ``empty`` looks at it: the local name,
+    # the pinning memoryview, and the call's argument
+    return sys.getrefcount(memory)
+
+
+def _calibrate() -> int:
+    memory, _pin, _ = _new_block(0)
+    return _unreferenced(memory)
+
+
+#: what ``_unreferenced`` gives for memory nothing outside the cache holds
+_FREE: Final = _calibrate()
 
 
 def empty(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
     """An uninitialised C-contiguous array: cached memory when it is large, else ``np.empty``."""
     size = dtype.itemsize * math.prod(shape)
     cache = _CACHE
-    if size < POOL_MIN_BYTES or cache.limit == 0:
+    if size < POOL_MIN_BYTES or size > cache.limit:  # (a limit of 0 turns caching off)
         return np.empty(shape, dtype)
-    memory: bytearray | None = None
+    block: _Block | None = None
     with cache.lock:  # only the cache's books need it: the array is made outside
         bucket = cache.idle.get(size)
-        if bucket:
-            memory, offset = bucket.pop()
+        while bucket:
+            memory, pin, offset = bucket.pop()
             cache.idle_bytes -= size
+            if _unreferenced(memory) == _FREE:
+                block = memory, pin, offset
+                break
+            # somebody kept the bytearray itself (an array's ``base``): it stays theirs
+        del bucket
+    if block is None:
+        try:
+            block = _new_block(size)
+        except MemoryError:
+            return np.empty(shape, dtype)  # NumPy's own allocation, and its message if that fails too
+        hit = False
+    else:
+        hit = True
+    # The array's base is the bytearray (not an ndarray), so NumPy's views of it keep
+    # *it* alive: the callback runs only once no view of this memory is left.
+    out = np.ndarray(shape, dtype, buffer=block[0], offset=block[2])
+    ref = weakref.ref(out, cache.release)
+    with cache.lock:
+        cache.live[id(ref)] = (ref, block, size)
+        cache.live_bytes += size
+        if hit:
             cache.hits += 1
         else:
             cache.misses += 1
-        cache.live_bytes += size
-    if memory is None:
-        memory = bytearray(size + _ALIGN)
-        offset = _aligned_offset(memory)
-    # The array's base is the bytearray (not an ndarray), so NumPy's views of it keep
-    # *it* alive: the callback runs only once no view of this memory is left.
-    out = np.ndarray(shape, dtype, buffer=memory, offset=offset)
-    ref = weakref.ref(out, cache.release)
-    cache.live[id(ref)] = (ref, memory, offset, size)
     return out
 
 
@@ -127,6 +163,8 @@ def empty_like_broadcast(x: np.ndarray, y: np.ndarray, dtype: np.dtype[Any] | No
     when it is large enough to cache, else ``None`` (the ufunc allocates its own)."""
     if x.nbytes < POOL_MIN_BYTES and y.nbytes < POOL_MIN_BYTES:
         return None
+    if dtype is None and x.dtype != y.dtype:
+        return None  # the ufunc's own type resolution decides (kernels never get mixed dtypes)
     if x.shape == y.shape or y.ndim == 0:
         shape = x.shape
     elif x.ndim == 0:

@@ -118,6 +118,36 @@ def test_memory_still_viewed_is_never_reused(keep) -> None:  # type: ignore[no-u
         assert not np.shares_memory(np.asarray(view), other.numpy())
 
 
+def test_memory_whose_bytearray_is_held_is_never_reused() -> None:
+    """Code that walks ``.base`` to the memory's owner and keeps only that keeps the memory."""
+    x = asarray(data(BIG, 14))
+    result = F.tanh(x)
+    owner = result.numpy().base
+    assert isinstance(owner, bytearray)
+    want = np.frombuffer(owner, np.uint8).copy()
+    del result
+    others = [F.exp(x), F.sin(x), F.cos(x)]
+    np.testing.assert_array_equal(np.frombuffer(owner, np.uint8), want)
+    for other in others:
+        assert not np.shares_memory(np.frombuffer(owner, np.uint8), other.numpy())
+
+
+def test_a_live_results_memory_cannot_be_resized() -> None:
+    x = asarray(data(BIG, 15))
+    result = F.tanh(x)
+    with pytest.raises(BufferError):
+        result.numpy().base.clear()
+    np.testing.assert_array_equal(result.numpy(), np.tanh(x.numpy()))
+
+
+def test_an_impossible_allocation_raises_numpys_error_and_leaves_the_books_alone() -> None:
+    x = asarray(np.ones(3, np.float32))
+    before = memory.cache_info()
+    with pytest.raises(MemoryError, match="Unable to allocate"):
+        F.broadcast_in_dim(x, (10**7, 10**7, 3), (2,))
+    assert memory.cache_info() == before
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["tanh", "add", "mul", "exp"]), st.booleans()), min_size=1, max_size=30))
 def test_live_results_keep_their_values_whatever_is_freed(steps: list[tuple[str, bool]]) -> None:
