@@ -371,15 +371,32 @@ _NO_PARAMS: dict[str, Any] = {}
 
 def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
     """``apply`` for a binary op without params (the operators and the binary functions):
-    a signature seen before runs straight from its cached plan."""
-    if type(x) is Tensor and type(y) is Tensor:
-        entry = _FAST.get((op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name))
-        if entry is not None:
-            result = _run_fast(entry, x, y)
-            if (x.node is not None or y.node is not None) and (recorder := hooks.current_recorder()) is not None:
-                recorder(op, _NO_PARAMS, (x, y), entry[3], (result,))
-            return result
-    return apply(op, (x, y), {})  # type: ignore[return-value]
+    a signature seen before (two Tensors, or a Tensor and a Python scalar) runs
+    straight from its cached plan."""
+    tx, ty = type(x), type(y)
+    if tx is Tensor:
+        if ty is Tensor:
+            key: Any = (op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name)
+        elif ty in _PY_KIND:
+            key = (op, x.dtype, ty, x._array.shape, None, _policy_state.name)
+        else:
+            return apply(op, (x, y), {})  # type: ignore[return-value]
+    elif ty is Tensor and tx in _PY_KIND:
+        key = (op, tx, y.dtype, None, y._array.shape, _policy_state.name)
+    else:
+        return apply(op, (x, y), {})  # type: ignore[return-value]
+    entry = _FAST.get(key)
+    if entry is None or not _holds_storage(x, entry[5]) or not _holds_storage(y, entry[6]):
+        return apply(op, (x, y), {})  # type: ignore[return-value]  # (which reports a mislabelled array)
+    targets = entry[3]
+    if tx is not Tensor:  # the scalar's value is checked against its planned dtype on every call
+        x = _materialize(x, targets[0], op, (x, y))
+    elif ty is not Tensor:
+        y = _materialize(y, targets[1], op, (x, y))
+    result = _run_fast(entry, x, y)
+    if (x.node is not None or y.node is not None) and (recorder := hooks.current_recorder()) is not None:
+        recorder(op, _NO_PARAMS, (x, y), targets, (result,))
+    return result
 
 
 # -- construction -------------------------------------------------------------------
@@ -507,8 +524,16 @@ _FAST_LIMIT = 4096
 PLAN_CACHES.append(_FAST)
 
 
+def _holds_storage(x: Any, storage: np.dtype[Any] | None) -> bool:
+    """Whether a Tensor operand's array is its dtype's storage (``None``: a Python scalar)."""
+    if storage is None:
+        return True
+    array_dtype = x._array.dtype
+    return array_dtype is storage or array_dtype == storage
+
+
 def _run_fast(entry: tuple[Any, ...], x: Tensor, y: Tensor) -> Tensor:
-    ufunc, storage, op, targets, out_dtype = entry
+    ufunc, storage, op, targets, out_dtype, _, _ = entry
     if ufunc is not None:
         a, b = x._array, y._array
         if a.nbytes < memory.POOL_MIN_BYTES and b.nbytes < memory.POOL_MIN_BYTES:
@@ -530,14 +555,31 @@ def _run_fast(entry: tuple[Any, ...], x: Tensor, y: Tensor) -> Tensor:
     return Tensor(outs[0], avals[0][0])
 
 
-def _remember(op: OpDef, x: Tensor, y: Tensor, targets: tuple[DType, ...], out_dtype: DType) -> None:
+def _remember(op: OpDef, x: Any, y: Any, targets: tuple[DType, ...], out_dtype: DType) -> None:
+    """Cache a validated binary call: operands are Tensors or Python scalars (keyed by type;
+    a scalar is materialised at its target, so only a Tensor can need a cast)."""
     if len(_FAST) >= _FAST_LIMIT:
         _FAST.clear()
     ufunc = _UFUNC_BINARY.get(op) if targets[0].storage in _IN_LOOP_STORAGE else None
-    mixed = x.dtype is not targets[0] or y.dtype is not targets[1]
+    x_tensor, y_tensor = type(x) is Tensor, type(y) is Tensor
+    mixed = (x_tensor and x.dtype is not targets[0]) or (y_tensor and y.dtype is not targets[1])
     storage = targets[0].storage if (ufunc is not None and mixed) else None
-    _FAST[op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name] = (
-        ufunc, storage, op, targets, out_dtype)  # fmt: skip
+    _FAST[
+        op,
+        x.dtype if x_tensor else type(x),
+        y.dtype if y_tensor else type(y),
+        x._array.shape if x_tensor else None,
+        y._array.shape if y_tensor else None,
+        _policy_state.name,
+    ] = (
+        ufunc,
+        storage,
+        op,
+        targets,
+        out_dtype,
+        x.dtype.storage if x_tensor else None,  # checked per call, as apply's cached path does
+        y.dtype.storage if y_tensor else None,
+    )
 
 
 # -- the signature cache of ``apply`` ------------------------------------------------------
@@ -714,8 +756,10 @@ def _apply_general(
         if len(_SIGNATURES) >= _SIGNATURE_LIMIT:
             _SIGNATURES.clear()  # crude bound: a long run can see unboundedly many shapes
         _SIGNATURES[key] = _Signature(op, xs, tuple(targets), tuple(out_avals), mixed_ufunc)
-    if not params and len(xs) == 2 and len(results) == 1 and type(xs[0]) is Tensor and type(xs[1]) is Tensor:
-        _remember(op, xs[0], xs[1], targets, results[0].dtype)
+    if not params and len(xs) == 2 and len(results) == 1:
+        kinds = (type(xs[0]), type(xs[1]))
+        if Tensor in kinds and all(k is Tensor or k in _PY_KIND for k in kinds):  # a Tensor and a Tensor or scalar
+            _remember(op, xs[0], xs[1], targets, results[0].dtype)
     if any(x.node is not None for x in inputs) and (recorder := hooks.current_recorder()) is not None:
         # The recorder sees the operands as they came (plus the plan), so it can
         # write each implicit promotion down as an explicit convert.

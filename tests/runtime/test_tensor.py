@@ -451,9 +451,12 @@ def test_a_cached_signature_still_checks_each_call_like_the_first() -> None:
         np.testing.assert_array_equal(F.add(x, 1).numpy(), [2, 2, 2])
         with pytest.raises(PromotionError, match=r"1000 does not fit the planned dtype int8"):
             F.add(x, 1000)  # same signature (int8[3], Python int): the value is still checked
+    np.testing.assert_array_equal((x + x).numpy() - (x * x).numpy(), [1, 1, 1])  # cache int8[3] op int8[3]
     mislabelled = Tensor(np.ones(3, np.int16), rt.int8)  # storage that is not int8's
-    with pytest.raises(KernelDTypeError, match="int16 data"):
-        F.add(mislabelled, 1)
+    for call in (lambda: F.add(mislabelled, 1), lambda: mislabelled + x, lambda: x * mislabelled):
+        for _ in range(2):  # whichever path the signature takes, the storage is checked
+            with pytest.raises(KernelDTypeError, match="int16 data"):
+                call()
 
 
 def test_registering_a_policy_again_drops_the_plans_cached_under_its_name() -> None:
