@@ -375,10 +375,20 @@ def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
     straight from its cached plan."""
     tx, ty = type(x), type(y)
     if tx is Tensor:
-        if ty is Tensor:
-            key: Any = (op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name)
-        elif ty in _PY_KIND:
-            key = (op, x.dtype, ty, x._array.shape, None, _policy_state.name)
+        if ty is Tensor:  # the commonest case, inline: two Tensors
+            entry = _FAST.get((op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name))
+            if entry is not None:
+                xs, ys = x._array.dtype, y._array.dtype  # each array must be its dtype's storage
+                if (xs is entry[5] or xs == entry[5]) and (ys is entry[6] or ys == entry[6]):
+                    result = _run_fast(entry, x, y)
+                    if (x.node is not None or y.node is not None) and (
+                        recorder := hooks.current_recorder()
+                    ) is not None:
+                        recorder(op, _NO_PARAMS, (x, y), entry[3], (result,))
+                    return result
+            return apply(op, (x, y), {})  # type: ignore[return-value]
+        if ty in _PY_KIND:
+            key: Any = (op, x.dtype, ty, x._array.shape, None, _policy_state.name)
         else:
             return apply(op, (x, y), {})  # type: ignore[return-value]
     elif ty is Tensor and tx in _PY_KIND:
