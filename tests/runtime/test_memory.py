@@ -9,6 +9,8 @@ import sys
 import threading
 from collections.abc import Iterator
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -182,20 +184,15 @@ def test_gradients_through_cached_intermediates_match_numpy() -> None:
             x = F.add(F.mul(F.tanh(x), 1.01), 0.1)
         return F.reduce_sum(x, (0, 1))
 
-    def numpy_grad(x: np.ndarray) -> np.ndarray:
-        saved = []
+    def jax_chain(x):  # type: ignore[no-untyped-def]
         for _ in range(6):
-            t = np.tanh(x)
-            saved.append(t)
-            x = t * np.float32(1.01) + np.float32(0.1)
-        g = np.ones_like(x)
-        for t in reversed(saved):
-            g = g * np.float32(1.01) * (1 - t * t)
-        return g
+            x = jnp.tanh(x) * 1.01 + 0.1
+        return jnp.sum(x)
 
+    want = np.asarray(jax.grad(jax_chain)(jnp.asarray(x0)))
     grad = autodiff.grad(chain)
     for _ in range(3):  # later calls run on reused memory
-        np.testing.assert_allclose(grad(asarray(x0)).numpy(), numpy_grad(x0), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grad(asarray(x0)).numpy(), want, rtol=1e-5, atol=1e-6)
 
 
 def test_idle_memory_stays_under_the_limit() -> None:
