@@ -1135,12 +1135,25 @@ def _identity(storage: np.dtype[Any], value: int) -> Array:
     return out
 
 
+_POSITIVE_ZERO: Final[dict[np.dtype[Any], Array]] = {_F32: np.zeros((), _F32), _F64: np.zeros((), _F64)}
+
+
 def _reduce_arith(x: Array, axes: Sequence[int], ufunc: np.ufunc, identity: int) -> Array:
     storage = x.dtype
-    kind = _kind(storage)
     if math.prod(x.shape[a] for a in axes) == 1:
         # One element per group: XLA simplifies the reduce to a reshape (no identity is combined).
         return np.array(x.reshape(tuple(n for d, n in enumerate(x.shape) if d not in axes)))
+    if ufunc is np.add and storage in _FLOAT64_LIKE and (x.size >= _YNN_MIN_ELEMENTS or len(axes) > 1):
+        # Big float32/float64 sums (YNNPACK's blocked order) and sums over several axes
+        # (vectorised with reassociation) have no fixed order in XLA either: NumPy's sum,
+        # within the dtype's tolerance, at NumPy's speed (first, as every backward of a
+        # broadcast runs it; float32/float64 reduce in their own dtype).
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = np.add.reduce(x, axis=axes[0] if len(axes) == 1 else tuple(axes))
+            if type(total) is np.ndarray:
+                return np.add(total, _POSITIVE_ZERO[storage], out=total)  # XLA starts at +0.0
+            return np.asarray(total + _POSITIVE_ZERO[storage])
+    kind = _kind(storage)
     with np.errstate(over="ignore", invalid="ignore"):
         if kind in ("bool", "int", "uint"):
             # Integer arithmetic wraps and is associative: any order gives XLA's result.
@@ -1151,36 +1164,14 @@ def _reduce_arith(x: Array, axes: Sequence[int], ufunc: np.ufunc, identity: int)
         init = _identity(storage, identity)
         if storage == _E8M0 and ufunc is np.add:  # 0 is NaN in float8_e8m0fnu: so is every sum
             return np.full(tuple(n for d, n in enumerate(x.shape) if d not in axes), init, dtype=storage)
-        if ufunc is np.add and storage in _FLOAT64_LIKE and (x.size >= _YNN_MIN_ELEMENTS or len(axes) > 1):
-            # Big float32/float64 sums (YNNPACK's blocked order) and sums over several
-            # axes (vectorised with reassociation) have no fixed order in XLA either:
-            # NumPy's sum, within the dtype's tolerance, at NumPy's speed.
-            out = np.asarray(np.sum(x, axis=tuple(axes), dtype=storage))
-        else:
-            out = np.asarray(_xla_fold(x, axes, ufunc, init))
+        out = np.asarray(_xla_fold(x, axes, ufunc, init))
         if ufunc is np.add:
             out = np.add(out, init, out=out)  # XLA starts at +0.0: no sum ends at -0.0
     return out
 
 
-_POSITIVE_ZERO: Final[dict[np.dtype[Any], Array]] = {_F32: np.zeros((), _F32), _F64: np.zeros((), _F64)}
-
-
 def reduce_sum_kernel(x: Array, *, axes: Sequence[int]) -> tuple[Array, ...]:
     """Sum over ``axes`` in the input dtype, in XLA CPU's order (integers wrap)."""
-    storage = x.dtype
-    if storage in _FLOAT64_LIKE and (len(axes) > 1 or x.size >= _YNN_MIN_ELEMENTS):
-        # _reduce_arith's NumPy-sum case, inline: it runs in every backward of a broadcast
-        group = 1
-        for a in axes:
-            group *= x.shape[a]
-        if group > 1:
-            with np.errstate(over="ignore", invalid="ignore"):
-                # (float32/float64 reduce in their own dtype: no dtype argument, one axis as an int)
-                total = np.add.reduce(x, axis=axes[0] if len(axes) == 1 else tuple(axes))
-                if type(total) is np.ndarray:
-                    return (np.add(total, _POSITIVE_ZERO[storage], out=total),)  # XLA starts at +0.0
-                return (np.asarray(total + _POSITIVE_ZERO[storage]),)
     return (_reduce_arith(x, axes, np.add, 0),)
 
 
