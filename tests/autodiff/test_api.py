@@ -120,6 +120,24 @@ def test_no_grad_records_nothing() -> None:
     assert autodiff.is_recording()
 
 
+def test_no_grad_and_enable_grad_nest_and_decorate() -> None:
+    x = rt.asarray(np.array([1.0]), requires_grad=True)
+
+    @autodiff.no_grad()
+    def untracked(depth: int) -> rt.Tensor:
+        assert not autodiff.is_recording()
+        return F.mul(x, 2.0) if depth == 0 else untracked(depth - 1)  # re-entered while open
+
+    assert untracked(2).node is None
+    with autodiff.no_grad():
+        with autodiff.enable_grad():
+            assert F.mul(x, 2.0).node is not None
+        assert F.mul(x, 2.0).node is None
+    with pytest.raises(ZeroDivisionError), autodiff.no_grad():
+        1 / 0  # noqa: B018  (an exception leaves the block)
+    assert autodiff.is_recording() and F.mul(x, 2.0).node is not None
+
+
 def test_integer_and_bool_inputs_have_no_tangent() -> None:
     i = rt.asarray(np.array([1, 2], np.int32))
     with pytest.raises(autodiff.NonDifferentiableInputError, match="int32"):
