@@ -306,3 +306,53 @@ def test_a_forked_child_can_allocate_while_another_thread_held_the_lock() -> Non
     # in a fresh interpreter: this one runs JAX's threads, which make any fork unsafe
     done = subprocess.run([sys.executable, "-c", _FORK_SCRIPT], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+# -- the cache changes no result: every elementwise op, every dtype ------------------------------------
+
+ELEMENTWISE = [op for op in rt.ops.OPS.values() if op.family in ("unary", "binary", "compare", "logical")]
+
+
+def _operand(dtype: rt.DType, n: int, seed: int) -> np.ndarray:
+    """``n`` values of ``dtype`` away from the edges of every op's domain (positive, no zero)."""
+    values = np.random.default_rng(seed).uniform(0.25, 2.0, n)
+    if dtype.kind == "complex":
+        values = values + 1j * np.random.default_rng(seed + 1).uniform(0.25, 2.0, n)
+    elif dtype.kind in ("int", "uint"):
+        values = np.rint(values * 3) + 1
+    elif dtype.kind == "bool":
+        values = values > 1.0
+    return np.asarray(values).astype(dtype.storage)
+
+
+@pytest.mark.parametrize("op", ELEMENTWISE, ids=lambda op: op.name)
+def test_cached_outputs_give_every_elementwise_result_bit_for_bit(op: rt.ops.OpDef) -> None:
+    """Each elementwise op on every dtype it accepts, on operands big enough for the cache:
+    the same bits, dtype and shape as with caching off."""
+    from runtime.tensor import apply
+
+    def bits(t: rt.Tensor) -> np.ndarray:
+        return np.ascontiguousarray(t.numpy()).view(np.uint8)
+
+    checked = 0
+    cached = memory.cache_limit()
+    for dtype in rt.ALL_DTYPES:
+        n = memory.POOL_MIN_BYTES // dtype.storage.itemsize + 7
+        operands = [asarray(_operand(dtype, n, seed)) for seed in range(op.arity or 0)]
+        results = []
+        for limit in (cached, 0, cached):  # the second cached call reuses the first one's memory
+            memory.set_cache_limit(limit)
+            try:
+                results.append(apply(op, operands, {}))
+            except (TypeError, ValueError, rt.PromotionError):  # a dtype the op refuses, refused alike
+                results.append(None)
+        memory.set_cache_limit(cached)
+        what = f"{op.name}[{dtype.name}]"
+        if results[1] is None:
+            assert results[0] is None and results[2] is None, what
+            continue
+        for got in (results[0], results[2]):
+            assert got is not None and got.dtype is results[1].dtype, what
+            np.testing.assert_array_equal(bits(got), bits(results[1]), err_msg=what)
+        checked += 1
+    assert checked >= 2, f"{op.name}: only {checked} dtypes ran"  # (real and imag take the two complex types)
