@@ -135,7 +135,6 @@ def empty(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
                 block = memory, pin, offset
                 break
             # somebody kept the bytearray itself (an array's ``base``): it stays theirs
-        del bucket
     if block is None:
         try:
             block = _new_block(size)
