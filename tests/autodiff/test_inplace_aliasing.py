@@ -153,13 +153,13 @@ def test_a_write_into_a_saved_output_through_detach_raises() -> None:
 
 def test_vjp_fn_and_linearize_check_saved_values() -> None:
     c = rt.asarray(np.array([2.0, 3.0]))
-    out, vjp_fn = autodiff.vjp(lambda x: F.mul(x, c), np.array([1.0, 1.0]))
+    _, vjp_fn = autodiff.vjp(lambda x: F.mul(x, c), np.array([1.0, 1.0]))
     alias = c.detach()
     alias += 1.0
     with pytest.raises(SavedValueModifiedError):
         vjp_fn(np.ones(2))
     c2 = rt.asarray(np.array([2.0, 3.0]))
-    out, f_jvp = autodiff.linearize(lambda x: F.mul(F.sin(x), c2), np.array([1.0, 1.0]))
+    _, f_jvp = autodiff.linearize(lambda x: F.mul(F.sin(x), c2), np.array([1.0, 1.0]))
     np.testing.assert_allclose(f_jvp(np.ones(2)).numpy(), np.cos(1.0) * np.array([2.0, 3.0]))
     alias = c2.reshape(2, 1)
     alias *= 2.0
