@@ -165,25 +165,19 @@ def vjp_pass(
     """
     check_recording(eqns, "backward", forward=False)
     released: list[Eqn] = []
-    at: list[Eqn] = []
     try:
-        _vjp_walk(eqns, cotangents, create_graph, released if release else None, at)
+        _vjp_walk(eqns, cotangents, create_graph, released if release else None)
     except BaseException as err:
-        _stopped(err, eqns, released, release, at[-1] if at else None)
+        _stopped(err, eqns, released, release)
         raise
     return cotangents
 
 
 def _vjp_walk(
-    eqns: Sequence[Eqn],
-    cotangents: dict[int, TangentLike],
-    create_graph: bool,
-    released: list[Eqn] | None,
-    at: list[Eqn],
+    eqns: Sequence[Eqn], cotangents: dict[int, TangentLike], create_graph: bool, released: list[Eqn] | None
 ) -> None:
     with _recording(create_graph):
         for eqn in reversed(eqns):
-            at.append(eqn)  # (where a failure stopped; a list append is the cheapest record)
             out_vars = eqn.outputs
             if len(out_vars) == 1:  # the common case, without comprehensions
                 ct = cotangents.pop(id(out_vars[0]), None)
@@ -310,10 +304,12 @@ def check_recording(eqns: Sequence[Eqn], where: str, forward: bool) -> None:
     was released by an earlier ``backward()`` (``RuntimeError``, also when all the saved
     values are leaves, which are never actually freed)."""
     now = versions.CLOCK[0]
-    for eqn in eqns:
+    suspects = eqns
+    if not versions.CHECKSUMMED[0]:
+        # the common case: no in-place write since any of them was recorded, none released
+        suspects = [e for e in eqns if e.clock != now or e.freed]
+    for eqn in suspects:
         clock = eqn.clock
-        if clock == now and type(clock) is int and not eqn.freed:
-            continue  # the common case: no in-place write since it was recorded
         if not eqn.op.differentiable:
             continue
         if eqn.freed:
@@ -322,14 +318,23 @@ def check_recording(eqns: Sequence[Eqn], where: str, forward: bool) -> None:
             continue  # it saved nothing (add, a convert): nothing was lost
         if type(clock) is versions.Snapshot:
             _check_digests(where, eqn, clock)
-        if clock != now:
+        if clock != now:  # (also an int subclass: a Snapshot)
             for kind, i, var in _reads(eqn, forward):
                 _check_versions(where, eqn, kind, i, var)
 
 
-def _stopped(err: BaseException, eqns: Sequence[Eqn], released: list[Eqn], release: bool, failed: Eqn | None) -> None:
+def _stopped(err: BaseException, eqns: Sequence[Eqn], released: list[Eqn], release: bool) -> None:
     """A backward pass failed partway: say what state the recording is in, and make a
     retry through the released part say why it cannot run."""
+    # the equation whose rule failed: the walk's loop variable, read from the traceback
+    # (cheaper than noting each equation as the walk passes it)
+    failed: Eqn | None = None
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is _vjp_walk.__code__:
+            failed = tb.tb_frame.f_locals.get("eqn")
+            break  # the first is this pass's own walk (a nested pass may follow)
+        tb = tb.tb_next
     if not release or not released:
         err.add_note(
             "castwise: no saved value was released and no .grad was changed: the recording is as it was "
@@ -384,6 +389,7 @@ def take_checksums(eqn: Eqn) -> None:
     snapshot = versions.Snapshot(eqn.clock)
     snapshot.digests = digests
     eqn.clock = snapshot
+    versions.CHECKSUMMED[0] = True
 
 
 @contextlib.contextmanager

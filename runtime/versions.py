@@ -132,6 +132,10 @@ def written_since(array: np.ndarray, clock: int) -> tuple[int, str] | None:
 
 # -- checksums (autodiff.detect_writes) ------------------------------------------------------------
 
+#: whether any recording ever took checksums (until then a check can skip equations whose
+#: clock is current without looking at them further)
+CHECKSUMMED = [False]
+
 
 class Snapshot(int):
     """A write clock that also carries checksums of the values an equation saved.
