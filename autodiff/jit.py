@@ -288,7 +288,8 @@ def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) ->
                         f"{hit[0]} now, {hit[1]} when traced), through a Tensor sharing its memory (a view, "
                         "detach(), another asarray of the same NumPy array). The compiled program holds the "
                         "traced values, so it would disagree with the eager function. Pass the array as an "
-                        "argument instead, or write into a copy of it (then call a new jit of the function)."
+                        "argument instead, or write into a copy of it; to use the new values, jit the function "
+                        "again."
                     )
             checked[0] = now
         return run(arrays)
