@@ -133,7 +133,7 @@ def _check(kind: str, eqn: Eqn, var: Var, value: TangentLike) -> None:
 
 def jvp_pass(eqns: Sequence[Eqn], tangents: dict[int, TangentLike], create_graph: bool) -> dict[int, TangentLike]:
     """Push tangents (keyed by ``id(var)``) forward through ``eqns``."""
-    check_recording(eqns, "jvp", forward=True)
+    check_recording(eqns, "jvp (forward mode)", forward=True)
     with _recording(create_graph):
         for eqn in eqns:
             ins = [tangents.get(id(v)) for v in eqn.inputs]
@@ -163,7 +163,7 @@ def vjp_pass(
     used (``backward`` without ``retain_graph``). A rule that fails partway leaves
     the equations it had passed released and says so (``_stopped``).
     """
-    check_recording(eqns, "backward", forward=False)
+    check_recording(eqns, "backward/vjp", forward=False)
     released: list[Eqn] = []
     try:
         _vjp_walk(eqns, cotangents, create_graph, released if release else None)
