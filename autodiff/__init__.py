@@ -14,6 +14,7 @@ from autodiff.api import (
     value_and_grad,
     vjp,
 )
+from autodiff.engine import detect_writes
 from autodiff.jit import Jitted, jit
 from autodiff.record import enable_grad, is_recording, no_grad
 from autodiff.zeros import Zero
@@ -23,6 +24,7 @@ __all__ = [
     "NonDifferentiableInputError",
     "Zero",
     "backward",
+    "detect_writes",
     "enable_grad",
     "grad",
     "is_recording",

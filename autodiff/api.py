@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff.engine import jvp_pass, reachable_eqns, vjp_pass
+from autodiff.engine import accumulate_grad, jvp_pass, reachable_eqns, vjp_pass
 from autodiff.record import enable_grad, no_grad, saving_all
 from autodiff.rules import load_rules
 from autodiff.zeros import TangentLike, Zero, instantiate
@@ -250,7 +250,7 @@ def backward(tensor: Tensor, cotangent: Any = None, retain_graph: bool = False, 
             owner = var.owner() if var.owner is not None else None
             if g is None or isinstance(g, Zero) or owner is None:
                 continue
-            owner.grad = g if owner.grad is None else owner.grad + g
+            accumulate_grad(owner, g)
 
 
 hooks.backward_hook = backward

@@ -4,20 +4,30 @@ Both passes walk a topologically ordered list of equations and call the rule
 tables. With ``create_graph`` the rules run under the recorder, so the
 derivative computation is itself recorded (grad of grad, derivative programs);
 otherwise they run with recording off.
+
+Before a pass runs, ``check_recording`` makes sure it can run correctly: no
+value a rule will read was written in place after it was recorded (the version
+counters of ``runtime.versions``, and the checksums of ``detect_writes``), and
+no equation's saved values were released by an earlier ``backward()``. Either
+raises before anything is computed, released or accumulated.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from autodiff.record import enable_grad, no_grad
 from autodiff.rules import JVP_RULES, VJP_RULES
 from autodiff.zeros import TangentLike, Zero, add_any
+from runtime import versions
 from runtime.dtypes import DType
 from runtime.graph import Eqn, Var, primal_value
+from runtime.inplace import SavedValueModifiedError
 from runtime.tensor import Tensor
 
 
@@ -123,6 +133,7 @@ def _check(kind: str, eqn: Eqn, var: Var, value: TangentLike) -> None:
 
 def jvp_pass(eqns: Sequence[Eqn], tangents: dict[int, TangentLike], create_graph: bool) -> dict[int, TangentLike]:
     """Push tangents (keyed by ``id(var)``) forward through ``eqns``."""
+    check_recording(eqns, "jvp (forward mode)", forward=True)
     with _recording(create_graph):
         for eqn in eqns:
             ins = [tangents.get(id(v)) for v in eqn.inputs]
@@ -149,8 +160,22 @@ def vjp_pass(
 
     Only inputs that are not constants and have an inexact dtype receive
     cotangents. With ``release`` each equation's saved values are dropped once
-    used (``backward`` without ``retain_graph``).
+    used (``backward`` without ``retain_graph``). A rule that fails partway leaves
+    the equations it had passed released and says so (``_stopped``).
     """
+    check_recording(eqns, "backward/vjp", forward=False)
+    released: list[Eqn] = []
+    try:
+        _vjp_walk(eqns, cotangents, create_graph, released if release else None)
+    except BaseException as err:
+        _stopped(err, eqns, released, release)
+        raise
+    return cotangents
+
+
+def _vjp_walk(
+    eqns: Sequence[Eqn], cotangents: dict[int, TangentLike], create_graph: bool, released: list[Eqn] | None
+) -> None:
     with _recording(create_graph):
         for eqn in reversed(eqns):
             out_vars = eqn.outputs
@@ -185,12 +210,205 @@ def vjp_pass(
                 key = id(var)
                 previous = cotangents.get(key)
                 cotangents[key] = ct if previous is None else add_any(previous, ct)
-            if release:
+            if released is not None:
                 _release(eqn)
-    return cotangents
+                released.append(eqn)
 
 
 def _release(eqn: Eqn) -> None:
     eqn.freed = True
     for v in eqn.outputs:
         v.value = None
+
+
+# -- can this recording be differentiated? ------------------------------------------------------
+
+
+def _reads(eqn: Eqn, everything: bool) -> list[tuple[str, int, Var]]:
+    """The values a rule of ``eqn`` reads: all of them for forward mode, else the saved
+    ones (``eqn.keep``) and every integer or bool value (rules read those regardless)."""
+    keep = None if everything else eqn.keep
+    out = []
+    for kind, vars_, positions in (
+        ("input", eqn.inputs, None if keep is None else keep[0]),
+        ("output", eqn.outputs, None if keep is None else keep[1]),
+    ):
+        for i, v in enumerate(vars_):
+            if positions is None or i in positions or not v.dtype.is_inexact:
+                out.append((kind, i, v))
+    return out
+
+
+def _what(var: Var) -> str:
+    if var.const is not None:
+        return "an untracked operand"
+    if var.producer is None:
+        return "a tracked leaf"
+    return f"a result of {var.producer.op.name}"
+
+
+def _modified(where: str, eqn: Eqn, kind: str, i: int, var: Var, how: str) -> SavedValueModifiedError:
+    return SavedValueModifiedError(
+        f"{where}: {kind} {i} of {eqn.op.name} ({var.dtype.name}{list(var.shape)}, {_what(var)}), a value the "
+        f"recording saved for the derivative, was modified in place after {eqn.op.name} was recorded: {how}. "
+        "Differentiating would use the new values and give a wrong result, so nothing was computed, released "
+        "or accumulated. Write into a copy instead (t.copy(), or np.array(...) for a NumPy array), or make the "
+        "write before the op is recorded."
+    )
+
+
+def _check_versions(where: str, eqn: Eqn, kind: str, i: int, var: Var) -> None:
+    # a value that is not materialised (a convert eager execution fused into its consumer)
+    # is recomputed from its producer's inputs: those are what must be unchanged then
+    stack: list[tuple[Var, Eqn]] = [(var, eqn)]
+    while stack:
+        v, reader = stack.pop()
+        if v.value is not None:
+            hit = versions.written_since(v.value, reader.clock)
+            if hit is not None:
+                now, then = hit
+                how = (
+                    f"its memory is at version {now} now and was at version {then} when {eqn.op.name} was "
+                    "recorded (an in-place write through this tensor or a Tensor sharing its memory: a view, "
+                    "detach(), or another asarray of the same NumPy array)"
+                )
+                raise _modified(where, eqn, kind, i, var, how)
+        elif v.producer is not None and not v.producer.freed:
+            stack.extend((u, v.producer) for u in v.producer.inputs)
+
+
+def _check_digests(where: str, eqn: Eqn, snapshot: versions.Snapshot) -> None:
+    for (kind, i, var), array, before in snapshot.digests:
+        if versions.digest(array) != before:
+            how = (
+                "its contents differ from the checksum detect_writes() took when it was recorded (a write that "
+                "bypassed castwise's version counters, such as t.numpy()[...] = v or a write into the NumPy "
+                "array the tensor wraps)"
+            )
+            raise _modified(where, eqn, kind, i, var, how)
+
+
+def _released_message(where: str, eqn: Eqn) -> str:
+    if isinstance(eqn.freed, str):
+        return f"{where}: {eqn.freed}"
+    return (
+        f"{where}: trying to differentiate through a recording a second time, but an earlier backward() "
+        f"released the values {eqn.op.name} saved for it; pass retain_graph=True to the first backward() to "
+        "differentiate it again. Nothing was computed or accumulated."
+    )
+
+
+def check_recording(eqns: Sequence[Eqn], where: str, forward: bool) -> None:
+    """Raise before a pass if it cannot give the right answer: a value a rule reads was
+    written in place after its equation was recorded (``SavedValueModifiedError``), or
+    was released by an earlier ``backward()`` (``RuntimeError``, also when all the saved
+    values are leaves, which are never actually freed)."""
+    now = versions.CLOCK[0]
+    suspects = eqns
+    if not versions.CHECKSUMMED[0]:
+        # the common case: no in-place write since any of them was recorded, none released
+        suspects = [e for e in eqns if e.clock != now or e.freed]
+    for eqn in suspects:
+        clock = eqn.clock
+        if not eqn.op.differentiable:
+            continue
+        if eqn.freed:
+            if isinstance(eqn.freed, str) or _reads(eqn, forward):
+                raise RuntimeError(_released_message(where, eqn))
+            continue  # it saved nothing (add, a convert): nothing was lost
+        if type(clock) is versions.Snapshot:
+            _check_digests(where, eqn, clock)
+        if clock != now:  # (also an int subclass: a Snapshot)
+            for kind, i, var in _reads(eqn, forward):
+                _check_versions(where, eqn, kind, i, var)
+
+
+def _stopped(err: BaseException, eqns: Sequence[Eqn], released: list[Eqn], release: bool) -> None:
+    """A backward pass failed partway: say what state the recording is in, and make a
+    retry through the released part say why it cannot run."""
+    # the equation whose rule failed: the walk's loop variable, read from the traceback
+    # (cheaper than noting each equation as the walk passes it)
+    failed: Eqn | None = None
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is _vjp_walk.__code__:
+            failed = tb.tb_frame.f_locals.get("eqn")
+            break  # the first is this pass's own walk (a nested pass may follow)
+        tb = tb.tb_next
+    if not release or not released:
+        err.add_note(
+            "castwise: no saved value was released and no .grad was changed: the recording is as it was "
+            "before this call"
+        )
+        return
+    at = failed.op.name if failed is not None else "the end"
+    reason = (
+        f"an earlier backward() through this recording failed at {at} ({type(err).__name__}: {err}) after "
+        f"{len(released)} of {len(eqns)} equations had released their saved values, so it cannot run again "
+        "through them; record the computation again (pass retain_graph=True to keep a recording you may "
+        "retry after a failure)"
+    )
+    for e in released:
+        e.freed = reason
+    err.add_note(
+        f"castwise: backward() stopped at {at}: the {len(released)} equations between the output and {at} "
+        f"released their saved values, the other {len(eqns) - len(released)} still hold theirs; no .grad was "
+        "changed. A retry through the released part raises; record the computation again."
+    )
+
+
+# -- accumulating into .grad --------------------------------------------------------------------
+
+#: striped locks for ``.grad`` accumulation (a leaf hashes to one): concurrent backward
+#: passes into a shared leaf add up exactly, as in PyTorch, without a lock per tensor
+_GRAD_LOCKS = tuple(threading.Lock() for _ in range(64))
+
+
+def accumulate_grad(owner: Tensor, g: Any) -> None:
+    """``owner.grad += g`` (or ``= g`` for the first), atomically for ``owner``."""
+    with _GRAD_LOCKS[hash(owner) % len(_GRAD_LOCKS)]:
+        owner.grad = g if owner.grad is None else owner.grad + g
+
+
+# -- detect_writes: checksums of saved values ---------------------------------------------------
+
+
+def take_checksums(eqn: Eqn) -> None:
+    """Store checksums of the values ``eqn``'s rules will read (the recorder calls this
+    inside ``detect_writes``); ``check_recording`` compares them before a pass."""
+    everything = eqn.keep is None
+    digests = []
+    for kind, i, var in _reads(eqn, everything):
+        pending = [var]
+        while pending:  # an unmaterialised convert: its input is what will be read
+            v = pending.pop()
+            if v.value is not None:
+                digests.append(((kind, i, var), v.value, versions.digest(v.value)))
+            elif v.producer is not None:
+                pending.extend(v.producer.inputs)
+    snapshot = versions.Snapshot(eqn.clock)
+    snapshot.digests = digests
+    eqn.clock = snapshot
+    versions.CHECKSUMMED[0] = True
+
+
+@contextlib.contextmanager
+def detect_writes() -> Iterator[None]:
+    """Debug mode: ops recorded in this thread inside the block also store a checksum of
+    every value their derivative will read, and ``backward``/``vjp``/``jvp`` compare it
+    first, raising ``SavedValueModifiedError`` if the contents changed. This catches what
+    version counters cannot: writes that bypass castwise (``t.numpy()[...] = v``, NumPy
+    ``out=``, writes into the user's own array a Tensor wraps). It costs a hash of each
+    saved value per recorded op.
+    """
+    from autodiff import record
+
+    record._DETECT.depth += 1
+    with record._SAVING_LOCK:
+        record._DETECTING_ANYWHERE[0] += 1
+    try:
+        yield
+    finally:
+        record._DETECT.depth -= 1
+        with record._SAVING_LOCK:
+            record._DETECTING_ANYWHERE[0] -= 1

@@ -17,7 +17,9 @@ What is baked in at trace time, as with ``jax.jit``: Python control flow,
 Python scalars (they are part of the signature, so a new value retraces), and
 arrays ``f`` closes over (the cache keeps the traced graph, which references
 them, so an in-place write into such a tensor raises ``InPlaceError`` instead
-of going stale silently).
+of going stale silently; a write through another Tensor sharing its memory, a
+view or ``detach()``, ticks its version counter, and the next call raises
+``SavedValueModifiedError``).
 
 Arguments that are tracked and being recorded (``jit(f)`` called inside
 ``autodiff.grad`` or ``runtime.trace``) make ``jit`` run ``f`` eagerly, so the
@@ -54,10 +56,11 @@ import numpy as np
 from autodiff.api import grad
 from passes.lower_jax import export_stablehlo, lower_to_jax, needs_x64
 from passes.verify import verify
-from runtime import hooks
+from runtime import hooks, versions
 from runtime.dtypes import DType
 from runtime.dtypes import dtype as to_dtype
 from runtime.graph import Graph, trace
+from runtime.inplace import SavedValueModifiedError
 from runtime.promotion import _STATE as _policy_state
 from runtime.promotion import get_policy, use_policy
 from runtime.tensor import Tensor, asarray
@@ -190,7 +193,7 @@ class Jitted:
             copied=[self.copy or v.producer is None for v in graph.outputs],
             trace_s=time.perf_counter() - start,
         )
-        entry.run = _runner(entry)
+        entry.run = _closure_guard(entry, _runner(entry))
         return entry
 
     def lower(self, *args: Any) -> Graph:
@@ -258,6 +261,40 @@ class Jitted:
                 key.append(a._array.shape)
             self._fast[tuple(key)] = run
         return result
+
+
+def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) -> Callable[[Sequence[np.ndarray]], Any]:
+    """``run``, checking first that no constant of the traced graph (an array ``f`` closes
+    over) was written in place since the trace: the compiled program holds the values
+    it had then, and running it would silently disagree with eager ``f``. One compare
+    per call while no in-place write happened anywhere (the write clock is unchanged)."""
+    consts = [v for v in entry.graph.consts if v.const is not None]
+    if not consts:
+        return run
+    clock = versions.CLOCK
+    traced = clock[0]
+    checked = [traced]
+
+    def guarded(arrays: Sequence[np.ndarray]) -> Any:
+        now = clock[0]
+        if now != checked[0]:
+            for var in consts:
+                assert var.const is not None
+                hit = versions.written_since(var.const, traced)
+                if hit is not None:
+                    raise SavedValueModifiedError(
+                        f"autodiff.jit: a {var.dtype.name}{list(var.shape)} array the "
+                        f"function closes over was written in place after it was traced (its memory is at version "
+                        f"{hit[0]} now, {hit[1]} when traced), through a Tensor sharing its memory (a view, "
+                        "detach(), another asarray of the same NumPy array). The compiled program holds the "
+                        "traced values, so it would disagree with the eager function. Pass the array as an "
+                        "argument instead, or write into a copy of it; to use the new values, jit the function "
+                        "again."
+                    )
+            checked[0] = now
+        return run(arrays)
+
+    return guarded
 
 
 #: the storage of a result Tensor between dispatch and the program's completion (never seen outside

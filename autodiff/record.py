@@ -89,6 +89,25 @@ def record_eager(
         if keep is None:
             keep = _KEEP[op, needs] = saves(needs)
         record_op(op, params, inputs, targets, outputs, keep)
+    if _DETECTING_ANYWHERE[0]:
+        _detect(outputs)
+
+
+class _DetectState(threading.local):
+    #: > 0 inside ``detect_writes()`` in this thread
+    depth: int = 0
+
+
+_DETECT = _DetectState()
+#: how many ``detect_writes`` blocks are open in any thread (one check on the hot path)
+_DETECTING_ANYWHERE = [0]
+
+
+def _detect(outputs: Sequence[Tensor]) -> None:
+    if _DETECT.depth:
+        from autodiff.engine import take_checksums
+
+        take_checksums(outputs[0].node.producer)
 
 
 @contextmanager

@@ -39,7 +39,7 @@ from runtime.dtypes import (
 from runtime.functions import *  # noqa: F403  (every op as a function)
 from runtime.functions import __all__ as _function_names
 from runtime.graph import Graph, GraphError, evaluate, trace
-from runtime.inplace import InPlaceError
+from runtime.inplace import InPlaceError, SavedValueModifiedError
 from runtime.plan import plan
 from runtime.promotion import (
     DEFAULT_POLICY,
@@ -75,6 +75,7 @@ __all__ = [
     "InPlaceError",
     "KernelDTypeError",
     "OpTypeError",
+    "SavedValueModifiedError",
     "ScatterDimensionNumbers",
     "ShapeError",
     "Tensor",

@@ -26,6 +26,7 @@ import numpy as np
 from runtime import hooks, kernels, ops, shapes
 from runtime.dtypes import DType
 from runtime.ops import OpDef
+from runtime.versions import CLOCK as _CLOCK
 
 if TYPE_CHECKING:
     from runtime.tensor import Tensor
@@ -88,12 +89,15 @@ class Eqn:
     nobody holds is re-created on access.
     """
 
-    __slots__ = ("_dtype0", "_outs", "_shape0", "freed", "inputs", "keep", "op", "params")
+    __slots__ = ("_dtype0", "_outs", "_shape0", "clock", "freed", "inputs", "keep", "op", "params")
     #: ``_outs`` is a list of (weakref, dtype, shape), or, for the recorder's compact
     #: single-output form, one weakref with the aval in ``_dtype0`` / ``_shape0``
     _outs: Any
     _dtype0: DType
     _shape0: tuple[int, ...]
+    #: False; True once a backward pass released the saved values; or, after a backward
+    #: pass failed partway, the text saying why (what a retry reports)
+    freed: bool | str
 
     def __init__(self, op: OpDef, inputs: Sequence[Var], params: dict[str, Any], outputs: Sequence[Var]) -> None:
         self.op = op
@@ -104,6 +108,9 @@ class Eqn:
         self.freed = False
         #: the (input, output) positions whose values the recording held (None: all)
         self.keep: Keep = None
+        #: the in-place write clock when recorded (``runtime.versions``): a saved value whose
+        #: memory was written later has changed since
+        self.clock: int = _CLOCK[0]
 
     @property
     def outputs(self) -> tuple[Var, ...]:
@@ -245,6 +252,7 @@ def _convert_eqn(var: Var, target: DType) -> Var:
     eqn.params = params
     eqn.freed = False
     eqn.keep = _HOLDS_NOTHING  # the converted value is never materialised (eager casts in the consumer's loop)
+    eqn.clock = _CLOCK[0]
     out = Var(target, var.shape, eqn)
     eqn._outs = weakref.ref(out)  # the compact single-output form
     eqn._dtype0 = target
@@ -307,6 +315,7 @@ def record_op(
     eqn.params = params
     eqn.freed = False
     eqn.keep = keep
+    eqn.clock = _CLOCK[0]  # what the saved values' versions are checked against
     keep_out = None if keep is None else keep[1]
     if len(outputs) == 1:  # the common case, without a loop
         tensor = outputs[0]
@@ -350,7 +359,9 @@ def primal_value(var: Var) -> np.ndarray:
             raise GraphError(f"no value recorded for input {top.type_str()}")
         if eqn.freed:
             raise RuntimeError(
-                "trying to differentiate through a graph a second time, but its saved values were "
+                eqn.freed
+                if isinstance(eqn.freed, str)
+                else "trying to differentiate through a graph a second time, but its saved values were "
                 "released; pass retain_graph=True to the first backward()"
             )
         missing = [v for v in eqn.inputs if v.value is None]

@@ -5,6 +5,12 @@ result's category (bool < integer < floating < complex) must not exceed
 ``x``'s (``check_result_fits``, as in PyTorch); the result is then converted on
 store. Tracked tensors, and tensors a recorded graph still references, refuse
 in-place writes: the recording would silently stop matching what ran.
+
+Those refusals look at one Tensor object, but other Tensors can share its
+memory (views, ``detach()``, two ``asarray`` of one NumPy array). So every
+write also ticks the memory's version counter (``runtime.versions``), and a
+backward pass that would read a saved value written after it was recorded
+raises ``SavedValueModifiedError`` instead of returning a wrong gradient.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.promotion import get_policy
 from runtime.shapes import ShapeError
+from runtime.versions import bump
 
 if TYPE_CHECKING:
     from runtime.tensor import Tensor
@@ -24,6 +31,13 @@ if TYPE_CHECKING:
 
 class InPlaceError(RuntimeError):
     """An in-place write would corrupt a recording."""
+
+
+class SavedValueModifiedError(InPlaceError):
+    """A value a recording saved for its derivative (or a constant a jitted function
+    closed over) was written in place after it was recorded, through some Tensor
+    sharing its memory: differentiating (or running the cached program) would use the
+    new values and give a wrong answer, so it raises instead."""
 
 
 class ReadOnlyTensorError(InPlaceError, ValueError):
@@ -75,5 +89,6 @@ def apply_inplace(x: Tensor, op: OpDef, other: Any, name: str) -> Tensor:
             f"{name}: result shape {list(result.shape)} cannot be stored in a tensor of shape {list(x.shape)}"
         )
     stored = result._array if result.dtype is x.dtype else convert_array(result._array, result.dtype, x.dtype)
+    bump(x._array)  # every Tensor viewing this memory sees the new version
     np.copyto(x._array, stored, casting="unsafe")
     return x

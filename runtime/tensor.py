@@ -68,6 +68,15 @@ class Tensor:
         return int(self._array.size)
 
     @property
+    def _version(self) -> int:
+        """How many in-place writes castwise made into this tensor's memory, through it or any
+        Tensor sharing that memory (views, ``detach()``, ``asarray`` of the same array), as
+        PyTorch's ``Tensor._version``. Recordings check it (``runtime.versions``)."""
+        from runtime.versions import version
+
+        return version(self._array)
+
+    @property
     def requires_grad(self) -> bool:
         """True for tracked tensors: leaves marked by the user and recorded results."""
         return self._requires_grad
