@@ -30,6 +30,48 @@ from runtime.plan import plan, promotes
 from runtime.promotion import use_policy
 
 N = 3
+
+
+class ExplainInputError(ValueError):
+    """``castwise explain`` was given something it cannot read (an unknown op or dtype, a bad spec)."""
+
+
+def _dtype(word: str) -> DType:
+    try:
+        return rt.dtype(word)
+    except TypeError:
+        names = ", ".join(d.short for d in rt.ALL_DTYPES)
+        raise ExplainInputError(f"unknown dtype {word!r} (the dtypes: {names})") from None
+
+
+def _op(name: str) -> ops.OpDef:
+    try:
+        return ops.get(name)
+    except KeyError:
+        raise ExplainInputError(f"unknown op {name!r} (the ops: stack, {', '.join(ops.OPS)})") from None
+
+
+def refusal(spec: str, variables: list[str] | None, policy: str | None, err: Exception) -> str:
+    """One line for a refused promotion: the plan's error, and the policy's reason for the refused pair.
+
+    The plan's error usually carries the reason already; for three or more
+    operands (joined at once) the first refused pair's reason is added.
+    """
+    pol = rt.get_policy_object(policy or rt.get_policy())
+    text = " ".join(str(err).split())
+    reason = ""
+    if not variables:
+        dtypes = [_dtype(w) for w in spec.split()[1:]]
+        refused = [(a, b) for i, a in enumerate(dtypes) for b in dtypes[i + 1 :] if not pol.can_promote(a, b)]
+        if refused:
+            reason = pol.explain_failure(*refused[0])
+    head = f"policy {pol.name!r} refuses {spec.split()[0]}({', '.join(spec.split()[1:])})" if not variables else (
+        f"policy {pol.name!r} refuses {spec!r}")  # fmt: skip
+    if reason and reason not in text:
+        text += f" (the policy's reason: {reason})"
+    return f"{head}: {text}"
+
+
 _SCATTER_DIMS = shapes.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                                scatter_dims_to_operand_dims=(0,))  # fmt: skip
 
@@ -58,8 +100,10 @@ def explain_op(spec: str, policy: str | None = None) -> str:
     """The explanation for ``"op dtype dtype ..."`` (``stack`` allowed as an op)."""
     words = spec.split()
     if len(words) < 2:
-        raise ValueError(f"expected 'OP DTYPE [DTYPE ...]', got {spec!r}")
-    name, dtypes = words[0], [rt.dtype(w) for w in words[1:]]
+        raise ExplainInputError(f"expected 'OP DTYPE [DTYPE ...]' (e.g. 'add f64 c128'), got {spec!r}")
+    name, dtypes = words[0], [_dtype(w) for w in words[1:]]
+    if name != "stack":
+        _op(name)
     with use_policy(policy or rt.get_policy()) as pol:
         op_name, in_shapes, params = _example(name, dtypes)
         op = ops.get(op_name)
@@ -91,10 +135,10 @@ _VAR = re.compile(r"^(\w+)=(\w+)\[([\d,\s]*)\]$")
 def _parse_var(text: str) -> tuple[str, DType, tuple[int, ...]]:
     match = _VAR.match(text.strip())
     if not match:
-        raise ValueError(f"expected NAME=DTYPE[SHAPE] (e.g. x=f64[3]), got {text!r}")
+        raise ExplainInputError(f"expected NAME=DTYPE[SHAPE] (e.g. x=f64[3]), got {text!r}")
     name, dtype, dims = match.groups()
     shape = tuple(int(d) for d in dims.split(",") if d.strip())
-    return name, rt.dtype(dtype), shape
+    return name, _dtype(dtype), shape
 
 
 def explain_expression(expression: str, variables: list[str], policy: str | None = None) -> str:
@@ -105,8 +149,16 @@ def explain_expression(expression: str, variables: list[str], policy: str | None
     namespace: dict[str, Any] = {n: getattr(F, n) for n in F.__all__}
     namespace.update(rt=rt, np=np)
 
+    try:
+        code = compile(expression, "<expression>", "eval")
+    except SyntaxError as err:
+        raise ExplainInputError(f"cannot parse the expression {expression!r}: {err.msg}") from None
+
     def fn(*args: Any) -> Any:
-        return eval(expression, {"__builtins__": {}}, {**namespace, **dict(zip(names, args, strict=True))})
+        try:
+            return eval(code, {"__builtins__": {}}, {**namespace, **dict(zip(names, args, strict=True))})
+        except NameError as err:
+            raise ExplainInputError(f"{err} in {expression!r} (give it a --var, or use a castwise function)") from None
 
     with use_policy(policy or rt.get_policy()) as pol:
         examples_t = [rt.asarray(e, d) for e, (_, d, _) in zip(examples, parsed, strict=True)]

@@ -62,7 +62,7 @@ from runtime.shapes import (
 )
 from runtime.tensor import Tensor, asarray
 
-policy = use_policy  # DESIGN.md spells it ``with runtime.policy("torch"):``
+policy = use_policy  # the castwise design spells it ``with runtime.policy("torch"):``
 bool = bool_  # noqa: A001  (``runtime.bool`` mirrors ``jnp.bool``)
 
 __all__ = [

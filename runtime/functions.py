@@ -57,6 +57,7 @@ __all__ = [
     "lt",
     "matmul",
     "max",
+    "mean",
     "min",
     "mod",
     "mul",
@@ -85,6 +86,7 @@ __all__ = [
     "square",
     "stack",
     "sub",
+    "sum_",
     "tanh",
     "transpose",
     "triangular_solve",
@@ -451,6 +453,49 @@ def convert(x: Operand, dtype: Any) -> Tensor:
 def reduce_sum(x: Operand, axes: Sequence[int] | int) -> Tensor:
     """Sum over ``axes``."""
     return _one(ops.reduce_sum, x, axes=_ints(axes, "axes"))
+
+
+#: jnp.sum and jnp.mean accumulate these in float32 (jax.numpy's ``_upcast_f16``); lax.reduce_sum does not.
+_SUM_IN_FLOAT32 = frozenset({dt.float16, dt.bfloat16})
+
+
+def sum_(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
+    """``jnp.sum`` (``Tensor.sum``): the sum over ``axis`` (every axis by default).
+
+    float16 and bfloat16 are summed in float32 and rounded once, as jax.numpy
+    does, and recorded as it records them: ``convert -> reduce_sum -> convert``.
+    ``reduce_sum`` itself stays in the input dtype, as ``lax.reduce_sum`` does
+    (10000 float16 tens: ``reduce_sum`` and ``sum_`` give inf, as in JAX, since
+    1e5 does not fit float16, but ``mean`` gives 10).
+    """
+    t = x if isinstance(x, Tensor) else asarray(x)
+    axes = _reduced_axes(axis, t.ndim)
+    if t.dtype in _SUM_IN_FLOAT32:
+        return convert(reduce_sum(convert(t, dt.float32), axes), t.dtype)
+    return reduce_sum(t, axes)
+
+
+def mean(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
+    """``jnp.mean`` (``Tensor.mean``): the sum over ``axis`` divided by the count.
+
+    Integers divide into the policy's float; float16 and bfloat16 are summed and divided in float32, then rounded once
+    (``convert -> reduce_sum -> div -> convert``, as jax.numpy records it), so the
+    mean of many values does not overflow where JAX's does not.
+    """
+    t = x if isinstance(x, Tensor) else asarray(x)
+    axes = _reduced_axes(axis, t.ndim)
+    count = 1
+    for a in axes:
+        count *= t.shape[a]
+    if t.dtype in _SUM_IN_FLOAT32:
+        return convert(div(reduce_sum(convert(t, dt.float32), axes), count), t.dtype)
+    return div(reduce_sum(t, axes), count)
+
+
+def _reduced_axes(axis: Sequence[int] | int | None, ndim: int) -> tuple[int, ...]:
+    from runtime.tensor import _axes
+
+    return _axes(axis, ndim)
 
 
 def reduce_prod(x: Operand, axes: Sequence[int] | int) -> Tensor:

@@ -16,6 +16,8 @@ follow ``jax.lax`` on CPU, not NumPy, where the two differ:
   float8_e8m0fnu (no zero, sign or infinity) turns 0, negative values, +-inf
   and float64 values below 2**-127 into NaN, and none of its values is zero
   (so all convert to True);
+* ``max`` / ``min`` and their reductions order -0.0 < +0.0, as XLA does;
+  complex ``max`` / ``min`` pick ``x`` or ``y`` as XLA does (docs/parity.md);
 * ``reduce_sum`` / ``reduce_prod`` fold in XLA CPU's order, rounding after
   every step (``_xla_fold``: windows of 32, then left to right); float8_e8m0fnu
   sums, maxima and minima are NaN, like XLA's, whose identity converts to NaN.
@@ -399,19 +401,42 @@ def pow_kernel(x: Array, y: Array) -> tuple[Array, ...]:
 KERNELS["pow"] = pow_kernel
 
 
+def _complex_pick(x: Array, y: Array, largest: bool) -> Array:
+    # XLA's complex max/min: x where x > y (x < y) lexicographically, else y. A NaN in x
+    # is not propagated (every comparison with it is false) and equal values give y.
+    beats = np.greater if largest else np.less
+    take_x = beats(x.real, y.real) | ((x.real == y.real) & beats(x.imag, y.imag))
+    return np.where(take_x, x, y)
+
+
+def _ieee_extreme(x: Array, y: Array, largest: bool) -> Array:
+    """XLA's real max/min: NaN-propagating, with -0.0 < +0.0 (NumPy returns either zero)."""
+    out = np.asarray((np.maximum if largest else np.minimum)(x, y))  # 0-d operands give a NumPy scalar
+    if out.dtype.kind == "f":
+        zeros = (x == 0) & (y == 0)
+        if zeros.any():
+            # both zero: the max is +0 unless both are -0 (x + y), the min -0 unless both are +0
+            np.copyto(out, (x + y) if largest else -((-x) + (-y)), where=zeros)
+    return out
+
+
 def max_kernel(x: Array, y: Array) -> tuple[Array, ...]:
-    """lax.max: NaN-propagating; complex compares lexicographically."""
+    """lax.max: NaN-propagating, +0.0 > -0.0; complex as XLA (x if x > y lexicographically, else y)."""
     with np.errstate(invalid="ignore"):
-        return (_map2(np.maximum, x, y),)
+        if x.dtype.kind == "c":
+            return (_complex_pick(x, y, largest=True),)
+        return (_map2(functools.partial(_ieee_extreme, largest=True), x, y),)
 
 
 KERNELS["max"] = max_kernel
 
 
 def min_kernel(x: Array, y: Array) -> tuple[Array, ...]:
-    """lax.min: NaN-propagating; complex compares lexicographically."""
+    """lax.min: NaN-propagating, -0.0 < +0.0; complex as XLA (x if x < y lexicographically, else y)."""
     with np.errstate(invalid="ignore"):
-        return (_map2(np.minimum, x, y),)
+        if x.dtype.kind == "c":
+            return (_complex_pick(x, y, largest=False),)
+        return (_map2(functools.partial(_ieee_extreme, largest=False), x, y),)
 
 
 KERNELS["min"] = min_kernel
@@ -874,16 +899,19 @@ KERNELS["log"] = log_kernel
 
 def _expm1_f16(x: Array) -> Array:
     # XLA's float16 expm1 (also used for the 8/6/4-bit floats, which compute in
-    # float16): tanh(x/2) * (exp(x) + 1) for |x| < 0.5, else exp(x) - 1, each
-    # step rounded to float16. Reproduced bit for bit.
+    # float16): tanh(x/2) * (exp(x) + 1) for |x| <= 0.5, else exp(x) - 1, each
+    # step rounded to float16; where tanh(x/2) rounds to 0 although x is not 0
+    # (x = +-2**-24, the smallest subnormal) the result is x itself. Reproduced
+    # bit for bit over every float16 (tests/runtime/test_numerics.py).
     def r16(v: Array) -> Array:
         return np.asarray(v).astype(_F16).astype(_F32)
 
     xf = x.astype(_F32)
     with np.errstate(all="ignore"):
         e = r16(np.exp(xf))
-        small = r16(np.tanh(xf / np.float32(2))) * r16(e + np.float32(1))
-        out = np.where(np.abs(xf) < np.float32(0.5), small, e - np.float32(1))
+        half = r16(np.tanh(xf / np.float32(2)))
+        small = np.where(half == 0, xf, half * r16(e + np.float32(1)))
+        out = np.where(np.abs(xf) <= np.float32(0.5), small, e - np.float32(1))
     return _back(out, x.dtype) if x.dtype in _VIA_F16 else np.asarray(out).astype(_F16)
 
 
@@ -897,8 +925,56 @@ def expm1_kernel(x: Array) -> tuple[Array, ...]:
 KERNELS["expm1"] = expm1_kernel
 
 
+def _square_parts(a: Array) -> tuple[Array, Array]:
+    """a * a as hi + lo exactly (Dekker's product of Veltkamp's halves; float64, |a| < 1)."""
+    hi = a * a
+    c = a * 134217729.0  # 2**27 + 1 splits a 53-bit mantissa into two 26-bit halves
+    a_hi = c - (c - a)
+    a_lo = a - a_hi
+    return hi, ((a_hi * a_hi - hi) + 2 * a_hi * a_lo) + a_lo * a_lo
+
+
+def _two_sum(a: Array, b: Array) -> tuple[Array, Array]:
+    """a + b as s + e exactly (Knuth's TwoSum)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _complex_log1p(z: Array) -> Array:
+    """log(1 + z) for complex ``z``, accurate near 0 (NumPy's log1p computes log(1 + z)).
+
+    With z = x + iy: Re = log|1 + z| = log1p(2x + x**2 + y**2) / 2, which keeps the
+    relative accuracy of small x and y that forming 1 + z rounds away. The sum is
+    formed in double-double (exact squares, exact two-sums), so it stays accurate
+    where 2x and x**2 + y**2 cancel (near the circle |1 + z| = 1). Im = atan2(y, 1 + x).
+    complex64 is computed in float64 and rounded once. Away from 0 (|x| or |y| >= 1,
+    and non-finite parts) log(1 + z) is accurate and used as is.
+    """
+    w = z.astype(np.complex128)
+    x, y = w.real, w.imag
+    near = (np.abs(x) < 1) & (np.abs(y) < 1)
+    one_plus = w.copy()
+    one_plus.real += 1  # not w + 1, which turns an imaginary part of -0.0 into +0.0 (the branch cut)
+    with np.errstate(all="ignore"):
+        out = np.log(one_plus)
+        if near.any():
+            xx, xx_lo = _square_parts(x)
+            yy, yy_lo = _square_parts(y)
+            s1, e1 = _two_sum(2 * x, xx)
+            s2, e2 = _two_sum(s1, yy)
+            t = s2 + (((e1 + e2) + xx_lo) + yy_lo)
+            small = np.empty_like(w)  # set by parts: re + 1j * im would lose an imaginary -0.0
+            small.real = np.log1p(t) / 2
+            small.imag = np.arctan2(y, x + 1)
+            out = np.where(near, small, out)
+    return np.asarray(out).astype(z.dtype)
+
+
 def log1p_kernel(x: Array) -> tuple[Array, ...]:
-    """log(1 + x), accurate near 0."""
+    """log(1 + x), accurate near 0 (complex too, unlike NumPy's)."""
+    if x.dtype.kind == "c":
+        return (_complex_log1p(x),)
     return _unary_float(np.log1p, x)
 
 
@@ -1211,7 +1287,27 @@ def _reduce_extreme(x: Array, axes: Sequence[int], largest: bool) -> Array:
         return np.full(out_shape, identity, dtype=x.dtype)
     f = np.max if largest else np.min
     with np.errstate(invalid="ignore"):
-        return np.asarray(_map1(lambda v: f(v, axis=axes), x))
+        return np.asarray(_map1(lambda v: _order_zeros(v, f(v, axis=axes), axes, largest), x))
+
+
+def _order_zeros(v: Array, out: Any, axes: tuple[int, ...], largest: bool) -> Any:
+    """``out`` (NumPy's max/min of ``v`` over ``axes``) with XLA's -0.0 < +0.0.
+
+    NumPy returns whichever zero it meets; XLA's max of a group whose largest
+    value is zero is +0.0 when the group holds a +0.0 (its min is -0.0 when the
+    group holds a -0.0). XLA's float32/float64 reductions of 4096 elements or
+    more (YNNPACK) do not order zeros; castwise orders them everywhere.
+    """
+    if v.dtype.kind != "f":
+        return out
+    out = np.asarray(out)
+    zero = out == 0
+    if not zero.any():
+        return out
+    wanted = (v == 0) & (np.signbit(v) != largest)  # +0.0 for the max, -0.0 for the min
+    found = np.any(wanted, axis=axes)
+    signed = np.where(found, np.zeros((), v.dtype) if largest else -np.zeros((), v.dtype), out)
+    return np.where(zero, signed, out).astype(v.dtype)
 
 
 def reduce_max_kernel(x: Array, *, axes: Sequence[int]) -> tuple[Array, ...]:
@@ -1298,7 +1394,8 @@ def pad_kernel(x: Array, *, padding_config: Sequence[Sequence[int]], padding_val
         crop.append(slice(max(-lo, 0), plo + core + phi - max(-hi, 0)))
     out = np.full(big, value, dtype=x.dtype)
     out[tuple(place)] = x
-    return (np.ascontiguousarray(out[tuple(crop)]),)
+    # np.asarray, not np.ascontiguousarray: the latter makes a 0-d operand's result 1-d
+    return (np.asarray(out[tuple(crop)], order="C"),)
 
 
 KERNELS["pad"] = pad_kernel

@@ -21,11 +21,20 @@ def _cells(policy: Policy) -> tuple[tuple[DType, ...], dict[tuple[DType, DType],
     return dtypes, table(policy, dtypes)
 
 
-def render(policy_name: str, fmt: str = "text") -> str:
+#: The text table wraps to this many columns by default (a terminal of 100 columns shows it whole).
+TEXT_WIDTH = 100
+
+
+def render(policy_name: str, fmt: str = "text", width: int | None = TEXT_WIDTH) -> str:
     """The policy's full table: rows x columns of short names, ``-`` for errors.
 
     ``fmt`` is ``text`` (aligned columns), ``markdown`` (a pipe table) or
     ``json`` (``{"policy", "dtypes", "table": {row: {col: short|null}}}``).
+    The text table's lines are at most ``width`` characters (``None``: one
+    block, however wide): its columns are split into blocks, each headed by the
+    policy's name and the column dtypes and listing every row, which makes a
+    28-dtype table readable in a 100-column terminal. Markdown and JSON are
+    never wrapped.
     """
     policy = get_policy_object(policy_name)
     dtypes, cells = _cells(policy)
@@ -43,8 +52,26 @@ def render(policy_name: str, fmt: str = "text") -> str:
         return "\n".join(lines)
     if fmt != "text":
         raise ValueError(f"unknown format {fmt!r}; use text, markdown or json")
-    width = max(len(s) for s in (*shorts, policy.name))
-    return "\n".join(" ".join(cell.rjust(width) for cell in row) for row in [header, *rows])
+    return _text_blocks([header, *rows], width)
+
+
+def _text_blocks(table_rows: list[list[str]], width: int | None) -> str:
+    """Right-aligned columns (each as wide as its longest cell), split into blocks of at most ``width``."""
+    label = max(len(row[0]) for row in table_rows)
+    widths = [max(len(row[c]) for row in table_rows) for c in range(1, len(table_rows[0]))]
+    blocks: list[list[int]] = [[]]
+    used = label
+    for c, w in enumerate(widths, start=1):
+        if width is not None and blocks[-1] and used + 1 + w > width:
+            blocks.append([])
+            used = label
+        blocks[-1].append(c)
+        used += 1 + w
+    out = []
+    for block in blocks:
+        lines = [" ".join([row[0].ljust(label), *(row[c].rjust(widths[c - 1]) for c in block)]) for row in table_rows]
+        out.append("\n".join(line.rstrip() for line in lines))
+    return "\n\n".join(out)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The Neuron compiler's ``promote_type`` lattice (neuronx-cc penguin/dtypes).
 
-Reference: shared/reference/neuron-promote-type-lattice.txt. A hand-written
+Reference: the Neuron promotion lattice (docs/promotion.md, Sources). A hand-written
 decision tree, not a table:
 
 * regime split on "is floating" (the Neuron custom floats count as floats):

@@ -4,8 +4,8 @@ Reference: ``c10/core/ScalarType.cpp`` (``promoteTypes``: the 12 x 12 table
 below, transcribed as data, ComplexHalf and the quantized types left out
 because castwise has no such dtypes) and ``aten/src/ATen/native/TypeProperties.cpp``
 (``result_type``: dimensioned tensors, 0-d tensors and wrapped Python numbers
-form three groups combined by category), as ADR 0003 in shared/reference
-describes them. Extra rules from ``promoteTypes``: the float8 types promote only
+form three groups combined by category), as kael's ADR 0003 on type promotion
+describes them (docs/promotion.md, Sources). Extra rules from ``promoteTypes``: the float8 types promote only
 with themselves; uint4/uint16/uint32/uint64 promote only with floating types (the
 float wins). Python ``float`` is the default float (float32), ``complex`` the
 default complex (complex64), ``int`` is int64.

@@ -6,7 +6,7 @@ import pytest
 
 import runtime as rt
 from autodiff import cli
-from autodiff.explain import explain
+from autodiff.explain import ExplainInputError, explain
 
 SPECS = [
     ("add f64 c128", "plan add(f64, c128) -> (c128, c128)", 1),
@@ -55,8 +55,10 @@ def test_explain_expression_form() -> None:
 def test_explain_errors_are_clear() -> None:
     with pytest.raises(ValueError, match="OP DTYPE"):
         explain("add")
-    with pytest.raises(TypeError, match="unexpected dtype"):
+    with pytest.raises(ExplainInputError, match="unknown dtype 'f33'"):
         explain("add f33 f64")
+    with pytest.raises(ExplainInputError, match="unknown op 'frob'"):
+        explain("frob f32 f64")
     with pytest.raises(ValueError, match="NAME=DTYPE"):
         explain("x + 1", ["x:f32"])
     with pytest.raises(rt.PromotionError, match="strict"):

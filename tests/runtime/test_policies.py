@@ -6,8 +6,8 @@
   produced by ``torch.promote_types`` / ``torch.result_type`` of PyTorch
   2.13.0 (CPU) and are checked live when torch is importable
   (``test_torch_table_matches_installed_torch``).
-* ``neuron``: shared/reference/neuron-promote-type-lattice.txt.
-* ``tenferro`` / ``strict``: DESIGN.md.
+* ``neuron``: the Neuron promotion lattice (docs/promotion.md, Sources).
+* ``tenferro`` / ``strict``: the castwise design's rules (docs/promotion.md, Sources).
 """
 
 from __future__ import annotations
@@ -566,7 +566,7 @@ def test_torch_table_matches_installed_torch():
 
 
 # =============================================================================
-# neuron: shared/reference/neuron-promote-type-lattice.txt
+# neuron: the Neuron promotion lattice (docs/promotion.md, Sources)
 # =============================================================================
 
 NEURON_LADDER = (
@@ -734,7 +734,8 @@ def test_neuron_python_scalars():
 # =============================================================================
 
 TENFERRO = ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128")
-# The tenferro table, written from DESIGN.md's rules (rows and columns in TENFERRO order).
+# The tenferro table, written from the castwise design's rules (docs/promotion.md, Sources); rows and columns
+# in TENFERRO order.
 TENFERRO_TABLE = """
 bool  i32  i64  f32  f64  c64  c128
 i32   i32  i64  f64  f64  c128 c128
