@@ -9,12 +9,16 @@ from autodiff.api import (
     NonDifferentiableInputError,
     backward,
     grad,
+    hessian,
+    jacfwd,
+    jacrev,
     jvp,
     linearize,
     value_and_grad,
     vjp,
 )
 from autodiff.jit import Jitted, jit
+from autodiff.pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from autodiff.record import enable_grad, is_recording, no_grad
 from autodiff.zeros import Zero
 
@@ -25,11 +29,18 @@ __all__ = [
     "backward",
     "enable_grad",
     "grad",
+    "hessian",
     "is_recording",
+    "jacfwd",
+    "jacrev",
     "jit",
     "jvp",
     "linearize",
     "no_grad",
+    "register_pytree_node",
+    "tree_flatten",
+    "tree_map",
+    "tree_unflatten",
     "value_and_grad",
     "vjp",
 ]

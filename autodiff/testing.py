@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from autodiff.api import jvp, vjp
+from autodiff.pytree import TreeDef, tree_flatten, tree_structure, tree_unflatten
 from runtime.dtypes import DType
 from runtime.dtypes import dtype as dtype_of
 from runtime.promotion import get_policy
@@ -157,7 +158,11 @@ def check_grads(
     ``fwd``: JVP against central finite differences. ``rev``: VJP against JVP
     by the inner-product identity. Higher orders check the derivative
     functions themselves. Raises ``AssertionError`` on a mismatch.
+
+    ``args`` holds one pytree per argument of ``f`` and ``f`` may return any
+    pytree: both are checked leaf by leaf.
     """
+    f, args = _over_leaves(f, args)
     tol = atol if atol is not None else rtol
     xs = [x if isinstance(x, Tensor) else asarray(x) for x in args]
     rng = np.random.default_rng(0)
@@ -274,12 +279,27 @@ def _compare_values(what: str, got: np.ndarray, want: np.ndarray, rtol: float, a
         )
 
 
-def _flat_outputs(out: Any, side: str) -> tuple[list[Any], bool]:
-    if isinstance(out, (tuple, list)):
-        return list(out), True
+def _flat_outputs(out: Any, side: str) -> tuple[list[Any], TreeDef]:
+    """The leaves of a function's output pytree and its structure."""
     if out is None:
         raise TypeError(f"check_against_jax: the {side} function returned None")
-    return [out], False
+    return tree_flatten(out)
+
+
+def _over_leaves(f: Callable[..., Any], args: Sequence[Any]) -> tuple[Callable[..., Any], list[Any]]:
+    """``f`` as a function of the leaves of its pytree ``args`` returning its output's leaves
+    (a tuple), and those leaves; ``f`` and ``args`` unchanged when every argument is an array
+    and ``f`` returns an array or a flat tuple."""
+    leaves, in_tree = tree_flatten(tuple(args))
+    flat_args = in_tree == tree_structure((0,) * len(args))
+
+    def flat(*xs: Any) -> Any:
+        out = f(*(xs if flat_args else tree_unflatten(in_tree, xs)))
+        if flat_args and (type(out) is tuple or not isinstance(out, tuple | list | dict)) and out is not None:
+            return out
+        return tuple(tree_flatten(out)[0])
+
+    return flat, (list(args) if flat_args else leaves)
 
 
 def check_against_jax(
@@ -325,6 +345,17 @@ def check_against_jax(
     unknown = [m for m in modes if m not in PARITY_MODES]
     if unknown:
         raise ValueError(f"check_against_jax: unknown mode(s) {unknown}; choose from {list(PARITY_MODES)}")
+    leaves, in_tree = tree_flatten(tuple(args))
+    if in_tree != tree_structure((0,) * len(args)):  # pytree arguments: compare functions of their leaves
+        f_ours, f_theirs = f_castwise, f_jax
+
+        def f_castwise(*ls: Any) -> Any:
+            return f_ours(*tree_unflatten(in_tree, ls))
+
+        def f_jax(*ls: Any) -> Any:
+            return f_theirs(*tree_unflatten(in_tree, ls))
+
+        args = leaves
     xs = [x if isinstance(x, Tensor) else asarray(x) for x in args]
     arrays = [x.numpy() for x in xs]
     active = [i for i, x in enumerate(xs) if x.dtype.is_inexact]
@@ -347,16 +378,17 @@ def check_against_jax(
 
         return closed
 
-    ours_out, ours_tuple = _flat_outputs(f_castwise(*xs), "castwise")
+    ours_out, ours_tree = _flat_outputs(f_castwise(*xs), "castwise")
     with jax_context():
         jax_args = [jax.numpy.asarray(a) for a in arrays]
-        theirs_raw = f_jax(*jax_args)
-        theirs_out, theirs_tuple = _flat_outputs(theirs_raw, "JAX")
+        theirs_out, theirs_tree = _flat_outputs(f_jax(*jax_args), "JAX")
         theirs_np = [np.asarray(o) for o in theirs_out]
-    if len(ours_out) != len(theirs_out) or ours_tuple != theirs_tuple:
+    if len(ours_out) != len(theirs_out) or ours_tree != theirs_tree:
+        seq_ours = " as a sequence" * (not ours_tree.is_leaf())
+        seq_theirs = " as a sequence" * (not theirs_tree.is_leaf())
         raise AssertionError(
-            f"check_against_jax: castwise returned {len(ours_out)} output(s){' as a sequence' * ours_tuple}, "
-            f"JAX returned {len(theirs_out)}{' as a sequence' * theirs_tuple}"
+            f"check_against_jax: castwise returned {len(ours_out)} output(s){seq_ours} ({ours_tree}), "
+            f"JAX returned {len(theirs_out)}{seq_theirs} ({theirs_tree})"
         )
     for i, (o, w) in enumerate(zip(ours_out, theirs_np, strict=True)):
         if not isinstance(o, Tensor):
@@ -391,7 +423,7 @@ def check_against_jax(
                 tuple(jax.numpy.asarray(t) for t in tangents),
             )
             theirs_t_np = [np.asarray(t) for t in _flat_outputs(theirs_t, "JAX")[0]]
-        for i, (o, t, w) in enumerate(zip(ours_out, _as_list(ours_t), theirs_t_np, strict=True)):
+        for i, (o, t, w) in enumerate(zip(ours_out, tree_flatten(ours_t)[0], theirs_t_np, strict=True)):
             label = f"check_against_jax [jvp] tangent of output {i} ({_describe(o.dtype, o.shape)})"
             t_np = _as_numpy(t)
             if not o.dtype.is_inexact:
@@ -406,7 +438,7 @@ def check_against_jax(
         cts = [_parity_random(o.dtype, o.shape, rng) if o.dtype.is_inexact else None for o in ours_out]
         _, ours_vjp = vjp(ours_f, *act_ours)
         ours_ct_in = [Tensor(c, d) if c is not None else None for c, d in zip(cts, out_dtypes, strict=True)]
-        ours_cts = ours_vjp(tuple(ours_ct_in) if ours_tuple else ours_ct_in[0])
+        ours_cts = ours_vjp(tree_unflatten(ours_tree, ours_ct_in))
         with jax_context():
             jf = with_active(f_jax, jax_args)
             _, theirs_vjp = jax.vjp(jf, *(jax_args[i] for i in active))
@@ -416,7 +448,7 @@ def check_against_jax(
                 else np.zeros(w.shape, dtype=jax.dtypes.float0)
                 for c, w in zip(cts, theirs_np, strict=True)
             ]
-            ct_tree = (list(jax_ct) if isinstance(theirs_raw, list) else tuple(jax_ct)) if ours_tuple else jax_ct[0]
+            ct_tree = tree_unflatten(theirs_tree, jax_ct)
             theirs_cts = theirs_vjp(ct_tree)
             want_cts = [np.asarray(g) for g in theirs_cts]
         for k, (i, got) in enumerate(zip(active, ours_cts, strict=True)):
