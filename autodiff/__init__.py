@@ -17,16 +17,21 @@ from autodiff.api import (
     value_and_grad,
     vjp,
 )
+from autodiff.custom import CustomRuleError, CustomVJPForwardError, custom_jvp, custom_vjp
 from autodiff.jit import Jitted, jit
 from autodiff.pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from autodiff.record import enable_grad, is_recording, no_grad
 from autodiff.zeros import Zero
 
 __all__ = [
+    "CustomRuleError",
+    "CustomVJPForwardError",
     "Jitted",
     "NonDifferentiableInputError",
     "Zero",
     "backward",
+    "custom_jvp",
+    "custom_vjp",
     "enable_grad",
     "grad",
     "hessian",

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from autodiff.api import jvp, vjp
+from autodiff.custom import CustomVJPForwardError
 from autodiff.pytree import TreeDef, tree_flatten, tree_structure, tree_unflatten
 from runtime.dtypes import DType
 from runtime.dtypes import dtype as dtype_of
@@ -118,8 +119,11 @@ def check_jvp(f: Callable[..., Any], args: Sequence[Any], eps: float | None = No
 
     _, out_t = jvp(f, xs, tangents)
     plus, minus = shifted(1.0), shifted(-1.0)
-    for i, (t, p, m) in enumerate(zip(_as_list(out_t), plus, minus, strict=True)):
-        _assert_close(f"JVP output {i} vs finite differences", _wide(t), (p - m) / (2 * eps), tol)
+    try:
+        for i, (t, p, m) in enumerate(zip(_as_list(out_t), plus, minus, strict=True)):
+            _assert_close(f"JVP output {i} vs finite differences", _wide(t), (p - m) / (2 * eps), tol)
+    except AssertionError as err:
+        raise AssertionError(f"{err}{_custom_note(f, xs)}") from None
 
 
 def check_vjp(f: Callable[..., Any], args: Sequence[Any], tol: float | None = None,
@@ -130,18 +134,60 @@ def check_vjp(f: Callable[..., Any], args: Sequence[Any], tol: float | None = No
     dtypes = [x.dtype for x in xs if x.dtype.is_inexact]
     tol = tol if tol is not None else _tol(dtypes, DEFAULT_TOL, 1e-5)
     tangents = [_random_like(x, rng) if x.dtype.is_inexact else None for x in xs]
-    out, out_t = jvp(f, xs, tangents)
+    out, vjp_fn = vjp(f, *xs)
     outs = _as_list(out)
     cts = [_random_like(o, rng) if o.dtype.is_inexact else None for o in outs]
-    _, vjp_fn = vjp(f, *xs)
     in_cts = vjp_fn(tuple(cts) if isinstance(out, tuple) else cts[0])
-    lhs = sum(inner(c.numpy(), t.numpy()) for c, t in zip(cts, _as_list(out_t), strict=True) if c is not None)
+    try:
+        _, out_t = jvp(f, xs, tangents)
+        directional = [t.numpy() for t in _as_list(out_t)]
+        against = "forward mode"
+    except CustomVJPForwardError:
+        # a custom_vjp function has no forward mode (JAX's rule): J v by central differences instead
+        eps = _tol(dtypes, DEFAULT_EPS, 1e-5)
+
+        def shifted(sign: float) -> list[np.ndarray]:
+            moved = [
+                Tensor((_wide(x) + sign * eps * _wide(t)).astype(x.dtype.storage), x.dtype) if t is not None else x
+                for x, t in zip(xs, tangents, strict=True)
+            ]
+            return [_wide(o) for o in _as_list(f(*moved))]
+
+        directional = [(p - m) / (2 * eps) for p, m in zip(shifted(1.0), shifted(-1.0), strict=True)]
+        against = "central differences"
+    lhs = sum(inner(c.numpy(), t) for c, t in zip(cts, directional, strict=True) if c is not None)
     rhs = sum(
         inner(c.numpy(), t.numpy()) for c, t in zip(in_cts, tangents, strict=True) if c is not None and t is not None
     )
     scale = max(1.0, abs(lhs), abs(rhs))
     if abs(lhs - rhs) > tol * scale:
-        raise AssertionError(f"VJP is not the adjoint of JVP: <u, Jv> = {lhs!r}, <J*u, v> = {rhs!r} (tolerance {tol})")
+        what = "the adjoint of JVP" if against == "forward mode" else "consistent with central differences"
+        raise AssertionError(
+            f"VJP is not {what}: <u, Jv> = {lhs!r} ({against}), <J*u, v> = {rhs!r} (reverse mode) "
+            f"(tolerance {tol}){_custom_note(f, xs)}"
+        )
+
+
+def _custom_note(f: Callable[..., Any], xs: Sequence[Tensor]) -> str:
+    """Names the custom derivative rules ``f`` calls (the usual suspects when derivatives disagree)."""
+    from runtime.graph import trace
+
+    try:
+        graph = trace(lambda *a: _as_list(f(*a)), *xs)
+    except Exception:  # the note is a hint: a function trace cannot handle gets none
+        return ""
+    calls = []
+    for eqn in graph.eqns:
+        if eqn.op.family == "call":
+            kind = eqn.op.name.removesuffix("_call")
+            rule = eqn.params.get("jvp") or eqn.params.get("bwd")
+            calls.append(f"{kind} function {eqn.params['name']!r} (rule {getattr(rule, '__name__', rule)!r})")
+    if not calls:
+        return ""
+    return (
+        f"\n{'; '.join(dict.fromkeys(calls))}: f calls custom derivative rules, and a wrong rule is the likely "
+        "cause: check its tangents/cotangents against the function's derivative"
+    )
 
 
 def check_grads(
