@@ -128,7 +128,7 @@ def _leaves_like(tree: Any, treedef: TreeDef, what: str, like: Any) -> list[Any]
     A tuple given where ``like`` (the value ``treedef`` describes) is a list,
     or the reverse, is accepted, as is a bare value for a single leaf.
     """
-    if treedef_is_leaf(treedef):
+    if treedef is _LEAF or treedef_is_leaf(treedef):
         return [tree]
     try:
         return flatten_up_to(treedef, tree)
@@ -340,7 +340,8 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
                 grads.append(None)
             else:
                 grads.append(instantiate(result.get(id(x.node), Zero.like(x))))
-        return tuple(_unflatten(in_tree, grads))
+        result = _unflatten(in_tree, grads)
+        return result if type(result) is tuple else tuple(result)
 
     out = _unflatten(out_tree, outs)
     if has_aux:
