@@ -370,10 +370,11 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
 
 
 def jit(f: Callable[..., Any], *, copy: bool = False) -> Jitted:
-    """Compile ``f`` (Tensors in, a Tensor or tuple/list of Tensors out) with JAX, once per signature.
+    """Compile ``f`` (pytrees of Tensors in and out) with JAX, once per signature.
 
-    The signature is the dtype and shape of each array argument, the value of
-    each Python scalar argument, and the active promotion policy. The traced
+    The signature is the arguments' pytree structure, the dtype and shape of
+    each array leaf, the value of each Python scalar leaf, and the active
+    promotion policy. The traced
     graph is verified, lowered to ``jax.lax`` and compiled with ``jax.jit``;
     results come back as castwise Tensors of the graph's output dtypes.
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from autodiff.api import jvp, vjp
 from autodiff.custom import CustomVJPForwardError
-from autodiff.pytree import TreeDef, tree_flatten, tree_structure, tree_unflatten
+from autodiff.pytree import TreeDef, leaf_paths, tree_flatten, tree_structure, tree_unflatten
 from runtime.dtypes import DType
 from runtime.dtypes import dtype as dtype_of
 from runtime.promotion import get_policy
@@ -392,7 +392,9 @@ def check_against_jax(
     if unknown:
         raise ValueError(f"check_against_jax: unknown mode(s) {unknown}; choose from {list(PARITY_MODES)}")
     leaves, in_tree = tree_flatten(tuple(args))
+    arg_names = [str(i) for i in range(len(leaves))]
     if in_tree != tree_structure((0,) * len(args)):  # pytree arguments: compare functions of their leaves
+        arg_names = [f"{p[1:].split(']', 1)[0]} leaf {p.split(']', 1)[1]}" for p in leaf_paths(tuple(args))[0]]
         f_ours, f_theirs = f_castwise, f_jax
 
         def f_castwise(*ls: Any) -> Any:
@@ -499,7 +501,7 @@ def check_against_jax(
             want_cts = [np.asarray(g) for g in theirs_cts]
         for k, (i, got) in enumerate(zip(active, ours_cts, strict=True)):
             x = xs[i]
-            label = f"check_against_jax [vjp] cotangent of argument {i} ({_describe(x.dtype, x.shape)})"
+            label = f"check_against_jax [vjp] cotangent of argument {arg_names[i]} ({_describe(x.dtype, x.shape)})"
             if got is None:
                 raise AssertionError(f"{label}: castwise returned None for a {x.dtype.name} argument")
             if not _same_dtype(got.dtype, x.dtype) or got.shape != x.shape:
