@@ -322,3 +322,16 @@ def test_untracked_calls_are_plain_function_calls() -> None:
     out = f(rt.asarray(np.ones(2)))
     assert out.node is None and calls == [1]
     tree_map(lambda a: a, {"unused": out})
+
+
+def test_the_eager_tape_goes_through_custom_calls() -> None:
+    @autodiff.custom_vjp
+    def f(x: Tensor) -> Tensor:
+        return F.sin(x)
+
+    f.defvjp(lambda x: (f(x), F.cos(x)), lambda cos_x, g: (F.mul(g, cos_x),))
+    x = rt.asarray(np.array([0.1, 0.2]), requires_grad=True)
+    F.reduce_sum(F.mul(f(x), softplus(x)), (0,)).backward()
+    v = x.numpy()
+    sp = np.log1p(np.exp(v))
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(v) * sp + np.sin(v) / (1 + np.exp(-v)))
