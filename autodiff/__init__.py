@@ -9,29 +9,45 @@ from autodiff.api import (
     NonDifferentiableInputError,
     backward,
     grad,
+    hessian,
+    jacfwd,
+    jacrev,
     jvp,
     linearize,
     value_and_grad,
     vjp,
 )
+from autodiff.custom import CustomRuleError, CustomVJPForwardError, custom_jvp, custom_vjp
 from autodiff.engine import detect_writes
 from autodiff.jit import Jitted, jit
+from autodiff.pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from autodiff.record import enable_grad, is_recording, no_grad
 from autodiff.zeros import Zero
 
 __all__ = [
+    "CustomRuleError",
+    "CustomVJPForwardError",
     "Jitted",
     "NonDifferentiableInputError",
     "Zero",
     "backward",
+    "custom_jvp",
+    "custom_vjp",
     "detect_writes",
     "enable_grad",
     "grad",
+    "hessian",
     "is_recording",
+    "jacfwd",
+    "jacrev",
     "jit",
     "jvp",
     "linearize",
     "no_grad",
+    "register_pytree_node",
+    "tree_flatten",
+    "tree_map",
+    "tree_unflatten",
     "value_and_grad",
     "vjp",
 ]

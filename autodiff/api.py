@@ -11,15 +11,27 @@ derivative programs are ordinary graphs.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from autodiff.engine import accumulate_grad, jvp_pass, reachable_eqns, vjp_pass
+from autodiff.pytree import (
+    TreeDef,
+    flatten_up_to,
+    leaf_paths,
+    tree_flatten,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+    treedef_is_leaf,
+)
 from autodiff.record import enable_grad, no_grad, saving_all
 from autodiff.rules import load_rules
 from autodiff.zeros import TangentLike, Zero, instantiate
+from runtime import functions as F
 from runtime import hooks
 from runtime.graph import new_leaf
 from runtime.tensor import Tensor, asarray
@@ -52,69 +64,228 @@ def _leaf(x: Any, what: str, strict: bool) -> tuple[Tensor, bool]:
     return t, False
 
 
-def _flatten(out: Any) -> tuple[list[Tensor], bool]:
-    if isinstance(out, Tensor):
-        return [out], False
-    if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
-        return list(out), True
-    raise TypeError(f"the differentiated function must return a Tensor or a tuple of Tensors, got {type(out).__name__}")
+# -- pytrees at the API boundary -----------------------------------------------------------------
+
+_ARRAY_SCALARS = (bool, int, float, complex, np.ndarray, np.generic)
+
+
+def _is_array_like(x: Any) -> bool:
+    return isinstance(x, (Tensor, *_ARRAY_SCALARS)) or hasattr(x, "__array__")
+
+
+def _where(prefix: str, path: str) -> str:
+    return f"{prefix}, leaf {path}" if path else prefix
+
+
+def tensor_leaves(tree: Any, what: str, prefix: Callable[[int], str] | str) -> tuple[list[Tensor], TreeDef]:
+    """The leaves of ``tree`` as Tensors (arrays and Python scalars converted) and its structure.
+
+    A leaf that is not an array raises ``TypeError`` naming its path, as
+    ``grad: argument 0, leaf ['w'][1] is a str``. With a callable ``prefix``,
+    ``tree`` is a tuple of arguments and ``prefix(i)`` names argument ``i``.
+    """
+    if type(tree) is tuple and all(type(x) is Tensor for x in tree):  # the common case: no optree walk
+        return list(tree), _flat_tuple(len(tree))
+    leaves, treedef = tree_flatten(tree)
+    if all(type(x) is Tensor for x in leaves):
+        return leaves, treedef
+    out: list[Tensor] = []
+    for i, x in enumerate(leaves):
+        if isinstance(x, Tensor):
+            out.append(x)
+            continue
+        if not _is_array_like(x):
+            raise TypeError(f"{what}: {_describe_leaf(tree, i, prefix)} is a {type(x).__name__}, not an array")
+        out.append(asarray(x))
+    return out, treedef
+
+
+def _describe_leaf(tree: Any, index: int, prefix: Callable[[int], str] | str) -> str:
+    """``argument 0, leaf ['w'][1]``: where leaf ``index`` of ``tree`` sits."""
+    paths, _, _ = leaf_paths(tree)
+    path = paths[index]
+    if callable(prefix):  # the tree is the tuple of arguments: its first path entry is the argument
+        m = re.match(r"\[(\d+)\]", path)
+        assert m is not None
+        return _where(prefix(int(m.group(1))), path[m.end() :])
+    return _where(prefix, path)
+
+
+def _argument(i: int) -> str:
+    return f"argument {i}"
+
+
+def _output_leaves(out: Any, what: str) -> tuple[list[Tensor], TreeDef]:
+    """A function's result as Tensor leaves: arrays and Python scalars become Tensors."""
+    if type(out) is Tensor:
+        return [out], _LEAF
+    return tensor_leaves(out, what, "the function's output")
+
+
+def _leaves_like(tree: Any, treedef: TreeDef, what: str, like: Any) -> list[Any]:
+    """``tree`` flattened to ``treedef``'s leaves (``None`` at a leaf position: no value there).
+
+    A tuple given where ``like`` (the value ``treedef`` describes) is a list,
+    or the reverse, is accepted, as is a bare value for a single leaf.
+    """
+    if treedef is _LEAF or treedef_is_leaf(treedef):
+        return [tree]
+    try:
+        return flatten_up_to(treedef, tree)
+    except (ValueError, TypeError):
+        if isinstance(like, tuple | list) and isinstance(tree, tuple | list) and len(like) == len(tree):
+            retyped = type(like)(*tree) if hasattr(like, "_fields") else type(like)(tree)
+            try:
+                return flatten_up_to(treedef, retyped)
+            except (ValueError, TypeError):
+                pass
+        raise TypeError(f"{what} has structure {tree_structure(tree)} but the function's output is {treedef}") from None
+
+
+_LEAF = tree_structure(0)
+_FLAT_TUPLES: dict[int, TreeDef] = {}
+
+
+def _flat_tuple(n: int) -> TreeDef:
+    """The structure of a tuple of ``n`` leaves (memoised: the common case of every transform)."""
+    treedef = _FLAT_TUPLES.get(n)
+    if treedef is None:
+        treedef = _FLAT_TUPLES[n] = tree_structure((0,) * n)
+    return treedef
+
+
+def _unflatten(treedef: TreeDef, leaves: Sequence[Any]) -> Any:
+    if treedef is _FLAT_TUPLES.get(len(leaves)):
+        return tuple(leaves)
+    if treedef is _LEAF:
+        return leaves[0]
+    return tree_unflatten(treedef, leaves)
+
+
+def _split_aux(out: Any, what: str) -> tuple[Any, Any]:
+    if not (isinstance(out, tuple | list) and len(out) == 2):
+        raise TypeError(
+            f"{what} with has_aux=True: the function must return a pair (output, aux), got {type(out).__name__}"
+        )
+    return out[0], out[1]
+
+
+def _detach_aux(aux: Any, nested: bool) -> Any:
+    """``aux`` as returned to the user: cut from this transform's recording (``jax``'s aux
+    carries no derivative), unless an outer transform is recording through it."""
+    if nested:
+        return aux
+    return tree_map(lambda x: Tensor(x._array, x.dtype) if isinstance(x, Tensor) and x.node is not None else x, aux)
+
+
+class _Traced:
+    """What recording a function leaves behind: its output structure and aux."""
+
+    __slots__ = ("aux", "out", "out_tree")
+
+    def __init__(self) -> None:
+        self.out: Any = None
+        self.out_tree: TreeDef = _LEAF
+        self.aux: Any = None
+
+
+def _flat_function(f: Callable[..., Any], in_tree: TreeDef, traced: _Traced, has_aux: bool, what: str) -> Any:
+    """``f`` as a function of its argument leaves that returns its output leaves."""
+
+    def flat(*xs: Tensor) -> list[Tensor]:
+        out = f(*_unflatten(in_tree, xs))
+        if has_aux:
+            out, traced.aux = _split_aux(out, what)
+        leaves, traced.out_tree = _output_leaves(out, what)
+        traced.out = out
+        return leaves
+
+    return flat
 
 
 def _record(
-    f: Callable[..., Any], primals: Sequence[Any], keep_all: bool = False
-) -> tuple[list[Tensor], bool, list[Tensor], bool, list[Any]]:
-    """Record ``f`` on tracked versions of ``primals`` (holding every value with
-    ``keep_all``, for forward mode; otherwise what the VJP rules read).
+    f: Callable[..., list[Tensor]], primals: Sequence[Any], keep_all: bool = False
+) -> tuple[list[Tensor], bool, list[Tensor], list[Any]]:
+    """Record ``f`` (leaves in, leaves out) on tracked versions of ``primals``
+    (holding every value with ``keep_all``, for forward mode; otherwise what
+    the VJP rules read).
 
     Returns the tracked inputs, whether any was already tracked (a nested
-    transform, so derivative work must be recorded too), the outputs, whether
-    ``f`` returned a tuple, and the equations from the inputs to the outputs.
+    transform, so derivative work must be recorded too), the output leaves,
+    and the equations from the inputs to the outputs.
     """
     leaves = [_leaf(p, f"primal {i}", strict=False) for i, p in enumerate(primals)]
     xs = [t for t, _ in leaves]
     nested = any(was for _, was in leaves)
     with enable_grad(), saving_all() if keep_all else contextlib.nullcontext():
-        out = f(*xs)
-    outs, is_tuple = _flatten(out)
+        outs = f(*xs)
     boundary = [x.node for x in xs if x.node is not None]
     eqns = reachable_eqns([o.node for o in outs if o.node is not None], boundary)
-    return xs, nested, outs, is_tuple, eqns
+    return xs, nested, outs, eqns
 
 
-def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """Forward mode: ``(f(*primals), J @ tangents)``.
+def jvp(
+    f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+) -> tuple[Any, ...]:
+    """Forward mode: ``(f(*primals), J @ tangents)`` (and ``aux`` with ``has_aux``).
 
-    ``tangents`` has one entry per primal with the primal's dtype and shape
-    (``None`` for an integer primal).
+    ``primals`` is a tuple or list with one pytree per argument of ``f``;
+    ``tangents`` has the same structure, each leaf with its primal's dtype
+    and shape (``None`` for an integer leaf). ``f`` returns a pytree of
+    arrays, and the tangent has its structure. With ``has_aux``, ``f``
+    returns ``(output, aux)`` and ``aux`` comes back third, undifferentiated.
     """
+    if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
+        raise TypeError(
+            f"jvp: primals and tangents must be tuples or lists (one entry per argument), got "
+            f"{type(primals).__name__} and {type(tangents).__name__}"
+        )
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    if has_aux:
+        out, f_jvp, aux = linearize(f, *primals, has_aux=True)
+        return out, f_jvp(*tangents), aux
     out, f_jvp = linearize(f, *primals)
     return out, f_jvp(*tangents)
 
 
-def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
-    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` reuses one recording of ``f``."""
-    xs, nested, outs, is_tuple, eqns = _record(f, primals, keep_all=True)
+def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` reuses one recording of ``f``
+    (with ``has_aux``: ``(output, f_jvp, aux)``). Primals, tangents and outputs are pytrees."""
+    flat_primals, in_tree = tensor_leaves(primals, "jvp", _argument)
+    traced = _Traced()
+    flat_f = _flat_function(f, in_tree, traced, has_aux, "jvp")
+    xs, nested, outs, eqns = _record(flat_f, flat_primals, keep_all=True)
+    out_tree = traced.out_tree
 
     def f_jvp(*tangents: Any) -> Any:
-        if len(tangents) != len(xs):
-            raise ValueError(f"jvp: expected {len(xs)} tangents, got {len(tangents)}")
+        if len(tangents) != len(primals):
+            raise ValueError(f"jvp: expected {len(primals)} tangents, got {len(tangents)}")
+        try:
+            flat_tangents = flatten_up_to(in_tree, tuple(tangents))
+        except (ValueError, TypeError):
+            raise TypeError(
+                f"jvp: the tangents have structure {tree_structure(tuple(tangents))} but the primals are {in_tree}"
+            ) from None
         seeds: dict[int, TangentLike] = {}
-        for i, (x, t) in enumerate(zip(xs, tangents, strict=True)):
+        tracked_tangent = False
+        for i, (x, t) in enumerate(zip(xs, flat_tangents, strict=True)):
             if t is None or isinstance(t, Zero):
                 continue
             if not x.dtype.is_inexact:
-                raise NonDifferentiableInputError(f"jvp: primal {i} has dtype {x.dtype.name} and takes no tangent")
+                raise NonDifferentiableInputError(
+                    f"jvp: primal {_describe_leaf(primals, i, _argument)} has dtype {x.dtype.name} and takes no tangent"
+                )
             tt = _as_tensor(t)
             if tt.dtype is not x.dtype or tt.shape != x.shape:
+                where = _describe_leaf(primals, i, _argument) if len(xs) > 1 else "0"
                 raise TypeError(
-                    f"jvp: tangent {i} is {tt.dtype.short}{list(tt.shape)} "
+                    f"jvp: tangent {where} is {tt.dtype.short}{list(tt.shape)} "
                     f"but its primal is {x.dtype.short}{list(x.shape)}"
                 )
             assert x.node is not None
             seeds[id(x.node)] = tt
-        tracked_tangent = any(isinstance(t, Tensor) and t.node is not None for t in tangents)
+            tracked_tangent = tracked_tangent or tt.node is not None
         created = jvp_pass(eqns, seeds, create_graph=nested or tracked_tangent)
         results = []
         for o in outs:
@@ -124,22 +295,30 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
                 results.append(seeds[id(o.node)])
             else:
                 results.append(instantiate(Zero.like(o)))
-        results = [instantiate(r) for r in results]
-        return tuple(results) if is_tuple else results[0]
+        return _unflatten(out_tree, [instantiate(r) for r in results])
 
-    return (tuple(outs) if is_tuple else outs[0]), f_jvp
+    out = _unflatten(out_tree, outs)
+    if has_aux:
+        return out, f_jvp, _detach_aux(traced.aux, nested)
+    return out, f_jvp
 
 
-def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple[Tensor | None, ...]]]:
-    """Reverse mode: ``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns one
-    cotangent per primal (``None`` for integer primals), under the real inner
-    product convention (PyTorch's; JAX's is its conjugate)."""
-    xs, nested, outs, is_tuple, eqns = _record(f, primals)
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """Reverse mode: ``(f(*primals), vjp_fn)`` (with ``has_aux``: ``(output, vjp_fn, aux)``).
 
-    def vjp_fn(cotangent: Any) -> tuple[Tensor | None, ...]:
-        cts_in = list(cotangent) if is_tuple else [cotangent]
-        if len(cts_in) != len(outs):
-            raise ValueError(f"vjp: expected {len(outs)} cotangents, got {len(cts_in)}")
+    ``vjp_fn(cotangent)`` takes a cotangent with the output's pytree structure
+    (``None`` for a leaf with no cotangent) and returns a tuple with one
+    cotangent pytree per primal (``None`` for integer leaves), under the real
+    inner product convention (PyTorch's; JAX's is its conjugate).
+    """
+    flat_primals, in_tree = tensor_leaves(primals, "vjp", _argument)
+    traced = _Traced()
+    flat_f = _flat_function(f, in_tree, traced, has_aux, "vjp")
+    xs, nested, outs, eqns = _record(flat_f, flat_primals)
+    out_tree, out_value = traced.out_tree, traced.out
+
+    def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
+        cts_in = _leaves_like(cotangent, out_tree, "vjp: the cotangent", out_value)
         seeds: dict[int, TangentLike] = {}
         create = nested
         for i, (o, c) in enumerate(zip(outs, cts_in, strict=True)):
@@ -161,38 +340,77 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple[
                 grads.append(None)
             else:
                 grads.append(instantiate(result.get(id(x.node), Zero.like(x))))
-        return tuple(grads)
+        result = _unflatten(in_tree, grads)
+        return result if type(result) is tuple else tuple(result)
 
-    return (tuple(outs) if is_tuple else outs[0]), vjp_fn
+    out = _unflatten(out_tree, outs)
+    if has_aux:
+        return out, vjp_fn, _detach_aux(traced.aux, nested)
+    return out, vjp_fn
 
 
-def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., tuple[Tensor, Any]]:
-    """``f``'s value and its gradient with respect to ``argnums``.
-
-    ``f`` must return a real scalar. For a complex input the gradient is
-    dL/dx + i dL/dy (PyTorch's convention; ``jax.grad`` returns the conjugate).
-    """
-    single = isinstance(argnums, int)
+def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{what}: argnums is empty")
+    for n in nums:
+        if not isinstance(n, int) or not -nargs <= n < nargs:
+            raise IndexError(f"{what}: argnums {n} is out of range for {nargs} arguments")
+    return tuple(n % nargs for n in nums)
 
-    def wrapped(*args: Any) -> tuple[Tensor, Any]:
-        for n in nums:
-            if not -len(args) <= n < len(args):
-                raise IndexError(f"argnums {n} is out of range for {len(args)} arguments")
-            t = _as_tensor(args[n])
+
+def _check_inexact(args: Sequence[Any], positions: Sequence[int], what: str, verb: str) -> None:
+    """Every leaf of the differentiated arguments is a float or complex array."""
+    for p in positions:
+        arg = args[p]
+        if type(arg) is Tensor:
+            if not arg.dtype.is_inexact:
+                raise NonDifferentiableInputError(
+                    f"{what}: argument {p} has dtype {arg.dtype.name}; integer and bool inputs have no {verb}"
+                )
+            continue
+        leaves, _ = tensor_leaves(args[p], what, _argument(p))
+        for i, t in enumerate(leaves):
             if not t.dtype.is_inexact:
                 raise NonDifferentiableInputError(
-                    f"grad: argument {n} has dtype {t.dtype.name}; integer and bool inputs have no gradient"
+                    f"{what}: {_describe_leaf(args[p], i, _argument(p))} has dtype {t.dtype.name}; "
+                    f"integer and bool inputs have no {verb}"
                 )
-        positions = [n % len(args) for n in nums]
 
-        def g(*diff: Any) -> Any:
-            call = list(args)
-            for p, d in zip(positions, diff, strict=True):
-                call[p] = d
-            return f(*call)
 
-        out, vjp_fn = vjp(g, *[args[p] for p in positions])
+def _substitute(f: Callable[..., Any], args: Sequence[Any], positions: Sequence[int]) -> Callable[..., Any]:
+    """``f`` as a function of the arguments at ``positions`` (the others fixed)."""
+
+    def g(*diff: Any) -> Any:
+        call = list(args)
+        for p, d in zip(positions, diff, strict=True):
+            call[p] = d
+        return f(*call)
+
+    return g
+
+
+def value_and_grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., tuple[Any, Any]]:
+    """``f``'s value and its gradient with respect to ``argnums``.
+
+    ``f`` must return a real scalar (with ``has_aux``: a pair ``(scalar,
+    aux)``, and the value is ``(scalar, aux)``). Each differentiated argument
+    may be a pytree; its gradient has the same structure (a tuple of them for
+    a tuple ``argnums``). For a complex input the gradient is dL/dx + i dL/dy
+    (PyTorch's convention; ``jax.grad`` returns the conjugate).
+    """
+    single = isinstance(argnums, int)
+
+    def wrapped(*args: Any) -> tuple[Any, Any]:
+        positions = _argnums(argnums, len(args), "grad")
+        _check_inexact(args, positions, "grad", "gradient")
+        g = _substitute(f, args, positions)
+        if has_aux:
+            out, vjp_fn, aux = vjp(g, *[args[p] for p in positions], has_aux=True)
+        else:
+            out, vjp_fn = vjp(g, *[args[p] for p in positions])
         if not isinstance(out, Tensor) or out.size != 1 or out.dtype.kind != "float":
             shape = getattr(out, "shape", None)
             dtype = getattr(getattr(out, "dtype", None), "name", type(out).__name__)
@@ -200,19 +418,148 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> C
             raise TypeError(f"grad requires a real scalar output, got {dtype}{where}")
         ones = Tensor(np.ones(out.shape, out.dtype.storage), out.dtype)
         grads = vjp_fn(ones)
-        return out, (grads[0] if single else grads)
+        result = grads[0] if single else grads
+        return ((out, aux) if has_aux else out), result
 
     return wrapped
 
 
-def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The gradient of a real-scalar ``f`` with respect to ``argnums``."""
-    vg = value_and_grad(f, argnums)
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """The gradient of a real-scalar ``f`` with respect to ``argnums`` (a pytree like the
+    argument; with ``has_aux``, ``(gradient, aux)``)."""
+    vg = value_and_grad(f, argnums, has_aux)
+
+    if has_aux:
+
+        def wrapped_aux(*args: Any) -> Any:
+            (_, aux), g = vg(*args)
+            return g, aux
+
+        return wrapped_aux
 
     def wrapped(*args: Any) -> Any:
         return vg(*args)[1]
 
     return wrapped
+
+
+# -- Jacobians -------------------------------------------------------------------------------------
+
+
+def _one_hot(x: Tensor, index: int) -> Tensor:
+    """A tensor of ``x``'s dtype and shape, zero but for a one at flat ``index``."""
+    array = np.zeros(x.size, x.dtype.storage)
+    array[index] = 1
+    return Tensor(array.reshape(x.shape), x.dtype)
+
+
+def _stack(pieces: Sequence[Tensor], axis: int, shape: tuple[int, ...], dtype: Any) -> Tensor:
+    """Concatenate 2-d ``pieces`` along ``axis`` into ``shape`` (recorded when a piece is tracked,
+    so Jacobians can be differentiated again)."""
+    if not pieces:
+        return instantiate(Zero(dtype, shape))
+    whole = pieces[0] if len(pieces) == 1 else F.concatenate(pieces, axis)
+    return F.reshape(whole, shape)
+
+
+def _jacobian_tree(out_tree: TreeDef, in_tree: TreeDef, blocks: list[list[Tensor]], single: bool) -> Any:
+    """JAX's layout: the output's structure, each leaf replaced by the (differentiated)
+    arguments' structure whose leaves have shape ``out.shape + in.shape``."""
+    inner = [tree_unflatten(in_tree, row) for row in blocks]
+    if single:
+        inner = [tup[0] for tup in inner]
+    return _unflatten(out_tree, inner)
+
+
+def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``f`` with respect to ``argnums`` in forward mode, one JVP per input element
+    (one recording of ``f``, pushed along each basis tangent).
+
+    Inputs and outputs are pytrees; the result has the output's structure with
+    each leaf replaced by the arguments' structure (a tuple of them for a tuple
+    ``argnums``), each entry of shape ``out.shape + in.shape`` and the output's
+    dtype, as ``jax.jacfwd``. A complex input is differentiated along its real
+    axis (the Jacobian of a holomorphic ``f``, as ``jax.jacfwd(holomorphic=True)``).
+    With ``has_aux``, returns ``(jacobian, aux)``.
+    """
+    single = isinstance(argnums, int)
+
+    def jacobian(*args: Any) -> Any:
+        positions = _argnums(argnums, len(args), "jacfwd")
+        _check_inexact(args, positions, "jacfwd", "derivative")
+        diff = tuple(args[p] for p in positions)
+        result = linearize(_substitute(f, args, positions), *diff, has_aux=has_aux)
+        out, f_jvp = result[0], result[1]
+        in_leaves, in_tree = tensor_leaves(diff, "jacfwd", _argument)
+        out_leaves, out_tree = _output_leaves(out, "jacfwd")
+        blocks: list[list[Tensor]] = [[] for _ in out_leaves]
+        for j, x in enumerate(in_leaves):
+            columns: list[list[Tensor]] = [[] for _ in out_leaves]
+            for index in range(x.size):
+                tangents: list[Any] = [Zero.like(y) for y in in_leaves]
+                tangents[j] = _one_hot(x, index)
+                t_out = f_jvp(*tree_unflatten(in_tree, tangents))
+                for k, t in enumerate(_leaves_like(t_out, out_tree, "jacfwd", out)):
+                    columns[k].append(F.reshape(t, (t.size, 1)))
+            for k, o in enumerate(out_leaves):
+                blocks[k].append(_stack(columns[k], 1, o.shape + x.shape, o.dtype))
+        jac = _jacobian_tree(out_tree, in_tree, blocks, single)
+        return (jac, result[2]) if has_aux else jac
+
+    return jacobian
+
+
+def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``f`` with respect to ``argnums`` in reverse mode, one VJP per output element
+    (one recording of ``f``, pulled back from each basis cotangent).
+
+    Same layout as ``jacfwd``, each entry with its input's dtype. Under
+    castwise's complex convention (PyTorch's) row ``k`` is the VJP of the
+    unit cotangent ``e_k``, so for a real-valued ``f`` of complex inputs it is
+    ``grad`` of output ``k`` and for a holomorphic ``f`` it is the conjugate of
+    the Jacobian: ``jacrev(f) == conj(jax.jacrev(f, holomorphic=True))``. A
+    complex output of real inputs is refused (``TypeError``: use ``jacfwd``).
+    With ``has_aux``, returns ``(jacobian, aux)``.
+    """
+    single = isinstance(argnums, int)
+
+    def jacobian(*args: Any) -> Any:
+        positions = _argnums(argnums, len(args), "jacrev")
+        _check_inexact(args, positions, "jacrev", "derivative")
+        diff = tuple(args[p] for p in positions)
+        result = vjp(_substitute(f, args, positions), *diff, has_aux=has_aux)
+        out, vjp_fn = result[0], result[1]
+        in_leaves, in_tree = tensor_leaves(diff, "jacrev", _argument)
+        out_leaves, out_tree = _output_leaves(out, "jacrev")
+        real_input = any(x.dtype.kind != "complex" for x in in_leaves)
+        blocks: list[list[Tensor]] = [[] for _ in out_leaves]
+        for k, o in enumerate(out_leaves):
+            if not o.dtype.is_inexact:
+                raise TypeError(f"jacrev: output leaf {k} has dtype {o.dtype.name}, which has no cotangent")
+            if o.dtype.kind == "complex" and real_input:
+                raise TypeError(
+                    f"jacrev: output leaf {k} is complex but an input is real: reverse mode under the real "
+                    "inner product sees only its real part; use jacfwd"
+                )
+            rows: list[list[Tensor]] = [[] for _ in in_leaves]
+            for index in range(o.size):
+                cts: list[Any] = [None] * len(out_leaves)
+                cts[k] = _one_hot(o, index)
+                pulled = vjp_fn(_unflatten(out_tree, cts))
+                for j, c in enumerate(flatten_up_to(in_tree, pulled)):
+                    rows[j].append(F.reshape(c, (1, c.size)))
+            for j, x in enumerate(in_leaves):
+                blocks[k].append(_stack(rows[j], 0, o.shape + x.shape, x.dtype))
+        jac = _jacobian_tree(out_tree, in_tree, blocks, single)
+        return (jac, result[2]) if has_aux else jac
+
+    return jacobian
+
+
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """The Hessian of a real-scalar ``f``: ``jacfwd(jacrev(f))`` (forward over reverse), with JAX's
+    pytree layout (each entry of shape ``in_i.shape + in_j.shape``)."""
+    return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
 
 
 def backward(tensor: Tensor, cotangent: Any = None, retain_graph: bool = False, create_graph: bool = False) -> None:

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from autodiff.api import grad
+from autodiff.pytree import leaf_paths, tree_flatten, tree_leaves, tree_unflatten
 from passes.lower_jax import export_stablehlo, lower_to_jax, needs_x64
 from passes.verify import verify
 from runtime import hooks, versions
@@ -79,7 +80,7 @@ class _Entry:
     x64: bool
     #: for each output position of ``f``: its index among the graph outputs, or ``None`` (f returned None)
     layout: list[int | None]
-    #: ``"single"``, ``"tuple"`` or ``"list"``: what ``f`` returned
+    #: ``"single"``, ``"tuple"`` or ``"list"``: what ``f`` returned; ``"tree"``: any other pytree
     kind: str
     #: output dtypes (castwise's, not the storage's)
     out_dtypes: list[DType] = field(default_factory=list)
@@ -91,14 +92,18 @@ class _Entry:
     compile_s: float | None = None
     #: storage arrays in, what ``f`` returns out: the compiled program and the result wrapping
     run: Callable[[Sequence[np.ndarray]], Any] | None = None
+    #: for ``kind == "tree"``: the structure of what ``f`` returned (its leaves are the graph outputs)
+    treedef: Any = None
 
 
 def _split(args: Sequence[Any]) -> tuple[list[Tensor], list[Any], tuple[Any, ...]]:
-    """Array arguments as Tensors, the static (Python scalar) ones, and the signature key part."""
+    """Array leaves of the arguments (pytrees) as Tensors, the static (Python scalar) ones, and
+    the signature key part (the arguments' structure and each leaf's)."""
     tensors: list[Tensor] = []
     statics: list[Any] = []
-    key: list[Any] = []
-    for i, a in enumerate(args):
+    leaves, treedef = tree_flatten(tuple(args))
+    key: list[Any] = [treedef]
+    for i, a in enumerate(leaves):
         if isinstance(a, Tensor):
             tensors.append(a)
             key.append((a.dtype, a._array.shape))
@@ -111,7 +116,10 @@ def _split(args: Sequence[Any]) -> tuple[list[Tensor], list[Any], tuple[Any, ...
             tensors.append(t)
             key.append((t.dtype, t._array.shape))
         else:
-            raise TypeError(f"jit: argument {i} is a {type(a).__name__}; pass Tensors, arrays or Python scalars")
+            path = leaf_paths(tuple(args))[0][i]
+            number, rest = path[1:].split("]", 1)
+            where = f"argument {number}" + (f", leaf {rest}" if rest else "")
+            raise TypeError(f"jit: {where} is a {type(a).__name__}; pass Tensors, arrays or Python scalars")
     return tensors, statics, tuple(key)
 
 
@@ -151,20 +159,30 @@ class Jitted:
         import jax
 
         start = time.perf_counter()
-        positions = [i for i, a in enumerate(args) if not isinstance(a, _SCALARS)]
+        leaves, in_tree = tree_flatten(tuple(args))
+        positions = [i for i, a in enumerate(leaves) if not isinstance(a, _SCALARS)]
         shape: dict[str, Any] = {}
 
         def traced(*xs: Tensor) -> list[Tensor]:
-            call = list(args)
+            call = list(leaves)
             for p, x in zip(positions, xs, strict=True):
                 call[p] = x
-            out = self.f(*call)
+            out = self.f(*tree_unflatten(in_tree, call))
             if isinstance(out, Tensor):
                 shape["kind"], items = "single", [out]
-            elif isinstance(out, (tuple, list)):
+            elif type(out) in (tuple, list) and all(o is None or isinstance(o, Tensor) for o in out):
                 shape["kind"], items = ("tuple" if isinstance(out, tuple) else "list"), list(out)
-            else:
-                raise TypeError(f"jit: f must return a Tensor or a tuple/list of Tensors, got {type(out).__name__}")
+            else:  # any other pytree: its leaves are the outputs
+                items, shape["treedef"] = tree_flatten(out)
+                shape["kind"] = "tree"
+                for i, item in enumerate(items):
+                    if not isinstance(item, Tensor):
+                        path = leaf_paths(out)[0][i]
+                        where = f" at output leaf {path}" if path else ""
+                        raise TypeError(
+                            f"jit: f must return a Tensor or a pytree of Tensors; it returned a "
+                            f"{type(item).__name__}{where}"
+                        )
             layout: list[int | None] = []
             kept: list[Tensor] = []
             for item in items:
@@ -189,6 +207,7 @@ class Jitted:
             x64=needs_x64(graph),
             layout=shape["layout"],
             kind=shape["kind"],
+            treedef=shape.get("treedef"),
             out_dtypes=[v.dtype for v in graph.outputs],
             copied=[self.copy or v.producer is None for v in graph.outputs],
             trace_s=time.perf_counter() - start,
@@ -241,7 +260,9 @@ class Jitted:
         return run(arrays)
 
     def _call(self, args: Sequence[Any]) -> Any:
-        if hooks.current_recorder() is not None and any(isinstance(a, Tensor) and a.node is not None for a in args):
+        if hooks.current_recorder() is not None and any(
+            isinstance(a, Tensor) and a.node is not None for a in tree_leaves(tuple(args))
+        ):
             return self.f(*args)  # an outer recording must see the ops: run eagerly
         entry, tensors = self._entry(args)
         run = entry.run
@@ -329,6 +350,18 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
     kind, layout = entry.kind, entry.layout
     pending = _PENDING
 
+    if kind == "tree":  # a pytree other than a Tensor or a flat tuple/list
+        treedef = entry.treedef
+
+        def run_tree(arrays: Sequence[np.ndarray]) -> Any:
+            outs = compiled(*arrays)
+            results = [Tensor(pending, d) for d in dtypes]
+            for t, conv, o in zip(results, convs, outs, strict=True):
+                t._array = conv(o)
+            return tree_unflatten(treedef, results)
+
+        return run_tree
+
     if not dtypes:  # f returned only Nones (or nothing)
 
         def run_nothing(arrays: Sequence[np.ndarray]) -> Any:
@@ -374,10 +407,11 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
 
 
 def jit(f: Callable[..., Any], *, copy: bool = False) -> Jitted:
-    """Compile ``f`` (Tensors in, a Tensor or tuple/list of Tensors out) with JAX, once per signature.
+    """Compile ``f`` (pytrees of Tensors in and out) with JAX, once per signature.
 
-    The signature is the dtype and shape of each array argument, the value of
-    each Python scalar argument, and the active promotion policy. The traced
+    The signature is the arguments' pytree structure, the dtype and shape of
+    each array leaf, the value of each Python scalar leaf, and the active
+    promotion policy. The traced
     graph is verified, lowered to ``jax.lax`` and compiled with ``jax.jit``;
     results come back as castwise Tensors of the graph's output dtypes.
 

@@ -354,6 +354,8 @@ class Spec:
     #: with a Python-scalar operand the primal is compared within tolerance, not exactly: XLA's CPU
     #: backend divides by a broadcast scalar as a multiplication by its reciprocal (up to an ulp off)
     scalar_not_exact: bool = False
+    #: no forward mode to compare (a custom_vjp call, as in JAX): the sweep checks the VJP only
+    reverse_only: bool = False
 
     @property
     def opdef(self) -> ops.OpDef:
@@ -623,6 +625,34 @@ def _structural_spec(name: str, op: str, ours: Callable[..., Any], lax_ref: Call
     return Spec(name, op, ours, lax_ref, ("x",), (shape,), (domain,), plan_layout=(0,), exact=exact, gen=gen)
 
 
+@autodiff.custom_jvp
+def custom_transpose(x: Tensor) -> Tensor:
+    """``transpose`` recorded as a ``custom_jvp_call`` (the sweep's user call)."""
+    return F.transpose(x, (1, 0))
+
+
+@custom_transpose.defjvp
+def custom_transpose_jvp(primals: tuple[Tensor], tangents: tuple[Tensor]) -> tuple[Tensor, Tensor]:
+    return custom_transpose(primals[0]), F.transpose(tangents[0], (1, 0))
+
+
+@autodiff.custom_vjp
+def custom_vjp_transpose(x: Tensor) -> Tensor:
+    """``transpose`` recorded as a ``custom_vjp_call`` (the sweep's user call)."""
+    return F.transpose(x, (1, 0))
+
+
+def custom_transpose_fwd(x: Tensor) -> tuple[Tensor, None]:
+    return custom_vjp_transpose(x), None
+
+
+def custom_transpose_bwd(_: None, g: Tensor) -> tuple[Tensor]:
+    return (F.transpose(g, (1, 0)),)
+
+
+custom_vjp_transpose.defvjp(custom_transpose_fwd, custom_transpose_bwd)
+
+
 @functools.cache
 def build_specs() -> tuple[Spec, ...]:
     """The sweep's op table: every op of the vocabulary, some in several configurations."""
@@ -724,6 +754,12 @@ def build_specs() -> tuple[Spec, ...]:
         _structural_spec("pad", "pad", lambda x: F.pad(x, 1, ((1, 0, 1), (0, -1, 0))),
                          lambda x: _lax().pad(x, _jnp().asarray(1, x.dtype), ((1, 0, 1), (0, -1, 0))), (3, 4)),
         _structural_spec("reverse", "reverse", lambda x: F.reverse(x, (0,)), lambda x: _lax().rev(x, (0,)), (3, 4)),
+        # -- user calls: a transpose under a custom rule that is its own derivative (so lax.transpose is
+        # the reference); tests/autodiff/test_custom_rules.py checks jax.custom_jvp/custom_vjp lowering
+        _structural_spec("custom_jvp_call", "custom_jvp_call", custom_transpose,
+                         lambda x: _lax().transpose(x, (1, 0)), (3, 4)),
+        replace(_structural_spec("custom_vjp_call", "custom_vjp_call", custom_vjp_transpose,
+                                 lambda x: _lax().transpose(x, (1, 0)), (3, 4)), reverse_only=True),
         Spec("iota", "iota", lambda dtype: F.iota(dtype, (2, 3), 1),
              lambda dtype: _lax().broadcasted_iota(dtype.storage, (2, 3), 1), (), (), dtype_param=True,
              exact=_ALL_EXACT),
@@ -1497,6 +1533,10 @@ def _sum_jvps(parts: Sequence[Sequence[np.ndarray]]) -> list[np.ndarray]:
     return [functools.reduce(np.add, (_as_float(p[k]) for p in parts)) for k in range(len(parts[0]))]
 
 
+class _SkipJvp(Exception):
+    """The spec has no forward mode to compare (``Spec.reverse_only``)."""
+
+
 def _check_derivatives(case: Case, operands: Sequence[Any], eager: Sequence[Tensor], seed: int,
                        tol_dtype: DType | None) -> list[CheckResult]:  # fmt: skip
     """JVP and VJP against JAX for every active set; the tape's inactive leaves get nothing."""
@@ -1522,12 +1562,16 @@ def _check_derivatives(case: Case, operands: Sequence[Any], eager: Sequence[Tens
             f = close_over(lambda *a: tuple(_call_ours(case, a)), consts, active)
             primals = [consts[i] for i in active]
             try:
+                if case.spec.reverse_only:
+                    raise _SkipJvp
                 _, got_t = autodiff.jvp(f, primals, [Tensor(tangents[i], slots[i]) for i in active])  # type: ignore[arg-type]
                 if len(active) > 1 and any(d in _NO_ZERO for d in [*out_dtypes, *(slots[i] for i in active)]):
                     want_t = _jax_joint_jvp(case, operands, active, tangents)
                 else:
                     want_t = _sum_jvps([per_operand[i] for i in active])
                 results.append(_check_arrays("jvp", list(got_t), want_t, tol_dtype, False, True, active, out_dtypes))
+            except _SkipJvp:
+                pass
             except Exception as err:
                 results.append(_crash("jvp", err, active))
             want_ct = [want_cts[full.index(i)] for i in active]

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from autodiff.api import jvp, vjp
+from autodiff.custom import CustomVJPForwardError
+from autodiff.pytree import TreeDef, leaf_paths, tree_flatten, tree_structure, tree_unflatten
 from runtime.dtypes import DType
 from runtime.dtypes import dtype as dtype_of
 from runtime.promotion import get_policy
@@ -117,8 +119,11 @@ def check_jvp(f: Callable[..., Any], args: Sequence[Any], eps: float | None = No
 
     _, out_t = jvp(f, xs, tangents)
     plus, minus = shifted(1.0), shifted(-1.0)
-    for i, (t, p, m) in enumerate(zip(_as_list(out_t), plus, minus, strict=True)):
-        _assert_close(f"JVP output {i} vs finite differences", _wide(t), (p - m) / (2 * eps), tol)
+    try:
+        for i, (t, p, m) in enumerate(zip(_as_list(out_t), plus, minus, strict=True)):
+            _assert_close(f"JVP output {i} vs finite differences", _wide(t), (p - m) / (2 * eps), tol)
+    except AssertionError as err:
+        raise AssertionError(f"{err}{_custom_note(f, xs)}") from None
 
 
 def check_vjp(f: Callable[..., Any], args: Sequence[Any], tol: float | None = None,
@@ -129,18 +134,60 @@ def check_vjp(f: Callable[..., Any], args: Sequence[Any], tol: float | None = No
     dtypes = [x.dtype for x in xs if x.dtype.is_inexact]
     tol = tol if tol is not None else _tol(dtypes, DEFAULT_TOL, 1e-5)
     tangents = [_random_like(x, rng) if x.dtype.is_inexact else None for x in xs]
-    out, out_t = jvp(f, xs, tangents)
+    out, vjp_fn = vjp(f, *xs)
     outs = _as_list(out)
     cts = [_random_like(o, rng) if o.dtype.is_inexact else None for o in outs]
-    _, vjp_fn = vjp(f, *xs)
     in_cts = vjp_fn(tuple(cts) if isinstance(out, tuple) else cts[0])
-    lhs = sum(inner(c.numpy(), t.numpy()) for c, t in zip(cts, _as_list(out_t), strict=True) if c is not None)
+    try:
+        _, out_t = jvp(f, xs, tangents)
+        directional = [t.numpy() for t in _as_list(out_t)]
+        against = "forward mode"
+    except CustomVJPForwardError:
+        # a custom_vjp function has no forward mode (JAX's rule): J v by central differences instead
+        eps = _tol(dtypes, DEFAULT_EPS, 1e-5)
+
+        def shifted(sign: float) -> list[np.ndarray]:
+            moved = [
+                Tensor((_wide(x) + sign * eps * _wide(t)).astype(x.dtype.storage), x.dtype) if t is not None else x
+                for x, t in zip(xs, tangents, strict=True)
+            ]
+            return [_wide(o) for o in _as_list(f(*moved))]
+
+        directional = [(p - m) / (2 * eps) for p, m in zip(shifted(1.0), shifted(-1.0), strict=True)]
+        against = "central differences"
+    lhs = sum(inner(c.numpy(), t) for c, t in zip(cts, directional, strict=True) if c is not None)
     rhs = sum(
         inner(c.numpy(), t.numpy()) for c, t in zip(in_cts, tangents, strict=True) if c is not None and t is not None
     )
     scale = max(1.0, abs(lhs), abs(rhs))
     if abs(lhs - rhs) > tol * scale:
-        raise AssertionError(f"VJP is not the adjoint of JVP: <u, Jv> = {lhs!r}, <J*u, v> = {rhs!r} (tolerance {tol})")
+        what = "the adjoint of JVP" if against == "forward mode" else "consistent with central differences"
+        raise AssertionError(
+            f"VJP is not {what}: <u, Jv> = {lhs!r} ({against}), <J*u, v> = {rhs!r} (reverse mode) "
+            f"(tolerance {tol}){_custom_note(f, xs)}"
+        )
+
+
+def _custom_note(f: Callable[..., Any], xs: Sequence[Tensor]) -> str:
+    """Names the custom derivative rules ``f`` calls (the usual suspects when derivatives disagree)."""
+    from runtime.graph import trace
+
+    try:
+        graph = trace(lambda *a: _as_list(f(*a)), *xs)
+    except Exception:  # the note is a hint: a function trace cannot handle gets none
+        return ""
+    calls = []
+    for eqn in graph.eqns:
+        if eqn.op.family == "call":
+            kind = eqn.op.name.removesuffix("_call")
+            rule = eqn.params.get("jvp") or eqn.params.get("bwd")
+            calls.append(f"{kind} function {eqn.params['name']!r} (rule {getattr(rule, '__name__', rule)!r})")
+    if not calls:
+        return ""
+    return (
+        f"\n{'; '.join(dict.fromkeys(calls))}: f calls custom derivative rules, and a wrong rule is the likely "
+        "cause: check its tangents/cotangents against the function's derivative"
+    )
 
 
 def check_grads(
@@ -157,7 +204,11 @@ def check_grads(
     ``fwd``: JVP against central finite differences. ``rev``: VJP against JVP
     by the inner-product identity. Higher orders check the derivative
     functions themselves. Raises ``AssertionError`` on a mismatch.
+
+    ``args`` holds one pytree per argument of ``f`` and ``f`` may return any
+    pytree: both are checked leaf by leaf.
     """
+    f, args = _over_leaves(f, args)
     tol = atol if atol is not None else rtol
     xs = [x if isinstance(x, Tensor) else asarray(x) for x in args]
     rng = np.random.default_rng(0)
@@ -274,12 +325,27 @@ def _compare_values(what: str, got: np.ndarray, want: np.ndarray, rtol: float, a
         )
 
 
-def _flat_outputs(out: Any, side: str) -> tuple[list[Any], bool]:
-    if isinstance(out, (tuple, list)):
-        return list(out), True
+def _flat_outputs(out: Any, side: str) -> tuple[list[Any], TreeDef]:
+    """The leaves of a function's output pytree and its structure."""
     if out is None:
         raise TypeError(f"check_against_jax: the {side} function returned None")
-    return [out], False
+    return tree_flatten(out)
+
+
+def _over_leaves(f: Callable[..., Any], args: Sequence[Any]) -> tuple[Callable[..., Any], list[Any]]:
+    """``f`` as a function of the leaves of its pytree ``args`` returning its output's leaves
+    (a tuple), and those leaves; ``f`` and ``args`` unchanged when every argument is an array
+    and ``f`` returns an array or a flat tuple."""
+    leaves, in_tree = tree_flatten(tuple(args))
+    flat_args = in_tree == tree_structure((0,) * len(args))
+
+    def flat(*xs: Any) -> Any:
+        out = f(*(xs if flat_args else tree_unflatten(in_tree, xs)))
+        if flat_args and (type(out) is tuple or not isinstance(out, tuple | list | dict)) and out is not None:
+            return out
+        return tuple(tree_flatten(out)[0])
+
+    return flat, (list(args) if flat_args else leaves)
 
 
 def check_against_jax(
@@ -325,6 +391,19 @@ def check_against_jax(
     unknown = [m for m in modes if m not in PARITY_MODES]
     if unknown:
         raise ValueError(f"check_against_jax: unknown mode(s) {unknown}; choose from {list(PARITY_MODES)}")
+    leaves, in_tree = tree_flatten(tuple(args))
+    arg_names = [str(i) for i in range(len(leaves))]
+    if in_tree != tree_structure((0,) * len(args)):  # pytree arguments: compare functions of their leaves
+        arg_names = [f"{p[1:].split(']', 1)[0]} leaf {p.split(']', 1)[1]}" for p in leaf_paths(tuple(args))[0]]
+        f_ours, f_theirs = f_castwise, f_jax
+
+        def f_castwise(*ls: Any) -> Any:
+            return f_ours(*tree_unflatten(in_tree, ls))
+
+        def f_jax(*ls: Any) -> Any:
+            return f_theirs(*tree_unflatten(in_tree, ls))
+
+        args = leaves
     xs = [x if isinstance(x, Tensor) else asarray(x) for x in args]
     arrays = [x.numpy() for x in xs]
     active = [i for i, x in enumerate(xs) if x.dtype.is_inexact]
@@ -347,16 +426,17 @@ def check_against_jax(
 
         return closed
 
-    ours_out, ours_tuple = _flat_outputs(f_castwise(*xs), "castwise")
+    ours_out, ours_tree = _flat_outputs(f_castwise(*xs), "castwise")
     with jax_context():
         jax_args = [jax.numpy.asarray(a) for a in arrays]
-        theirs_raw = f_jax(*jax_args)
-        theirs_out, theirs_tuple = _flat_outputs(theirs_raw, "JAX")
+        theirs_out, theirs_tree = _flat_outputs(f_jax(*jax_args), "JAX")
         theirs_np = [np.asarray(o) for o in theirs_out]
-    if len(ours_out) != len(theirs_out) or ours_tuple != theirs_tuple:
+    if len(ours_out) != len(theirs_out) or ours_tree != theirs_tree:
+        seq_ours = " as a sequence" * (not ours_tree.is_leaf())
+        seq_theirs = " as a sequence" * (not theirs_tree.is_leaf())
         raise AssertionError(
-            f"check_against_jax: castwise returned {len(ours_out)} output(s){' as a sequence' * ours_tuple}, "
-            f"JAX returned {len(theirs_out)}{' as a sequence' * theirs_tuple}"
+            f"check_against_jax: castwise returned {len(ours_out)} output(s){seq_ours} ({ours_tree}), "
+            f"JAX returned {len(theirs_out)}{seq_theirs} ({theirs_tree})"
         )
     for i, (o, w) in enumerate(zip(ours_out, theirs_np, strict=True)):
         if not isinstance(o, Tensor):
@@ -391,7 +471,7 @@ def check_against_jax(
                 tuple(jax.numpy.asarray(t) for t in tangents),
             )
             theirs_t_np = [np.asarray(t) for t in _flat_outputs(theirs_t, "JAX")[0]]
-        for i, (o, t, w) in enumerate(zip(ours_out, _as_list(ours_t), theirs_t_np, strict=True)):
+        for i, (o, t, w) in enumerate(zip(ours_out, tree_flatten(ours_t)[0], theirs_t_np, strict=True)):
             label = f"check_against_jax [jvp] tangent of output {i} ({_describe(o.dtype, o.shape)})"
             t_np = _as_numpy(t)
             if not o.dtype.is_inexact:
@@ -406,7 +486,7 @@ def check_against_jax(
         cts = [_parity_random(o.dtype, o.shape, rng) if o.dtype.is_inexact else None for o in ours_out]
         _, ours_vjp = vjp(ours_f, *act_ours)
         ours_ct_in = [Tensor(c, d) if c is not None else None for c, d in zip(cts, out_dtypes, strict=True)]
-        ours_cts = ours_vjp(tuple(ours_ct_in) if ours_tuple else ours_ct_in[0])
+        ours_cts = ours_vjp(tree_unflatten(ours_tree, ours_ct_in))
         with jax_context():
             jf = with_active(f_jax, jax_args)
             _, theirs_vjp = jax.vjp(jf, *(jax_args[i] for i in active))
@@ -416,12 +496,12 @@ def check_against_jax(
                 else np.zeros(w.shape, dtype=jax.dtypes.float0)
                 for c, w in zip(cts, theirs_np, strict=True)
             ]
-            ct_tree = (list(jax_ct) if isinstance(theirs_raw, list) else tuple(jax_ct)) if ours_tuple else jax_ct[0]
+            ct_tree = tree_unflatten(theirs_tree, jax_ct)
             theirs_cts = theirs_vjp(ct_tree)
             want_cts = [np.asarray(g) for g in theirs_cts]
         for k, (i, got) in enumerate(zip(active, ours_cts, strict=True)):
             x = xs[i]
-            label = f"check_against_jax [vjp] cotangent of argument {i} ({_describe(x.dtype, x.shape)})"
+            label = f"check_against_jax [vjp] cotangent of argument {arg_names[i]} ({_describe(x.dtype, x.shape)})"
             if got is None:
                 raise AssertionError(f"{label}: castwise returned None for a {x.dtype.name} argument")
             if not _same_dtype(got.dtype, x.dtype) or got.shape != x.shape:

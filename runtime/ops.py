@@ -78,6 +78,7 @@ CONVERT: Final = "convert"
 REDUCE: Final = "reduce"
 STRUCTURAL: Final = "structural"
 LINALG: Final = "linalg"
+CALL: Final = "call"  # a user function recorded as one equation (operands keep their dtypes)
 
 XY = ("x", "y")
 
@@ -175,6 +176,17 @@ triangular_solve = declare(
     LINALG,
     ("a", "b"),
     ("left_side", "lower", "transpose_a", "conjugate_a", "unit_diagonal"),
+)
+
+# -- user calls (autodiff.custom_jvp / autodiff.custom_vjp) ------------------------------------
+# The function and its derivative rule travel as params: ``fun`` (operands -> list of outputs) is
+# what the kernel replays; ``jvp(primals, tangents) -> (outputs, tangents)``, or
+# ``fwd(*operands) -> (outputs, residuals)`` with ``bwd(residuals, cotangents) -> cotangents``, is
+# what differentiation, lowering and batching call; ``in_avals`` / ``out_avals`` are the
+# ((dtype, shape), ...) the call was recorded with; ``residuals`` are an eager call's saved values.
+custom_jvp_call = declare("custom_jvp_call", CALL, ("*args",), ("name", "fun", "jvp", "in_avals", "out_avals"))
+custom_vjp_call = declare(
+    "custom_vjp_call", CALL, ("*args",), ("name", "fun", "fwd", "bwd", "in_avals", "out_avals", "residuals")
 )
 
 

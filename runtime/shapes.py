@@ -1315,6 +1315,25 @@ def abstract_eval(op: OpDef | str, in_avals: Sequence[Aval], params: Mapping[str
     return abstract_eval_cached(opdef, avals, params)
 
 
+# -- user calls --------------------------------------------------------------------------------
+
+
+def custom_call_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """A user function recorded as one call (``custom_jvp_call`` / ``custom_vjp_call``): the
+    operands must have the avals it was recorded with, and the outputs are the recorded ones."""
+    expected = tuple((d, tuple(s)) for d, s in params["in_avals"])
+    got = tuple((d, tuple(s)) for d, s in avals)
+    if got != expected:
+        want = " ".join(f"{d.short}{list(s)}" for d, s in expected)
+        raise _fail(ShapeError, op, avals, f"{params['name']} was recorded for operands {want}")
+    return tuple((d, tuple(s)) for d, s in params["out_avals"])
+
+
+SHAPE_RULES["custom_jvp_call"] = custom_call_rule
+SHAPE_RULES["custom_vjp_call"] = custom_call_rule
+PARAM_DEFAULTS["custom_vjp_call"] = {"residuals": None}
+
+
 def _check_complete() -> None:
     # Import-time guard: a newly declared op without a rule fails loudly here,
     # not at its first use.

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 
 import autodiff
 import runtime as rt
+from autodiff import parity
 from passes import LOWERINGS, GraphBuilder, LoweringError, export_stablehlo, lower_to_jax, promote, verify
 from passes.lower_jax import graph_dtypes, uniform_value
 from runtime import functions as F
@@ -406,6 +407,12 @@ def eigh_invariants(x: Tensor, lower: bool = True) -> tuple[Tensor, Tensor]:
 for _d in ("f32", "f64", "c64", "c128"):
     case("eigh", _d, eigh_invariants, lambda _d=_d: spd(_d, seed=4))
 case("eigh", "upper", lambda x: eigh_invariants(x, lower=False), spd("f64", seed=5))
+
+# user calls: a function and its custom rule, lowered to jax.custom_jvp / jax.custom_vjp
+# (tests/autodiff/test_custom_rules.py differentiates the lowered programs with JAX)
+for _d in ("f32", "c128", "i32"):
+    case("custom_jvp_call", _d, lambda x: F.mul(parity.custom_transpose(x), 2), lambda _d=_d: data(_d))
+    case("custom_vjp_call", _d, lambda x: F.mul(parity.custom_vjp_transpose(x), 2), lambda _d=_d: data(_d))
 
 
 CASE_IDS = [c.id for c in CASES]

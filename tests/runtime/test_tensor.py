@@ -258,6 +258,8 @@ def test_unary_operators_and_matmul() -> None:
 def test_every_op_has_a_function() -> None:
     aliases = {"and": "logical_and", "or": "logical_or", "xor": "logical_xor"}
     for name in ops.OPS:
+        if ops.OPS[name].family == ops.CALL:
+            continue  # user calls are made by autodiff.custom_jvp / custom_vjp (tests/autodiff/test_custom_rules.py)
         fn = getattr(F, aliases.get(name, name), None)
         assert callable(fn), f"runtime.functions has no function for op {name}"
         assert fn.__doc__, f"runtime.functions.{fn.__name__} lacks a docstring"

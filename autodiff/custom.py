@@ -1,0 +1,427 @@
+"""Custom derivative rules: ``custom_jvp`` and ``custom_vjp``, with JAX's interface.
+
+::
+
+    @autodiff.custom_jvp
+    def softplus(x):
+        return rt.log1p(rt.exp(x))
+
+    @softplus.defjvp
+    def softplus_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return softplus(x), rt.mul(t, rt.logistic(x))
+
+Called on untracked inputs, a custom function is just ``fun``. Called while
+recording (a tracked input: ``grad``, ``vjp``, ``jvp``, ``runtime.trace``,
+``jit``), it runs once eagerly and is recorded as **one equation**,
+``custom_jvp_call`` or ``custom_vjp_call``, whose params carry the function
+and its rule as flat callables (operand Tensors in, lists of Tensors out; the
+pytree structure and ``nondiff_argnums`` are closed over). The equation
+
+* replays: its kernel runs ``fun`` with recording off;
+* differentiates: ``custom_jvp_call``'s JVP is the user's rule, its VJP the
+  transpose of that rule's tangent map (recorded and pulled back, as JAX
+  transposes a linear JVP); ``custom_vjp_call``'s VJP is the user's ``bwd``
+  on the residuals ``fwd`` saved, and it has no forward mode (as in JAX);
+* lowers to ``jax.custom_jvp`` / ``jax.custom_vjp`` (``passes.lower_jax``);
+* batches through the same params: ``fun``, ``jvp``, ``fwd`` and ``bwd`` take
+  and return whole operands, so a batching rule can call them on batched
+  Tensors and record a new call.
+
+Reverse-mode rules follow castwise's complex convention (PyTorch's): ``bwd``
+maps a cotangent ``ct`` of a holomorphic ``f`` to ``ct * conj(f'(z))``. The
+lowering converts it for JAX (``conj(bwd(conj(ct)))``).
+
+``autodiff.testing.check_grads`` checks a custom rule against finite
+differences and names the custom function when they disagree.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from autodiff.api import _output_leaves, tensor_leaves
+from autodiff.engine import reachable_eqns, vjp_pass
+from autodiff.pytree import TreeDef, flatten_up_to, tree_structure, tree_unflatten
+from autodiff.record import enable_grad, is_recording, no_grad
+from autodiff.rules import JVP_RULES, VJP_RULES, VJP_SAVES
+from autodiff.zeros import TangentLike, Zero, instantiate
+from runtime import hooks, ops
+from runtime.graph import PRINT_RULES, new_leaf
+from runtime.tensor import Tensor
+
+__all__ = ["CustomRuleError", "CustomVJPForwardError", "custom_jvp", "custom_vjp"]
+
+Aval = tuple[Any, tuple[int, ...]]
+
+
+class CustomRuleError(TypeError):
+    """A custom derivative rule returned something of the wrong structure, dtype or shape."""
+
+
+class CustomVJPForwardError(TypeError):
+    """Forward mode reached a ``custom_vjp`` function (its rule is reverse mode only, as in JAX)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"can't apply forward-mode autodiff (jvp) to the custom_vjp function {name!r}: its rule is "
+            "reverse mode only (as in JAX); differentiate it with grad/vjp/jacrev, check it with "
+            "check_grads(..., modes=('rev',)), or give it a custom_jvp rule"
+        )
+        self.name = name
+
+
+# -- calling a custom function --------------------------------------------------------------------
+
+
+def _avals(xs: Sequence[Tensor]) -> tuple[Aval, ...]:
+    return tuple((x.dtype, tuple(x.shape)) for x in xs)
+
+
+def _describe(avals: Sequence[Aval]) -> str:
+    return " ".join(f"{d.short}{list(s)}" for d, s in avals) or "nothing"
+
+
+class _Call:
+    """One call of a custom function: its arguments split into static (``nondiff_argnums``) and
+    differentiable pytrees, and the flat views of the user's functions."""
+
+    def __init__(self, kind: str, name: str, fun: Callable[..., Any], args: Sequence[Any], nondiff: Sequence[int]):
+        self.kind, self.name, self.fun = kind, name, fun
+        self.nargs = len(args)
+        for i in nondiff:
+            if not -len(args) <= i < len(args):
+                raise IndexError(f"{kind} {name}: nondiff_argnums {i} is out of range for {len(args)} arguments")
+        self.nondiff = sorted(i % len(args) for i in nondiff)
+        self.static = [args[i] for i in self.nondiff]
+        self.positions = [i for i in range(len(args)) if i not in self.nondiff]
+        self.diff_args = tuple(args[i] for i in self.positions)
+        self.leaves, self.in_tree = tensor_leaves(self.diff_args, f"{kind} {name}", _diff_argument(self.positions))
+        self.out_tree: TreeDef | None = None
+        #: the outputs' avals, once recorded
+        self.out_avals: tuple[Aval, ...] = ()
+
+    def rebuild(self, xs: Sequence[Any]) -> list[Any]:
+        """All arguments, the differentiable ones rebuilt from leaves ``xs``."""
+        call: list[Any] = [None] * self.nargs
+        for i, value in zip(self.nondiff, self.static, strict=True):
+            call[i] = value
+        for i, value in zip(self.positions, tree_unflatten(self.in_tree, xs), strict=True):
+            call[i] = value
+        return call
+
+    def outputs(self, out: Any, what: str) -> list[Tensor]:
+        """The leaves of an output pytree, checked against the first output's structure."""
+        leaves, tree = _output_leaves(out, f"{self.kind} {self.name}: {what}")
+        if self.out_tree is None:
+            self.out_tree = tree
+        elif tree != self.out_tree:
+            raise CustomRuleError(
+                f"{self.kind} {self.name}: {what} has structure {tree}, but the function returns {self.out_tree}"
+            )
+        return leaves
+
+    def flat_fun(self) -> Callable[..., list[Tensor]]:
+        def fun(*xs: Tensor) -> list[Tensor]:
+            return self.outputs(self.fun(*self.rebuild(xs)), "the function's output")
+
+        fun.__name__ = self.name
+        return fun
+
+    def record(self, op: ops.OpDef, params: dict[str, Any], outs: Sequence[Tensor]) -> Any:
+        """Record ``op`` (the call) on the input leaves; return the output pytree."""
+        results = [Tensor(o._array, o.dtype) for o in outs]
+        self.out_avals = _avals(results)
+        params.update(name=self.name, in_avals=_avals(self.leaves), out_avals=self.out_avals)
+        recorder = hooks.current_recorder()
+        assert recorder is not None
+        recorder(op, params, self.leaves, tuple(x.dtype for x in self.leaves), results)
+        assert self.out_tree is not None
+        return tree_unflatten(self.out_tree, results)
+
+
+def _diff_argument(positions: Sequence[int]) -> Callable[[int], str]:
+    return lambda k: f"argument {positions[k]}"
+
+
+def _recording(leaves: Sequence[Tensor]) -> bool:
+    return hooks.current_recorder() is not None and any(x.node is not None for x in leaves)
+
+
+def _bind(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """Keyword arguments resolved to positions (JAX's rules take positional arguments only)."""
+    if not kwargs:
+        return args
+    bound = inspect.signature(fun).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.args) + tuple(bound.kwargs.values())
+
+
+def _checked_tangent(call: _Call, what: str, got: Any, aval: Aval, index: int) -> Tensor:
+    """A rule's tangent or cotangent as a Tensor of ``aval`` (zeros for ``None``), else a clear error."""
+    dtype, shape = aval
+    if got is None or isinstance(got, Zero):
+        return instantiate(Zero(dtype, shape))
+    t = got if isinstance(got, Tensor) else Tensor(np.asarray(got), None)
+    if t.dtype is not dtype or tuple(t.shape) != tuple(shape):
+        raise CustomRuleError(
+            f"{call.kind} {call.name}: the rule returned {t.dtype.short}{list(t.shape)} for {what} {index}, "
+            f"which is {dtype.short}{list(shape)}: a rule's tangents and cotangents have the dtype and shape "
+            "of their primal"
+        )
+    return t
+
+
+class custom_jvp:  # (JAX's name)
+    """A function with a user-defined forward-mode rule (JAX's ``jax.custom_jvp``).
+
+    ``f.defjvp(rule)`` sets ``rule(*nondiff_args, primals, tangents) ->
+    (primal_out, tangent_out)``, where ``primals`` and ``tangents`` are tuples
+    of the differentiable arguments (pytrees). Reverse mode transposes the
+    rule's tangent map, so one rule serves ``jvp``, ``grad`` and ``vjp``.
+    """
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable[..., Any] | None = None
+
+    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+        """Set the JVP rule (usable as a decorator; returns ``jvp``)."""
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = _bind(self.fun, args, kwargs)
+        name = getattr(self.fun, "__name__", "custom_jvp")
+        call = _Call("custom_jvp", name, self.fun, args, self.nondiff_argnums)
+        if not _recording(call.leaves):
+            return self.fun(*args)
+        if self.jvp is None:
+            raise AttributeError(f"no JVP rule defined for the custom_jvp function {name!r}: use defjvp")
+        fun = call.flat_fun()
+        with no_grad():
+            outs = fun(*call.leaves)
+        return call.record(ops.custom_jvp_call, {"fun": fun, "jvp": self._flat_jvp(call)}, outs)
+
+    def _flat_jvp(self, call: _Call) -> Callable[..., tuple[list[Tensor], list[Tensor]]]:
+        rule = self.jvp
+        assert rule is not None
+
+        def jvp(primals: Sequence[Tensor], tangents: Sequence[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
+            p = tree_unflatten(call.in_tree, list(primals))
+            t = tree_unflatten(call.in_tree, list(tangents))
+            result = rule(*call.static, tuple(p), tuple(t))
+            if not (isinstance(result, tuple | list) and len(result) == 2):
+                raise CustomRuleError(
+                    f"custom_jvp {call.name}: the JVP rule must return a pair (primal_out, tangent_out), "
+                    f"got {type(result).__name__}"
+                )
+            outs = call.outputs(result[0], "the JVP rule's primal output")
+            assert call.out_tree is not None
+            try:
+                t_leaves = flatten_up_to(call.out_tree, result[1])
+            except (ValueError, TypeError):
+                raise CustomRuleError(
+                    f"custom_jvp {call.name}: the JVP rule's tangent output has structure "
+                    f"{tree_structure(result[1])}, but the primal output is {call.out_tree}"
+                ) from None
+            return outs, [
+                _checked_tangent(call, "output", t, (o.dtype, tuple(o.shape)), i)
+                for i, (t, o) in enumerate(zip(t_leaves, outs, strict=True))
+            ]
+
+        jvp.__name__ = getattr(rule, "__name__", "jvp")
+        return jvp
+
+
+class custom_vjp:  # (JAX's name)
+    """A function with a user-defined reverse-mode rule (JAX's ``jax.custom_vjp``).
+
+    ``f.defvjp(fwd, bwd)``: ``fwd(*args) -> (out, residuals)`` (all arguments,
+    ``residuals`` a pytree of arrays); ``bwd(*nondiff_args, residuals,
+    cotangent) -> tuple`` with one cotangent pytree per differentiable
+    argument (``None`` for zero), under castwise's convention (PyTorch's:
+    ``ct * conj(f'(z))`` for a holomorphic ``f``). There is no forward mode.
+    """
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        """Set the forward pass (output and residuals) and the backward rule."""
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = _bind(self.fun, args, kwargs)
+        name = getattr(self.fun, "__name__", "custom_vjp")
+        call = _Call("custom_vjp", name, self.fun, args, self.nondiff_argnums)
+        if not _recording(call.leaves):
+            return self.fun(*args)
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(f"no VJP rule defined for the custom_vjp function {name!r}: use defvjp")
+        fun, fwd, bwd = call.flat_fun(), *self._flat_rules(call)
+        with no_grad():
+            outs, residuals = fwd(*call.leaves)
+        params = {"fun": fun, "fwd": fwd, "bwd": bwd, "residuals": tuple(residuals)}
+        return call.record(ops.custom_vjp_call, params, outs)
+
+    def _flat_rules(self, call: _Call) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        user_fwd, user_bwd = self.fwd, self.bwd
+        assert user_fwd is not None and user_bwd is not None
+        res_tree: list[TreeDef] = []
+        arg_trees = [tree_structure(a) for a in call.diff_args]
+        in_avals = _avals(call.leaves)
+
+        def fwd(*xs: Tensor) -> tuple[list[Tensor], list[Tensor]]:
+            result = user_fwd(*call.rebuild(xs))
+            if not (isinstance(result, tuple | list) and len(result) == 2):
+                raise CustomRuleError(
+                    f"custom_vjp {call.name}: fwd must return a pair (output, residuals), got {type(result).__name__}"
+                )
+            outs = call.outputs(result[0], "fwd's output")
+            residuals, tree = tensor_leaves(result[1], f"custom_vjp {call.name}", "fwd's residuals")
+            res_tree[:] = [tree]
+            return outs, residuals
+
+        def bwd(residuals: Sequence[Tensor], cotangents: Sequence[TangentLike]) -> list[Tensor | None]:
+            assert call.out_tree is not None and res_tree
+            cts = [
+                _checked_tangent(call, "output", c, a, i)
+                for i, (c, a) in enumerate(zip(cotangents, call.out_avals, strict=True))
+            ]
+            got = user_bwd(
+                *call.static, tree_unflatten(res_tree[0], list(residuals)), tree_unflatten(call.out_tree, cts)
+            )
+            if not isinstance(got, tuple | list) or len(got) != len(call.positions):
+                n = len(got) if isinstance(got, tuple | list) else type(got).__name__
+                raise CustomRuleError(
+                    f"custom_vjp {call.name}: bwd must return a tuple with one cotangent per differentiable "
+                    f"argument ({len(call.positions)}), got {n}"
+                )
+            flat: list[Any] = []
+            for k, (g, tree) in enumerate(zip(got, arg_trees, strict=True)):
+                if g is None:
+                    flat.extend([None] * tree.num_leaves)
+                    continue
+                try:
+                    flat.extend(flatten_up_to(tree, g))
+                except (ValueError, TypeError):
+                    raise CustomRuleError(
+                        f"custom_vjp {call.name}: bwd's cotangent for argument {call.positions[k]} has structure "
+                        f"{tree_structure(g)}, but the argument is {tree}"
+                    ) from None
+            return [
+                _checked_tangent(call, "argument leaf", g, a, i) if a[0].is_inexact else None
+                for i, (g, a) in enumerate(zip(flat, in_avals, strict=True))
+            ]
+
+        fwd.__name__ = getattr(user_fwd, "__name__", "fwd")
+        bwd.__name__ = getattr(user_bwd, "__name__", "bwd")
+        return fwd, bwd
+
+
+# -- the equations' derivative rules ----------------------------------------------------------------
+
+
+def custom_jvp_call_jvp(
+    primals: Sequence[Tensor], tangents: Sequence[TangentLike], outputs: Sequence[Tensor], *, jvp: Any, **_: Any
+) -> list[TangentLike]:
+    """The user's rule, on instantiated tangents (as JAX's ``custom_jvp`` hands them over)."""
+    _, t_out = jvp(list(primals), [instantiate(t) for t in tangents])
+    return list(t_out)
+
+
+JVP_RULES["custom_jvp_call"] = custom_jvp_call_jvp
+
+
+def custom_jvp_call_vjp(
+    cotangents: Sequence[TangentLike], primals: Sequence[Tensor], outputs: Sequence[Tensor], needs: Sequence[bool],
+    *, jvp: Any, **_: Any,
+) -> list[TangentLike]:  # fmt: skip
+    """The transpose of the rule's tangent map ``t -> jvp(primals, t)[1]``, which is linear: it is
+    recorded from zero tangents and pulled back (with ``create_graph``, the pull-back is recorded
+    too, so the primals' part in it is differentiated again)."""
+    create = is_recording()
+    active = [i for i, need in enumerate(needs) if need]
+    seeds_in = [instantiate(Zero(p.dtype, tuple(p.shape))) for p in primals]
+    leaves = []
+    for i in active:
+        t = Tensor(seeds_in[i]._array, seeds_in[i].dtype)
+        new_leaf(t)
+        seeds_in[i] = t
+        leaves.append(t)
+    with enable_grad():
+        _, t_out = jvp(list(primals), seeds_in)
+    boundary = [t.node for t in leaves] + [p.node for p in primals if p.node is not None]
+    eqns = reachable_eqns([t.node for t in t_out if t.node is not None], boundary)
+    seeds: dict[int, TangentLike] = {}
+    for t, ct in zip(t_out, cotangents, strict=True):
+        if t.node is None or isinstance(ct, Zero):
+            continue
+        seeds[id(t.node)] = ct if id(t.node) not in seeds else seeds[id(t.node)] + ct
+    pulled = vjp_pass(eqns, seeds, create_graph=create)
+    result: list[TangentLike] = [Zero(p.dtype, tuple(p.shape)) for p in primals]
+    for i, t in zip(active, leaves, strict=True):
+        result[i] = pulled.get(id(t.node), result[i])
+    return result
+
+
+VJP_RULES["custom_jvp_call"] = custom_jvp_call_vjp
+
+
+def _all_inputs(needs: Sequence[bool]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    # the rule reads every primal input (the JVP rule's coefficients; custom_vjp's fwd under create_graph)
+    return tuple(range(len(needs))), ()
+
+
+VJP_SAVES["custom_jvp_call"] = _all_inputs
+
+
+def custom_vjp_call_jvp(primals: Sequence[Tensor], tangents: Sequence[TangentLike], outputs: Sequence[Tensor],
+                        *, name: str, **_: Any) -> list[TangentLike]:  # fmt: skip
+    """None: a custom_vjp function is reverse mode only (JAX's rule)."""
+    raise CustomVJPForwardError(name)
+
+
+JVP_RULES["custom_vjp_call"] = custom_vjp_call_jvp
+
+
+def custom_vjp_call_vjp(
+    cotangents: Sequence[TangentLike], primals: Sequence[Tensor], outputs: Sequence[Tensor], needs: Sequence[bool],
+    *, fwd: Any, bwd: Any, residuals: Any, **_: Any,
+) -> list[TangentLike]:  # fmt: skip
+    """The user's ``bwd`` on the residuals ``fwd`` saved. With ``create_graph`` (or a call recorded
+    without residuals) ``fwd`` runs again under the recorder, so the residuals carry their
+    dependence on the primals and the cotangents can be differentiated again."""
+    if residuals is None or is_recording():
+        _, residuals = fwd(*primals)
+    cts = bwd(list(residuals), list(cotangents))
+    return [
+        ct if need and ct is not None else Zero(p.dtype, tuple(p.shape))
+        for ct, need, p in zip(cts, needs, primals, strict=True)
+    ]
+
+
+VJP_RULES["custom_vjp_call"] = custom_vjp_call_vjp
+VJP_SAVES["custom_vjp_call"] = _all_inputs
+
+
+def print_custom_call(params: dict[str, Any]) -> str:
+    """``[name=softplus rule=softplus_jvp]``: the user function and its rule, by name."""
+    rule = params.get("jvp") or params.get("bwd")
+    return f"[name={params['name']} rule={getattr(rule, '__name__', rule)}]"
+
+
+PRINT_RULES["custom_jvp_call"] = print_custom_call
+PRINT_RULES["custom_vjp_call"] = print_custom_call

@@ -1,0 +1,204 @@
+"""``jacfwd``, ``jacrev`` and ``hessian`` against JAX on random inputs, in f32/f64/c128.
+
+Real functions R^n -> R^m: jacfwd == jacrev == jax.jacfwd == jax.jacrev.
+Complex (castwise's reverse mode is PyTorch's convention): for a holomorphic
+f, jacfwd == jax.jacfwd(holomorphic=True) and jacrev == its conjugate; for a
+real-valued f of complex inputs, jacrev's rows are castwise's ``grad``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+import autodiff  # noqa: E402
+import runtime as rt  # noqa: E402
+from autodiff.pytree import tree_flatten, tree_map  # noqa: E402
+from runtime import functions as F  # noqa: E402
+from runtime.tensor import Tensor  # noqa: E402
+
+REAL = [np.float32, np.float64]
+RTOL = {np.float32: 1e-4, np.float64: 1e-11, np.complex128: 1e-11}
+
+
+def random(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    data = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        data = data + 1j * rng.standard_normal(shape)
+    return data.astype(dtype)
+
+
+def close(got: Any, want: Any, dtype: Any) -> None:
+    got_a, want_a = np.asarray(got), np.asarray(want)
+    assert got_a.shape == want_a.shape and got_a.dtype == want_a.dtype, (got_a.shape, want_a.shape)
+    np.testing.assert_allclose(got_a, want_a, rtol=RTOL[dtype], atol=RTOL[dtype] * max(1.0, np.abs(want_a).max()))
+
+
+def trees_close(ours: Any, theirs: Any, dtype: Any, conj: bool = False) -> None:
+    ours_leaves, ours_tree = tree_flatten(ours)
+    theirs_leaves, theirs_tree = tree_flatten(theirs)
+    assert ours_tree == theirs_tree, (ours_tree, theirs_tree)
+    for o, t in zip(ours_leaves, theirs_leaves, strict=True):
+        assert isinstance(o, Tensor)
+        close(o.numpy(), np.conj(np.asarray(t)) if conj else np.asarray(t), dtype)
+
+
+# R^n -> R^m: a matrix, a nonlinearity and a coupling term
+M = np.random.default_rng(7).standard_normal((4, 3))
+
+
+def cw_f(x: Tensor) -> Tensor:
+    m = rt.asarray(M.astype(x.numpy().dtype))
+    y = F.matmul(m, x)
+    return F.add(F.sin(y), F.mul(y, F.reduce_sum(F.mul(x, x), (0,))))
+
+
+def jax_f(x: Any) -> Any:
+    y = jnp.asarray(M.astype(x.dtype)) @ x
+    return jnp.sin(y) + y * jnp.sum(x * x)
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=lambda d: np.dtype(d).name)
+def test_jacfwd_equals_jacrev_equals_jax(dtype: Any) -> None:
+    x = random(np.random.default_rng(0), (3,), dtype)
+    fwd = autodiff.jacfwd(cw_f)(rt.asarray(x))
+    rev = autodiff.jacrev(cw_f)(rt.asarray(x))
+    with jax.enable_x64(True):
+        want_fwd = jax.jacfwd(jax_f)(jnp.asarray(x))
+        want_rev = jax.jacrev(jax_f)(jnp.asarray(x))
+    assert fwd.shape == rev.shape == (4, 3)
+    close(fwd.numpy(), want_fwd, dtype)
+    close(rev.numpy(), want_rev, dtype)
+    close(fwd.numpy(), rev.numpy(), dtype)
+
+
+def cw_holo(z: Tensor) -> Tensor:
+    m = rt.asarray(M.astype(np.complex128))
+    return F.mul(F.exp(F.matmul(m, z)), F.reduce_sum(F.mul(z, z), (0,)))
+
+
+def jax_holo(z: Any) -> Any:
+    return jnp.exp(jnp.asarray(M.astype(np.complex128)) @ z) * jnp.sum(z * z)
+
+
+def test_complex_jacobians_follow_the_convention() -> None:
+    z = random(np.random.default_rng(1), (3,), np.complex128)
+    fwd = autodiff.jacfwd(cw_holo)(rt.asarray(z))
+    rev = autodiff.jacrev(cw_holo)(rt.asarray(z))
+    with jax.enable_x64(True):
+        want = jax.jacfwd(jax_holo, holomorphic=True)(jnp.asarray(z))
+        want_rev = jax.jacrev(jax_holo, holomorphic=True)(jnp.asarray(z))
+    close(fwd.numpy(), want, np.complex128)
+    close(rev.numpy(), np.conj(want_rev), np.complex128)  # castwise's reverse mode: the conjugate
+
+    # a real-valued function of a complex input: jacrev's row is castwise's grad (conj of jax.grad)
+    def loss(v: Tensor) -> Tensor:
+        return F.reshape(F.reduce_sum(F.real(F.mul(F.sin(v), F.conj(v))), (0,)), (1,))
+
+    row = autodiff.jacrev(loss)(rt.asarray(z))
+    g = autodiff.grad(lambda v: F.reshape(loss(v), ()))(rt.asarray(z))
+    with jax.enable_x64(True):
+        jax_g = jax.grad(lambda v: jnp.sum(jnp.real(jnp.sin(v) * jnp.conj(v))))(jnp.asarray(z))
+    close(row.numpy()[0], g.numpy(), np.complex128)
+    close(g.numpy(), np.conj(np.asarray(jax_g)), np.complex128)
+    with pytest.raises(TypeError, match="output leaf 0 is complex but an input is real: .* use jacfwd"):
+        autodiff.jacrev(lambda x: F.mul(x, rt.asarray(np.array(1j))))(rt.asarray(np.ones(2)))
+
+
+@pytest.mark.parametrize("dtype", [*REAL, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_pytree_inputs_outputs_and_argnums(dtype: Any) -> None:
+    rng = np.random.default_rng(2)
+    params = {"a": random(rng, (2,), dtype), "b": [random(rng, (2, 2), dtype)]}
+    y = random(rng, (2,), dtype)
+
+    def cw(p: Any, v: Tensor) -> Any:
+        return {"u": F.mul(F.sin(p["a"]), v), "w": F.matmul(p["b"][0], F.mul(p["a"], v))}
+
+    def jx(p: Any, v: Any) -> Any:
+        return {"u": jnp.sin(p["a"]) * v, "w": p["b"][0] @ (p["a"] * v)}
+
+    holomorphic = {"holomorphic": True} if np.dtype(dtype).kind == "c" else {}
+    args_cw = (tree_map(rt.asarray, params), rt.asarray(y))
+    for argnums in (0, (0, 1), 1):
+        fwd = autodiff.jacfwd(cw, argnums=argnums)(*args_cw)
+        rev = autodiff.jacrev(cw, argnums=argnums)(*args_cw)
+        with jax.enable_x64(True):
+            args_jx = (tree_map(jnp.asarray, params), jnp.asarray(y))
+            want_fwd = jax.jacfwd(jx, argnums=argnums, **holomorphic)(*args_jx)
+            want_rev = jax.jacrev(jx, argnums=argnums, **holomorphic)(*args_jx)
+        trees_close(fwd, want_fwd, dtype)
+        trees_close(rev, want_rev, dtype, conj=np.dtype(dtype).kind == "c")
+
+
+def test_jacobians_with_has_aux() -> None:
+    x = rt.asarray(np.array([0.3, -0.4, 1.1]))
+    for jac in (autodiff.jacfwd, autodiff.jacrev):
+        j, aux = jac(lambda v: (F.sin(v), {"sq": F.mul(v, v)}), has_aux=True)(x)
+        np.testing.assert_allclose(j.numpy(), np.diag(np.cos(x.numpy())))
+        np.testing.assert_allclose(aux["sq"].numpy(), x.numpy() ** 2)
+
+
+def cw_loss(x: Tensor) -> Tensor:
+    m = rt.asarray(M.astype(x.numpy().dtype))
+    y = F.matmul(m, x)
+    return F.reduce_sum(F.add(F.tanh(y), F.mul(F.mul(y, y), F.sin(y))), (0,))
+
+
+def jax_loss(x: Any) -> Any:
+    y = jnp.asarray(M.astype(x.dtype)) @ x
+    return jnp.sum(jnp.tanh(y) + y * y * jnp.sin(y))
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=lambda d: np.dtype(d).name)
+def test_hessian_of_a_scalar_loss(dtype: Any) -> None:
+    x = random(np.random.default_rng(3), (3,), dtype)
+    h = autodiff.hessian(cw_loss)(rt.asarray(x))
+    with jax.enable_x64(True):
+        want = jax.hessian(jax_loss)(jnp.asarray(x))
+    close(h.numpy(), want, dtype)
+    close(h.numpy(), h.numpy().T, dtype)
+
+
+def test_hessian_of_a_real_loss_of_complex_input() -> None:
+    # jax.hessian needs holomorphic=True for complex inputs, which a real loss is not. Under
+    # castwise's convention hessian(f) = jacfwd(grad(f)): column j is the derivative of castwise's
+    # gradient (the conjugate of jax.grad's) along the real unit direction e_j.
+    z = random(np.random.default_rng(4), (3,), np.complex128)
+
+    def cw(v: Tensor) -> Tensor:
+        m = rt.asarray(M.astype(np.complex128))
+        y = F.matmul(m, v)
+        return F.reduce_sum(F.real(F.mul(F.mul(y, F.conj(y)), F.sin(y))), (0,))
+
+    def jx(v: Any) -> Any:
+        y = jnp.asarray(M.astype(np.complex128)) @ v
+        return jnp.sum(jnp.real(y * jnp.conj(y) * jnp.sin(y)))
+
+    h = autodiff.hessian(cw)(rt.asarray(z))
+    with jax.enable_x64(True):
+        columns = [
+            jax.jvp(jax.grad(jx), (jnp.asarray(z),), (jnp.asarray(np.eye(3)[j].astype(np.complex128)),))[1]
+            for j in range(3)
+        ]
+    close(h.numpy(), np.conj(np.stack([np.asarray(c) for c in columns], axis=1)), np.complex128)
+
+
+def test_hessian_with_pytree_argument_and_argnums() -> None:
+    rng = np.random.default_rng(5)
+    p = {"x": random(rng, (2,), np.float64), "y": random(rng, (), np.float64)}
+
+    def cw(q: Any, s: Tensor) -> Tensor:
+        return F.mul(F.reduce_sum(F.mul(F.sin(q["x"]), q["y"]), (0,)), s)
+
+    def jx(q: Any, s: Any) -> Any:
+        return jnp.sum(jnp.sin(q["x"]) * q["y"]) * s
+
+    h = autodiff.hessian(cw, argnums=(0, 1))(tree_map(rt.asarray, p), rt.asarray(np.array(1.3)))
+    with jax.enable_x64(True):
+        want = jax.hessian(jx, argnums=(0, 1))(tree_map(jnp.asarray, p), jnp.asarray(1.3))
+    trees_close(h, want, np.float64)
