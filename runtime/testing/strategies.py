@@ -168,7 +168,6 @@ def default_elements(dtype: Any) -> st.SearchStrategy[Any]:
     return _moderate_float()
 
 
-
 def _store(values: list[Any], d: DType, shape: tuple[int, ...]) -> np.ndarray:
     wide: Any = {"bool": np.bool_, "int": np.int64, "uint": np.int64, "float": np.float64, "complex": np.complex128}
     array = np.asarray(values, dtype=wide[d.kind]).reshape(shape)

@@ -194,9 +194,9 @@ def test_bool_pickles_to_the_singleton():
 def test_sub_byte_ints_and_small_complex_groupings():
     # every integer narrower than a byte, per ml_dtypes' own iinfo
     narrow = [d for d in runtime.ALL_DTYPES if d.is_integer and ml_dtypes.iinfo(d.storage).bits < 8]
-    assert runtime.dtypes.SUB_BYTE_INTS == tuple(narrow)
+    assert tuple(narrow) == runtime.dtypes.SUB_BYTE_INTS
     assert {d.name for d in narrow} == {"int1", "uint1", "int2", "uint2", "int4", "uint4"}
-    assert runtime.dtypes.SMALL_COMPLEX == (runtime.complex32, runtime.bcomplex32)
+    assert (runtime.complex32, runtime.bcomplex32) == runtime.dtypes.SMALL_COMPLEX
 
 
 @pytest.mark.parametrize(("complex_type", "part"), [

@@ -42,7 +42,6 @@ def zero_d(d: runtime.DType) -> np.ndarray:
 # =============================================================================
 
 
-
 def _jax_knows(d: runtime.DType) -> bool:
     """Whether the installed JAX has ``d`` as a dtype (float32r is castwise's own storage alias)."""
     if d is runtime.float32r:
@@ -632,7 +631,8 @@ def test_torch_table_matches_installed_torch():
     torch = pytest.importorskip("torch")
     names = [
         "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
-        "uint4", "int4", "uint2", "int2", "uint1", "int1", "complex32", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+        "uint4", "int4", "uint2", "int2", "uint1", "int1", "complex32",
+        "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
         "float8_e8m0fnu", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     ]  # fmt: skip
 
