@@ -148,10 +148,6 @@ class Policy:
         """The common dtype of classified operands."""
         if not operands:
             raise TypeError(f"result_type: at least one operand is required (policy {self.name!r})")
-        for op in operands:
-            # a lone strong operand never reaches promote_types: check it is the policy's
-            if op.dtype is not None and op.dtype not in self._known:
-                raise self.no_path(op.dtype, op.dtype, self.explain_failure(op.dtype, op.dtype))
         return self._result_type(operands)
 
     def _result_type(self, operands: Sequence[Operand]) -> DType:

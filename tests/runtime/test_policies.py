@@ -188,21 +188,6 @@ def test_promotion_error_is_a_type_error_naming_both_dtypes_and_the_policy(polic
     assert f"policy '{policy}'" in message
 
 
-@pytest.mark.parametrize("policy", POLICY_NAMES)
-def test_result_type_refuses_a_lone_dtype_the_policy_does_not_know(policy):
-    # a single strong operand never reaches promote_types, but must still be the policy's
-    pol = runtime.get_policy_object(policy)
-    unknown = [d for d in ALL if d not in pol.dtypes]
-    for d in unknown:
-        # (a 0-d float32r array is a float32 array: float32r only exists as a DType)
-        zero = [(zero_d(d), 2.5)] if d is not runtime.float32r else []
-        for operands in [(d,), (d, 1), *zero, (True, d), (d, d)]:
-            with pytest.raises(PromotionError, match=d.name):
-                runtime.result_type(*operands, policy=policy)
-    for d in pol.dtypes:
-        assert runtime.result_type(d, policy=policy) is d
-
-
 # =============================================================================
 # numpy: numpy.result_type (NEP 50) is the oracle
 # =============================================================================
