@@ -1,7 +1,7 @@
 """``castwise parity``: the JAX regression sweep.
 
 For every op of the vocabulary, over dtypes (bool, the signed and unsigned
-integers, bfloat16 .. float64, complex64/128 and the float8 family), operand
+integers, int2/uint2, bfloat16 .. float64, complex64/128 and the float8 family), operand
 orders, Python-scalar operands and active sets, the sweep checks castwise
 against JAX:
 
@@ -91,6 +91,7 @@ __all__ = [
     "DEPARTURES",
     "FLOAT8_DTYPES",
     "KNOWN_FAILURES",
+    "NARROW_INT_DTYPES",
     "Case",
     "CaseResult",
     "CheckResult",
@@ -118,7 +119,10 @@ FLOAT8_DTYPES: Final[tuple[DType, ...]] = (
     dt.float8_e3m4, dt.float8_e4m3, dt.float8_e4m3fn, dt.float8_e4m3fnuz, dt.float8_e4m3b11fnuz,
     dt.float8_e5m2, dt.float8_e5m2fnuz, dt.float8_e8m0fnu,
 )  # fmt: skip
-DEFAULT_DTYPES: Final[tuple[DType, ...]] = CORE_DTYPES + FLOAT8_DTYPES
+#: The 2-bit integers, which XLA computes (it cannot compile int1/uint1, and JAX has no
+#: complex32/bcomplex32, so those are checked against other oracles in the test suite).
+NARROW_INT_DTYPES: Final[tuple[DType, ...]] = (dt.int2, dt.uint2)
+DEFAULT_DTYPES: Final[tuple[DType, ...]] = CORE_DTYPES + FLOAT8_DTYPES + NARROW_INT_DTYPES
 DEFAULT_POLICIES: Final[tuple[str, ...]] = ("jax", "torch", "numpy", "neuron")
 #: The checks, in report order.
 CHECKS: Final[tuple[str, ...]] = ("agree", "primal", "replay", "jvp", "vjp")
@@ -207,7 +211,7 @@ _MAGNITUDES.setflags(write=False)
 
 def _component(d: DType) -> DType:
     """The real dtype of a complex dtype's parts (any other dtype is its own)."""
-    return {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(d, d)
+    return dt.COMPLEX_PART.get(d, d)
 
 
 @functools.cache
@@ -248,6 +252,9 @@ def _int_grid(d: DType, domain: str) -> np.ndarray:
         "nonzero": [v for v in span if v],
         "exponent": [0, 1, 2, 3],
     }[domain]
+    if d.bits < 8:  # the 2-bit ints: keep to the values they hold (int2: -2..1, uint2: 0..3)
+        info = ml_dtypes.iinfo(d.storage)
+        values = [v for v in values if info.min <= v <= info.max]
     return np.array(values)
 
 
@@ -856,6 +863,28 @@ def _e8m0_derivative_formula(case: Case, check: CheckResult) -> bool:
             and _has(case, dt.float8_e8m0fnu) and _message_has(check, "NaN in different positions"))  # fmt: skip
 
 
+#: What XLA on CPU refuses for the 2-bit ints, which castwise computes in 8 bits and wraps.
+_NARROW_INT_XLA_GAPS: Final = frozenset({"pow", "dot_general", "abs", "concatenate"})
+
+
+def _plans_half_complex(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> bool:
+    """A case castwise runs in complex32/bcomplex32 (torch: float16 with a complex scalar), JAX cannot."""
+    if ours_refused or not jax_refused or case.policy == "jax":
+        return False
+    if _has(case, *dt.SMALL_COMPLEX):
+        return True
+    try:
+        return any(t in dt.SMALL_COMPLEX for t in _planned(case))
+    except PromotionError:
+        return False
+
+
+def _narrow_int_true_divide(case: Case, check: CheckResult) -> bool:
+    """div of 2-bit ints under jax: jnp.true_divide keeps int2/uint2 (see DEPARTURES)."""
+    return (case.policy == "jax" and case.spec.op == "div" and check.check == "primal"
+            and _has(case, *NARROW_INT_DTYPES) and _message_has(check, "dtype float32, expected "))  # fmt: skip
+
+
 DEPARTURES: Final[tuple[Departure, ...]] = (
     Departure(
         "jnp-converts",
@@ -905,6 +934,28 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "float8_e8m0fnu for y = 1 (the format has no 0)",
         "docs/promotion.md (departures); docs/parity.md",
         explains=_integer_pow,
+    ),
+    Departure(
+        "narrow-int-xla",
+        "castwise computes every integer op on int2/uint2 in 8 bits and wraps back; XLA on CPU has no 2-bit "
+        "integer pow (jnp.power's integer algorithm), dot or concatenate (its compiler aborts), and jnp.abs "
+        "refuses narrow integers as platform-dependent",
+        "runtime/kernels.py (module docstring); tests/runtime/test_kernels_new_dtypes.py (exact integers)",
+        lambda c, x, o, j: c.spec.op in _NARROW_INT_XLA_GAPS and not o and j and _has(c, *NARROW_INT_DTYPES),
+    ),
+    Departure(
+        "half-complex-no-jax",
+        "under torch, float16 with a complex scalar or 0-d tensor is complex32 (PyTorch's ComplexHalf), which JAX "
+        "does not have: no JAX reference; castwise computes it in complex64 and rounds each part to float16",
+        "docs/promotion.md (torch); tests/runtime/test_kernels_new_dtypes.py",
+        _plans_half_complex,
+    ),
+    Departure(
+        "narrow-int-true-divide",
+        "jnp.true_divide keeps int1/int2/uint1/uint2 (JAX's to_inexact_dtype has no entry for them) and divides "
+        "as integers; castwise's true division of every integer narrower than 64 bits is float32, as for int4",
+        "docs/promotion.md (jax)",
+        explains=_narrow_int_true_divide,
     ),
     Departure(
         "e8m0-derivative-formula",
@@ -1100,14 +1151,16 @@ def _matches(spec: Spec, patterns: Sequence[str]) -> bool:
 
 
 def parse_dtypes(text: str | None) -> tuple[DType, ...]:
-    """``--dtypes`` value: comma-separated names or short names (``f32,c64,bfloat16``), or ``core`` / ``float8``."""
+    """``--dtypes`` value: comma-separated names or short names (``f32,c64,bfloat16``), or a group:
+    ``core`` / ``float8`` / ``narrow-int``."""
     if not text:
         return DEFAULT_DTYPES
     out: list[DType] = []
     for item in (t.strip() for t in text.split(",")):
         if not item:
             continue
-        group = {"core": CORE_DTYPES, "float8": FLOAT8_DTYPES, "all": DEFAULT_DTYPES}.get(item)
+        group = {"core": CORE_DTYPES, "float8": FLOAT8_DTYPES, "narrow-int": NARROW_INT_DTYPES,
+                 "all": DEFAULT_DTYPES}.get(item)  # fmt: skip
         for d in group if group is not None else (dt.dtype(item),):
             if d not in out:
                 out.append(d)
@@ -1297,6 +1350,9 @@ def _outputs(result: Any) -> list[Any]:
 
 def _run_jax(case: Case, operands: Sequence[Any], lax_only: bool = False) -> list[np.ndarray]:
     """JAX's primal outputs for the case (x64, eager); raises where JAX refuses."""
+    if case.spec.op == "concatenate" and _has(case, *NARROW_INT_DTYPES):
+        # XLA's CPU compiler aborts the process on this (a failed check in its concatenate emitter)
+        raise RuntimeError("XLA CPU cannot compile a concatenate of 2-bit integers (it aborts)")
     with _jax_x64():
         xs = [_to_jax(x) for x in operands]
         f = _jax_function(case, xs, lax_only)
@@ -2177,8 +2233,8 @@ def add_parser(sub: Any) -> None:
                    help="comma-separated glob patterns over op names, sweep ids and families "
                    "(e.g. 'add,dot_*,unary')")  # fmt: skip
     p.add_argument("--dtypes", default=None, metavar="LIST",
-                   help="comma-separated dtypes (names or short names; 'core', 'float8'); a case runs when all its "
-                   "dtypes are listed (default: core + float8)")  # fmt: skip
+                   help="comma-separated dtypes (names or short names; 'core', 'float8', 'narrow-int'); a case runs "
+                   "when all its dtypes are listed (default: core + float8 + narrow-int)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="seed of the inputs and sampled dtype pairs (default 0)")
     p.add_argument(
         "--quick",

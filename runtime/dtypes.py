@@ -71,11 +71,15 @@ class DType:
 _CATALOG: list[DType] = []
 
 bool_ = DType("bool", "bool", "bool", 8, np.bool_)
+int1 = DType("int1", "i1", "int", 1, ml_dtypes.int1)
+int2 = DType("int2", "i2", "int", 2, ml_dtypes.int2)
 int4 = DType("int4", "i4", "int", 4, ml_dtypes.int4)
 int8 = DType("int8", "i8", "int", 8, np.int8)
 int16 = DType("int16", "i16", "int", 16, np.int16)
 int32 = DType("int32", "i32", "int", 32, np.int32)
 int64 = DType("int64", "i64", "int", 64, np.int64)
+uint1 = DType("uint1", "u1", "uint", 1, ml_dtypes.uint1)
+uint2 = DType("uint2", "u2", "uint", 2, ml_dtypes.uint2)
 uint4 = DType("uint4", "u4", "uint", 4, ml_dtypes.uint4)
 uint8 = DType("uint8", "u8", "uint", 8, np.uint8)
 uint16 = DType("uint16", "u16", "uint", 16, np.uint16)
@@ -99,6 +103,10 @@ float32 = DType("float32", "f32", "float", 32, np.float32)
 # stored as float32 and differs from float32 only in how policies rank it.
 float32r = DType("float32r", "f32r", "float", 32, np.float32)
 float64 = DType("float64", "f64", "float", 64, np.float64)
+# ml_dtypes' half-precision complex types: two float16 (PyTorch's complex32,
+# torch.chalf) or two bfloat16 parts. JAX has neither.
+complex32 = DType("complex32", "c32", "complex", 32, ml_dtypes.complex32)
+bcomplex32 = DType("bcomplex32", "bc32", "complex", 32, ml_dtypes.bcomplex32)
 complex64 = DType("complex64", "c64", "complex", 64, np.complex64)
 complex128 = DType("complex128", "c128", "complex", 128, np.complex128)
 
@@ -106,10 +114,19 @@ complex128 = DType("complex128", "c128", "complex", 128, np.complex128)
 #: bf16 .. f64, complex).
 ALL_DTYPES: Final[tuple[DType, ...]] = tuple(_CATALOG)
 
-#: The narrow formats (under 16 bits of float, or 4-bit ints) that JAX keeps out
+#: The narrow formats (under 16 bits of float, or 1/2/4-bit ints) that JAX keeps out
 #: of implicit promotion.
-SUB_BYTE_INTS: Final[tuple[DType, ...]] = (int4, uint4)
+SUB_BYTE_INTS: Final[tuple[DType, ...]] = tuple(d for d in ALL_DTYPES if d.is_integer and d.bits < 8)
 SMALL_FLOATS: Final[tuple[DType, ...]] = tuple(d for d in ALL_DTYPES if d.kind == "float" and d.bits <= 8)
+#: The complex types with half-precision parts (complex32: float16, bcomplex32: bfloat16).
+SMALL_COMPLEX: Final[tuple[DType, ...]] = (complex32, bcomplex32)
+#: complex -> the dtype of its real and imaginary parts.
+COMPLEX_PART: Final[dict[DType, DType]] = {
+    complex32: float16,
+    bcomplex32: bfloat16,
+    complex64: float32,
+    complex128: float64,
+}
 
 _BY_NAME: dict[str, DType] = {}
 for _d in ALL_DTYPES:

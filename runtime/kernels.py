@@ -9,7 +9,12 @@ follow ``jax.lax`` on CPU, not NumPy, where the two differ:
   families) are computed in float32 and rounded back after every op, which is
   what XLA's CPU backend does, so results match JAX bit for bit for the
   correctly rounded ops;
-* int4/uint4 are computed in 8 bits and wrapped back;
+* int1/int2/int4 and their unsigned twins are computed in 8 bits and wrapped
+  back;
+* complex32 and bcomplex32 (no XLA type; PyTorch computes complex32 in
+  complex64, its "opmath" type) are computed in complex64 and each part is
+  rounded back to float16 / bfloat16 after every op, as XLA does for the narrow
+  floats; ``abs``/``real``/``imag`` give the part's dtype;
 * integer ``div``/``rem`` use XLA's total definitions (``x / 0 == -1``,
   ``x % 0 == x``, ``INT_MIN / -1 == INT_MIN``);
 * ``convert`` saturates float -> int and maps NaN to 0, like XLA;
@@ -80,9 +85,13 @@ _TINY_FLOAT: Final[frozenset[np.dtype[Any]]] = frozenset(
 #: storage -> the wider storage its arithmetic is done in.
 _WIDEN: Final[dict[np.dtype[Any], np.dtype[Any]]] = {
     **{s: _F32 for s in _NARROW_FLOAT},
-    dt.int4.storage: np.dtype(np.int8),
-    dt.uint4.storage: np.dtype(np.uint8),
+    **{d.storage: np.dtype(np.int8 if d.kind == "int" else np.uint8) for d in dt.SUB_BYTE_INTS},
+    **{d.storage: np.dtype(np.complex64) for d in dt.SMALL_COMPLEX},
 }
+#: The sub-byte integer formats: ml_dtypes casts between two of them only through a wider integer.
+_SUB_BYTE_INT: Final[frozenset[np.dtype[Any]]] = frozenset(d.storage for d in dt.SUB_BYTE_INTS)
+#: complex32 / bcomplex32 (NumPy kind "V"): computed in complex64.
+_SMALL_COMPLEX: Final[frozenset[np.dtype[Any]]] = frozenset(d.storage for d in dt.SMALL_COMPLEX)
 _F16: Final = np.dtype(np.float16)
 #: XLA CPU normalises the 8/6/4-bit floats to float16, whose ops LLVM runs in
 #: float32 and rounds to float16; the float16 result is then rounded to the
@@ -101,10 +110,7 @@ _E8M0: Final = dt.float8_e8m0fnu.storage
 _SIGNED_INT: Final[frozenset[np.dtype[Any]]] = frozenset(d.storage for d in dt.ALL_DTYPES if d.kind == "int")
 _UNSIGNED_INT: Final[frozenset[np.dtype[Any]]] = frozenset(d.storage for d in dt.ALL_DTYPES if d.kind == "uint")
 _INTEGER: Final = _SIGNED_INT | _UNSIGNED_INT
-_COMPLEX_PART: Final[dict[np.dtype[Any], np.dtype[Any]]] = {
-    np.dtype(np.complex64): _F32,
-    np.dtype(np.complex128): _F64,
-}
+_COMPLEX_PART: Final[dict[np.dtype[Any], np.dtype[Any]]] = {c.storage: p.storage for c, p in dt.COMPLEX_PART.items()}
 
 
 def _kind(storage: np.dtype[Any]) -> str:
@@ -160,7 +166,7 @@ def _cmp(f: Callable[[Any, Any], Any], x: Array, y: Array) -> Any:
 
 
 def _iinfo(storage: np.dtype[Any]) -> Any:
-    return ml_dtypes.iinfo(storage) if storage in (dt.int4.storage, dt.uint4.storage) else np.iinfo(storage)
+    return ml_dtypes.iinfo(storage) if storage in _SUB_BYTE_INT else np.iinfo(storage)
 
 
 # -- conversion -----------------------------------------------------------------------------------
@@ -236,8 +242,15 @@ def convert_array(x: Array, target: DType) -> Array:
     if src == dst:
         return x
     kind = _kind(src)
+    if src in _SMALL_COMPLEX:
+        # NumPy's real/imag do not split ml_dtypes' complex types: go through complex64 (exact).
+        x, src = x.astype(np.complex64), np.dtype(np.complex64)
+        if src == dst:
+            return x
     if kind == "complex":
         if target.kind == "complex":
+            # per part, as the part's own conversion (complex128 -> complex32 goes
+            # through float32, like float64 -> float16)
             return x.astype(dst)
         # JAX takes the real part before any complex -> real conversion, bool included.
         x, kind = np.real(x), "float"
@@ -251,6 +264,10 @@ def convert_array(x: Array, target: DType) -> Array:
     if target.kind in ("int", "uint"):
         if kind == "float":
             return _float_to_int(x, dst)
+        if src in _SUB_BYTE_INT or dst in _SUB_BYTE_INT:
+            # ml_dtypes has no cast between two sub-byte formats: go through int64 (wrapping
+            # modulo 2**64 keeps the low bits the narrow target keeps)
+            x = x.astype(_I64)
         return x.astype(dst)  # integer -> integer wraps, as in XLA
     with np.errstate(over="ignore", invalid="ignore"):  # overflow to inf is the defined result
         if target.kind == "float":
@@ -854,6 +871,8 @@ KERNELS["neg"] = neg_kernel
 
 def abs_kernel(x: Array) -> tuple[Array, ...]:
     """|x|; complex gives the real dtype; INT_MIN stays INT_MIN."""
+    if x.dtype in _SMALL_COMPLEX:
+        return (_part(np.abs, x),)  # |z| in float32, rounded once to the part's dtype
     return (_map1(np.abs, x),)
 
 
@@ -1058,14 +1077,23 @@ KERNELS["rsqrt"] = rsqrt_kernel
 
 def conj_kernel(x: Array) -> tuple[Array, ...]:
     """Complex conjugate; a real input is returned unchanged (same dtype)."""
+    if x.dtype in _SMALL_COMPLEX:
+        return (np.conjugate(x.astype(np.complex64)).astype(x.dtype),)  # exact
     return (np.conjugate(x) if x.dtype.kind == "c" else x,)
 
 
 KERNELS["conj"] = conj_kernel
 
 
+def _part(f: Callable[[Any], Any], x: Array) -> Array:
+    """``f`` (real, imag or abs) of a complex32 / bcomplex32 array, in the part's dtype."""
+    return _back(f(x.astype(np.complex64)), _COMPLEX_PART[x.dtype])
+
+
 def real_kernel(x: Array) -> tuple[Array, ...]:
     """Real part of a complex array (a view)."""
+    if x.dtype in _SMALL_COMPLEX:
+        return (_part(np.real, x),)
     return (np.real(x),)
 
 
@@ -1074,6 +1102,8 @@ KERNELS["real"] = real_kernel
 
 def imag_kernel(x: Array) -> tuple[Array, ...]:
     """Imaginary part of a complex array (a view)."""
+    if x.dtype in _SMALL_COMPLEX:
+        return (_part(np.imag, x),)
     return (np.imag(x),)
 
 

@@ -189,6 +189,8 @@ def _comparison_cases() -> list[tuple[str, tuple[object, ...]]]:
         ("uint16 + float16", (dt.uint16, dt.float16)),
         ("int64 + Python float", (dt.int64, 2.5)),
         ("int32 + Python complex", (dt.int32, 1j)),
+        ("float16 + Python complex", (dt.float16, 1j)),
+        ("int2 + Python int", (dt.int2, 1)),
         ("float32 + float64 0-d", (dt.float32, zero_d_f64)),
         ("bool + Python int", (dt.bool_, 1)),
     ]

@@ -246,7 +246,7 @@ _KIND_ORDER: Final = ("bool", "int", "uint", "float", "complex")
 _LAPACK: Final = frozenset({dt.float32, dt.float32r, dt.float64, dt.complex64, dt.complex128})
 
 #: complex -> its real part's dtype (abs, real, imag, eigh eigenvalues).
-REAL_DTYPE: Final[dict[DType, DType]] = {dt.complex64: dt.float32, dt.complex128: dt.float64}
+REAL_DTYPE: Final[dict[DType, DType]] = dict(dt.COMPLEX_PART)
 
 
 def _same_dtype(op: OpDef, avals: Sequence[Aval], positions: Sequence[int]) -> DType:

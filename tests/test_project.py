@@ -166,7 +166,8 @@ def test_installed_versions_satisfy_the_declared_floors() -> None:
 NEEDED = {
     "jax": ("0.8.0", "jax.enable_x64 (parity, jit, autodiff.testing)"),
     "jaxlib": ("0.8.0", "jax 0.8's jaxlib"),
-    "ml_dtypes": ("0.5.1", "float8_e8m0fnu rounding to nearest (0.5.0 rounds 3 to 2)"),
+    "ml_dtypes": ("0.6", "int1/uint1, int2/uint2, complex32 and bcomplex32 (and 0.5.1's float8_e8m0fnu rounding)"),
+    "optree": ("0.14", "tree paths (autodiff.pytree)"),
     "numpy": ("2.0", "NEP 50 promotion, the numpy policy's oracle"),
 }
 
@@ -185,6 +186,7 @@ def test_declared_floors_cover_what_the_code_uses() -> None:
     import numpy as np
 
     assert np.array([3], np.int8).astype(ml_dtypes.float8_e8m0fnu).astype(np.float32)[0] == 4
+    assert all(hasattr(ml_dtypes, name) for name in ("int1", "uint1", "int2", "uint2", "complex32", "bcomplex32"))
 
 
 # -- documents outside the repository ------------------------------------------------------------

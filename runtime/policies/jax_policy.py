@@ -12,7 +12,9 @@ from runtime import dtypes as dt
 from runtime.dtypes import DType
 from runtime.promotion import LatticePolicy
 
-_JAX_DTYPES = tuple(d for d in dt.ALL_DTYPES if d is not dt.float32r)
+# JAX has neither float32r nor ml_dtypes' complex32/bcomplex32 (it knows int1,
+# uint1, int2 and uint2, which sit beside int4/uint4 in its lattice).
+_JAX_DTYPES = tuple(d for d in dt.ALL_DTYPES if d is not dt.float32r and d not in dt.SMALL_COMPLEX)
 _NARROW_FLOATS = [d for d in dt.ALL_DTYPES if d.kind == "float" and d.bits <= 8]
 _INTS = [d for d in _JAX_DTYPES if d.kind in ("int", "uint")]
 _FLOATS = [d for d in _JAX_DTYPES if d.kind == "float"]
@@ -22,8 +24,8 @@ _COMPLEX = [dt.complex64, dt.complex128]
 def _standard_edges() -> dict[DType | str, list[DType | str]]:
     e: dict[DType | str, list[DType | str]] = {
         dt.bool_: ["int"],
-        # a weak int adopts any integer type, including the 4-bit ones
-        "int": [dt.uint8, dt.uint4, dt.int8, dt.int4],
+        # a weak int adopts any integer type, including the 1/2/4-bit ones
+        "int": [dt.uint8, dt.int8, *dt.SUB_BYTE_INTS],
         dt.uint8: [dt.int16, dt.uint16],
         dt.uint16: [dt.int32, dt.uint32],
         dt.uint32: [dt.int64, dt.uint64],
@@ -43,7 +45,7 @@ def _standard_edges() -> dict[DType | str, list[DType | str]]:
         dt.complex64: [dt.complex128],
         dt.complex128: [],
     }
-    for d in (dt.uint4, dt.int4, *_NARROW_FLOATS):
+    for d in (*dt.SUB_BYTE_INTS, *_NARROW_FLOATS):
         e[d] = []
     return e
 
@@ -78,8 +80,8 @@ class JaxPolicy(LatticePolicy):
         for d in (a, b):
             if d.kind == "float" and d.bits <= 8:
                 return f"{d.bits}-bit floats do not support implicit promotion"
-            if d.bits == 4:
-                return "4-bit integers do not support implicit promotion"
+            if d in dt.SUB_BYTE_INTS:
+                return "1-bit, 2-bit and 4-bit integers do not support implicit promotion"
         return ""
 
 

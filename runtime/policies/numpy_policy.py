@@ -4,7 +4,8 @@ Reference: ``numpy.result_type`` in NumPy >= 2. Python scalars are weak: they
 take the other operand's dtype unless their kind is higher (int over bool ->
 int64; float over integers -> float64; complex over a float -> the complex of
 that precision; complex over integers -> complex128). The ml_dtypes formats
-(bfloat16, float8 ...) and float32r are not NumPy-native and are refused.
+(bfloat16, float8 ..., int1/int2/int4 and their unsigned twins, complex32,
+bcomplex32) and float32r are not NumPy-native and are refused.
 """
 
 from __future__ import annotations

@@ -1,14 +1,17 @@
 """PyTorch's promotion: the c10 ``promoteTypes`` table plus category rules.
 
-Reference: ``c10/core/ScalarType.cpp`` (``promoteTypes``: the 12 x 12 table
-below, transcribed as data, ComplexHalf and the quantized types left out
-because castwise has no such dtypes) and ``aten/src/ATen/native/TypeProperties.cpp``
+Reference: ``c10/core/ScalarType.cpp`` (``promoteTypes``: the 13 x 13 table
+below, transcribed as data, the quantized types left out because castwise has
+no such dtypes) and ``aten/src/ATen/native/TypeProperties.cpp``
 (``result_type``: dimensioned tensors, 0-d tensors and wrapped Python numbers
-form three groups combined by category), as kael's ADR 0003 on type promotion
-describes them (docs/promotion.md, Sources). Extra rules from ``promoteTypes``: the float8 types promote only
-with themselves; uint4/uint16/uint32/uint64 promote only with floating types (the
-float wins). Python ``float`` is the default float (float32), ``complex`` the
-default complex (complex64), ``int`` is int64.
+form three groups combined by category), as kael's ADR 0003 on type
+promotion describes them (docs/promotion.md, Sources). Extra
+rules from ``promoteTypes``: the float8 types promote only with themselves;
+uint1/uint2/uint4/uint16/uint32/uint64 (c10's "barebones unsigned" types)
+promote only with floating types (the float wins). Python ``float`` is the
+default float (float32), ``complex`` the default complex (complex64), ``int`` is
+int64. complex32 is c10's ComplexHalf (``torch.chalf``), the complex type of
+float16; PyTorch has no bcomplex32.
 """
 
 from __future__ import annotations
@@ -20,26 +23,27 @@ from runtime.dtypes import DType
 from runtime.promotion import Operand, Policy
 
 # Row/column order of the table, with c10's short names.
-_ORDER = ["u1", "i1", "i2", "i4", "i8", "f2", "f4", "f8", "c4", "c8", "b1", "bf"]
+_ORDER = ["u1", "i1", "i2", "i4", "i8", "f2", "f4", "f8", "c2", "c4", "c8", "b1", "bf"]
 _C10 = {
     "u1": dt.uint8, "i1": dt.int8, "i2": dt.int16, "i4": dt.int32, "i8": dt.int64,
     "f2": dt.float16, "f4": dt.float32, "f8": dt.float64,
-    "c4": dt.complex64, "c8": dt.complex128, "b1": dt.bool_, "bf": dt.bfloat16,
+    "c2": dt.complex32, "c4": dt.complex64, "c8": dt.complex128, "b1": dt.bool_, "bf": dt.bfloat16,
 }  # fmt: skip
 # c10 promoteTypes (columns in _ORDER), verbatim cells for the dtypes castwise has.
 PROMOTE_TYPES_TABLE = """
-u1: u1 i2 i2 i4 i8 f2 f4 f8 c4 c8 u1 bf
-i1: i2 i1 i2 i4 i8 f2 f4 f8 c4 c8 i1 bf
-i2: i2 i2 i2 i4 i8 f2 f4 f8 c4 c8 i2 bf
-i4: i4 i4 i4 i4 i8 f2 f4 f8 c4 c8 i4 bf
-i8: i8 i8 i8 i8 i8 f2 f4 f8 c4 c8 i8 bf
-f2: f2 f2 f2 f2 f2 f2 f4 f8 c4 c8 f2 f4
-f4: f4 f4 f4 f4 f4 f4 f4 f8 c4 c8 f4 f4
-f8: f8 f8 f8 f8 f8 f8 f8 f8 c8 c8 f8 f8
-c4: c4 c4 c4 c4 c4 c4 c4 c8 c4 c8 c4 c4
-c8: c8 c8 c8 c8 c8 c8 c8 c8 c8 c8 c8 c8
-b1: u1 i1 i2 i4 i8 f2 f4 f8 c4 c8 b1 bf
-bf: bf bf bf bf bf f4 f4 f8 c4 c8 bf bf
+u1: u1 i2 i2 i4 i8 f2 f4 f8 c2 c4 c8 u1 bf
+i1: i2 i1 i2 i4 i8 f2 f4 f8 c2 c4 c8 i1 bf
+i2: i2 i2 i2 i4 i8 f2 f4 f8 c2 c4 c8 i2 bf
+i4: i4 i4 i4 i4 i8 f2 f4 f8 c2 c4 c8 i4 bf
+i8: i8 i8 i8 i8 i8 f2 f4 f8 c2 c4 c8 i8 bf
+f2: f2 f2 f2 f2 f2 f2 f4 f8 c2 c4 c8 f2 f4
+f4: f4 f4 f4 f4 f4 f4 f4 f8 c4 c4 c8 f4 f4
+f8: f8 f8 f8 f8 f8 f8 f8 f8 c8 c8 c8 f8 f8
+c2: c2 c2 c2 c2 c2 c2 c4 c8 c2 c4 c8 c2 c4
+c4: c4 c4 c4 c4 c4 c4 c4 c8 c4 c4 c8 c4 c4
+c8: c8 c8 c8 c8 c8 c8 c8 c8 c8 c8 c8 c8 c8
+b1: u1 i1 i2 i4 i8 f2 f4 f8 c2 c4 c8 b1 bf
+bf: bf bf bf bf bf f4 f4 f8 c4 c4 c8 bf bf
 """
 
 
@@ -53,17 +57,19 @@ def _parse_table() -> dict[tuple[DType, DType], DType]:
 
 
 _TABLE = _parse_table()
-# c10 isBarebonesUnsignedType: UInt1..UInt7 (castwise has uint4) and UInt16/32/64.
-_BAREBONES_UNSIGNED = (dt.uint4, dt.uint16, dt.uint32, dt.uint64)
+# c10 isBarebonesUnsignedType: UInt1..UInt7 (castwise has uint1, uint2, uint4) and UInt16/32/64.
+_BAREBONES_UNSIGNED = (dt.uint1, dt.uint2, dt.uint4, dt.uint16, dt.uint32, dt.uint64)
 # Types torch has (or castwise lets stand for a torch shell type) that only
-# promote with themselves.
-_SELF_ONLY = (dt.int4, *dt.SMALL_FLOATS)
+# promote with themselves: the shell signed types Int1..Int7 and the float8 family.
+_SELF_ONLY = (*(d for d in dt.SUB_BYTE_INTS if d.kind == "int"), *dt.SMALL_FLOATS)
 _TORCH_DTYPES = (*_C10.values(), *_BAREBONES_UNSIGNED, *_SELF_ONLY)
 
 
 def _to_complex(d: DType) -> DType:
-    # c10 toComplexType: float16 -> complex32, which castwise does not have, so
-    # castwise uses complex64 (docs/promotion.md); bfloat16 -> complex64 as in torch 2.13.
+    # c10 toComplexType: float16 -> complex32 (ComplexHalf), float64 -> complex128;
+    # bfloat16 -> complex64 as in torch 2.13.
+    if d is dt.float16:
+        return dt.complex32
     return dt.complex128 if d is dt.float64 else dt.complex64
 
 
@@ -92,7 +98,7 @@ class TorchPolicy(Policy):
             return reason
         if a in _SELF_ONLY or b in _SELF_ONLY:
             return "float8 and sub-byte types promote only with themselves"
-        return "uint4, uint16, uint32 and uint64 promote only with floating types"
+        return "uint1, uint2, uint4, uint16, uint32 and uint64 promote only with floating types"
 
     def scalar_default(self, pykind: str, context: DType | None) -> DType:  # type: ignore[override]
         return {"bool": dt.bool_, "int": dt.int64, "float": dt.float32, "complex": dt.complex64}[pykind]

@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
+import ml_dtypes
 import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
@@ -150,23 +151,21 @@ def default_elements(dtype: Any) -> st.SearchStrategy[Any]:
     bool: ``False``/``True``; integers: ``-10..10`` clipped to the dtype's range;
     floats: values in ``[-4, 4]`` with at most three decimals (rounded to the
     format on storage); ``float8_e8m0fnu`` (no sign, no zero): powers of two
-    ``2**-4 .. 2**2``; complex: both parts as for floats.
+    ``2**-4 .. 2**2``; complex (complex32 and bcomplex32 included): both parts
+    as for floats.
     """
     d = dt.dtype(dtype)
     if d.kind == "bool":
         return st.booleans()
     if d.is_integer:
-        lo, hi = _INT_RANGE.get(d.name) or (int(np.iinfo(d.storage).min), int(np.iinfo(d.storage).max))
-        return st.integers(max(lo, -INT_BOUND), min(hi, INT_BOUND))
+        # ml_dtypes.iinfo also describes int1/int2/int4 and their unsigned twins
+        info = ml_dtypes.iinfo(d.storage)
+        return st.integers(max(int(info.min), -INT_BOUND), min(int(info.max), INT_BOUND))
     if d.name == "float8_e8m0fnu":
         return st.integers(-4, 2).map(lambda k: 2.0**k)
     if d.kind == "complex":
         return st.builds(complex, _moderate_float(), _moderate_float())
     return _moderate_float()
-
-
-#: Ranges of the integer formats ``numpy.iinfo`` does not describe.
-_INT_RANGE: Final[dict[str, tuple[int, int]]] = {"int4": (-8, 7), "uint4": (0, 15)}
 
 
 def _store(values: list[Any], d: DType, shape: tuple[int, ...]) -> np.ndarray:

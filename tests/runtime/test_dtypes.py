@@ -1,4 +1,4 @@
-"""The dtype catalog: the 29 DTypes, their attributes, and ``runtime.dtype()`` lookup.
+"""The dtype catalog: the 35 DTypes, their attributes, and ``runtime.dtype()`` lookup.
 
 Storage dtypes are checked against NumPy / ml_dtypes themselves, not against
 the catalog's own table.
@@ -19,11 +19,15 @@ from runtime import DType
 # name, short, kind, bits, the NumPy / ml_dtypes type that stores it
 CATALOG = [
     ("bool", "bool", "bool", 8, np.bool_),
+    ("int1", "i1", "int", 1, ml_dtypes.int1),
+    ("int2", "i2", "int", 2, ml_dtypes.int2),
     ("int4", "i4", "int", 4, ml_dtypes.int4),
     ("int8", "i8", "int", 8, np.int8),
     ("int16", "i16", "int", 16, np.int16),
     ("int32", "i32", "int", 32, np.int32),
     ("int64", "i64", "int", 64, np.int64),
+    ("uint1", "u1", "uint", 1, ml_dtypes.uint1),
+    ("uint2", "u2", "uint", 2, ml_dtypes.uint2),
     ("uint4", "u4", "uint", 4, ml_dtypes.uint4),
     ("uint8", "u8", "uint", 8, np.uint8),
     ("uint16", "u16", "uint", 16, np.uint16),
@@ -45,17 +49,19 @@ CATALOG = [
     ("float32", "f32", "float", 32, np.float32),
     ("float32r", "f32r", "float", 32, np.float32),
     ("float64", "f64", "float", 64, np.float64),
+    ("complex32", "c32", "complex", 32, ml_dtypes.complex32),
+    ("bcomplex32", "bc32", "complex", 32, ml_dtypes.bcomplex32),
     ("complex64", "c64", "complex", 64, np.complex64),
     ("complex128", "c128", "complex", 128, np.complex128),
 ]
 NAMES = [row[0] for row in CATALOG]
 
 
-def test_catalog_has_exactly_29_dtypes_in_order():
-    assert len(CATALOG) == 29
+def test_catalog_has_exactly_35_dtypes_in_order():
+    assert len(CATALOG) == 35
     assert [d.name for d in runtime.ALL_DTYPES] == NAMES
     assert all(isinstance(d, DType) for d in runtime.ALL_DTYPES)
-    assert len({id(d) for d in runtime.ALL_DTYPES}) == 29
+    assert len({id(d) for d in runtime.ALL_DTYPES}) == 35
 
 
 @pytest.mark.parametrize(("name", "short", "kind", "bits", "storage_type"), CATALOG, ids=NAMES)
@@ -84,6 +90,10 @@ def test_bits_agree_with_numpy_where_numpy_knows_the_width():
             assert ml_dtypes.iinfo(d.storage).bits == d.bits
         elif d.kind == "float":
             assert ml_dtypes.finfo(d.storage).bits == d.bits
+        elif d.kind == "complex":
+            # two parts of the complex's float part (ml_dtypes' complex32: two float16)
+            part = runtime.dtypes.COMPLEX_PART[d]
+            assert 2 * part.bits == d.bits == d.itemsize * 8
         if d.bits >= 8:
             assert d.itemsize * 8 == d.bits
 
@@ -131,6 +141,11 @@ def test_dtype_accepts_numpy_and_ml_dtypes_types(name, storage_type):
         (jnp.complex64, "complex64"),
         (jnp.float8_e4m3fn, "float8_e4m3fn"),
         (jnp.bool_, "bool"),
+        (jnp.int1, "int1"),
+        (jnp.uint1, "uint1"),
+        (jnp.int2, "int2"),
+        (jnp.uint2, "uint2"),
+        (jnp.zeros(2, jnp.int2).dtype, "int2"),
         (jnp.dtype("float16"), "float16"),
         (jnp.zeros(2, jnp.bfloat16).dtype, "bfloat16"),
     ],
@@ -174,3 +189,26 @@ def test_dtypes_pickle_to_the_singleton(name):
 
 def test_bool_pickles_to_the_singleton():
     assert pickle.loads(pickle.dumps(runtime.bool_)) is runtime.bool_
+
+
+def test_sub_byte_ints_and_small_complex_groupings():
+    # every integer narrower than a byte, per ml_dtypes' own iinfo
+    narrow = [d for d in runtime.ALL_DTYPES if d.is_integer and ml_dtypes.iinfo(d.storage).bits < 8]
+    assert tuple(narrow) == runtime.dtypes.SUB_BYTE_INTS
+    assert {d.name for d in narrow} == {"int1", "uint1", "int2", "uint2", "int4", "uint4"}
+    assert (runtime.complex32, runtime.bcomplex32) == runtime.dtypes.SMALL_COMPLEX
+
+
+@pytest.mark.parametrize(("complex_type", "part"), [
+    (ml_dtypes.complex32, np.float16),
+    (ml_dtypes.bcomplex32, ml_dtypes.bfloat16),
+    (np.complex64, np.float32),
+    (np.complex128, np.float64),
+])  # fmt: skip
+def test_complex_part_is_the_storage_of_each_component(complex_type, part):
+    d = runtime.dtype(complex_type)
+    assert runtime.dtypes.COMPLEX_PART[d] is runtime.dtype(part)
+    # a value whose parts are exact in the part type survives the round trip through them
+    z = np.array([1.5 - 2.25j], dtype=np.complex128).astype(complex_type)
+    parts = np.array([1.5, -2.25], dtype=part)
+    assert np.asarray(z.astype(np.complex128)).view(np.float64).tolist() == parts.astype(np.float64).tolist()

@@ -41,7 +41,19 @@ def zero_d(d: runtime.DType) -> np.ndarray:
 # jax and jax-strict: the installed JAX is the oracle
 # =============================================================================
 
-JAX_DTYPES = tuple(d for d in ALL if d is not runtime.float32r)
+
+def _jax_knows(d: runtime.DType) -> bool:
+    """Whether the installed JAX has ``d`` as a dtype (float32r is castwise's own storage alias)."""
+    if d is runtime.float32r:
+        return False
+    try:
+        jnp.promote_types(d.storage, d.storage)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+JAX_DTYPES = tuple(d for d in ALL if _jax_knows(d))
 JAX_MODES = [("jax", "standard"), ("jax-strict", "strict")]
 _JAX_ERRORS = (TypeError, jax.dtypes.TypePromotionError)
 
@@ -111,6 +123,28 @@ def test_jax_zero_d_arrays_are_strong(policy, mode):
     assert runtime.result_type(zero_d(runtime.float64), runtime.float16, policy="jax") is runtime.float64
 
 
+def test_jax_knows_the_one_two_and_four_bit_ints_but_no_half_complex():
+    # the new ml_dtypes ints are JAX dtypes (checked cell by cell by the pair test);
+    # complex32 and bcomplex32 are not
+    for d in (runtime.int1, runtime.uint1, runtime.int2, runtime.uint2, runtime.int4, runtime.uint4):
+        assert d in JAX_DTYPES
+    assert runtime.complex32 not in JAX_DTYPES
+    assert runtime.bcomplex32 not in JAX_DTYPES
+
+
+@pytest.mark.parametrize("policy", ["jax", "jax-strict"])
+@pytest.mark.parametrize("d", [d for d in ALL if not _jax_knows(d) and d is not runtime.float32r], ids=str)
+def test_jax_refuses_dtypes_jax_does_not_have(policy, d):
+    for other in (d, runtime.complex64, runtime.float16, runtime.int8):
+        with pytest.raises(PromotionError, match=f"{d.name} is not a dtype of this policy"):
+            runtime.promote_types(d, other, policy=policy)
+        with pytest.raises(PromotionError):
+            runtime.promote_types(other, d, policy=policy)
+    for s in SCALARS:
+        with pytest.raises(PromotionError):
+            runtime.result_type(d, s, policy=policy)
+
+
 @pytest.mark.parametrize("policy", ["jax", "jax-strict"])
 def test_jax_refuses_float32r(policy):
     for other in (runtime.float32r, runtime.float32, runtime.float64):
@@ -127,6 +161,10 @@ def test_jax_known_cells():
     assert promote(runtime.bfloat16, runtime.float16, "jax") is runtime.float32
     assert promote(runtime.float8_e4m3fn, runtime.float32, "jax") is ERR
     assert promote(runtime.int4, runtime.int8, "jax") is ERR
+    assert promote(runtime.int2, runtime.int4, "jax") is ERR
+    assert promote(runtime.bool_, runtime.uint1, "jax") is runtime.uint1
+    assert result(runtime.int2, 1, policy="jax") is runtime.int2
+    assert result(runtime.uint1, 1.0, policy="jax") is ERR
     assert result(runtime.float8_e5m2, 1.0, policy="jax") is runtime.float8_e5m2
     assert result(runtime.int4, 3, policy="jax") is runtime.int4
     assert result(runtime.int8, 1.0, policy="jax") is runtime.float64
@@ -222,6 +260,19 @@ def test_numpy_three_strong_operands_do_not_fold_pairwise():
         expected = numpy_oracle(*(d.storage for d in args))
         assert result(*args, policy="numpy") is expected, args
     assert result(runtime.int8, runtime.uint8, runtime.float16, policy="numpy") is runtime.float16
+
+
+def test_numpy_result_type_on_ml_dtypes_types_is_no_lattice():
+    # Why the numpy policy refuses the ml_dtypes formats: NumPy's own answers for
+    # them depend on which NumPy type is involved, not on a safe-cast lattice.
+    c32, i2 = np.dtype(runtime.complex32.storage), np.dtype(runtime.int2.storage)
+    assert np.result_type(np.int8, c32) == c32
+    with pytest.raises(TypeError):
+        np.result_type(np.int64, c32)  # a wider int has no path, a narrower one does
+    with pytest.raises(TypeError):
+        np.result_type(np.zeros(2, c32), 1.5)  # a Python float cannot join complex32
+    assert np.result_type(np.zeros(2, i2), 1.5) == np.float16  # int2 + 1.5, but int8 + 1.5 is float64
+    assert np.result_type(np.zeros(2, np.int8), 1.5) == np.float64
 
 
 @pytest.mark.parametrize("d", [d for d in ALL if d not in NUMPY_NATIVE], ids=str)
@@ -346,10 +397,6 @@ _SCALAR_BY_TEXT = {"True": True, "1": 1, "1.0": 1.0, "1j": 1j}
 def _torch_expected(cell: str):
     if cell == "-":
         return ERR
-    if cell == "c32":
-        # torch answers complex32 (ComplexHalf) for float16 with complex; castwise
-        # has no complex32 and documents complex64 instead (torch_policy._to_complex).
-        return runtime.complex64
     return D(cell)
 
 
@@ -432,13 +479,58 @@ def test_torch_adr_examples():
     assert runtime.result_type(2.5, 1j, policy="torch") is runtime.complex64
 
 
-def test_torch_float16_with_complex_is_complex64_a_documented_departure():
-    # torch gives complex32 here; castwise has no complex32.
-    assert runtime.result_type(runtime.float16, 1j, policy="torch") is runtime.complex64
-    c128_zero_d = zero_d(runtime.complex128)
-    assert runtime.result_type(runtime.float16, c128_zero_d, policy="torch") is runtime.complex64
-    # promote_types itself matches torch exactly
-    assert runtime.promote_types(runtime.float16, runtime.complex64, policy="torch") is runtime.complex64
+def test_torch_float16_with_complex_is_complex32():
+    # c10 combine_categories: a float tensor meeting a complex scalar or 0-d tensor
+    # becomes toComplexType(float), and toComplexType(Half) is ComplexHalf.
+    f16, c32 = runtime.float16, runtime.complex32
+    assert runtime.result_type(f16, 1j, policy="torch") is c32
+    assert runtime.result_type(zero_d(f16), 1j, policy="torch") is c32
+    assert runtime.result_type(1j, f16, policy="torch") is c32
+    for c in (runtime.complex64, runtime.complex128, c32):
+        assert runtime.result_type(f16, zero_d(c), policy="torch") is c32
+        assert runtime.result_type(zero_d(c), f16, policy="torch") is c32
+    # promote_types is the table: float16 with complex64 is complex64
+    assert runtime.promote_types(f16, runtime.complex64, policy="torch") is runtime.complex64
+    assert runtime.promote_types(f16, c32, policy="torch") is c32
+
+
+# The c2 (ComplexHalf) row of c10's promoteTypes, as castwise dtypes, and what
+# follows from it and combine_categories for scalars and 0-d tensors.
+TORCH_COMPLEX32_PAIRS = [
+    ("c32", "c32", "c32"), ("c32", "bool", "c32"), ("c32", "u8", "c32"), ("c32", "i8", "c32"),
+    ("c32", "i16", "c32"), ("c32", "i32", "c32"), ("c32", "i64", "c32"), ("c32", "f16", "c32"),
+    ("c32", "f32", "c64"), ("c32", "f64", "c128"), ("c32", "bf16", "c64"), ("c32", "c64", "c64"),
+    ("c32", "c128", "c128"),
+    # barebones unsigned types promote only with floats; float8 and shell ints only with themselves
+    ("c32", "u16", "-"), ("c32", "u4", "-"), ("c32", "u1", "-"), ("c32", "i4", "-"), ("c32", "i2", "-"),
+    ("c32", "f8e4m3fn", "-"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), TORCH_COMPLEX32_PAIRS)
+def test_torch_complex32_promote_types_follows_c10(a, b, expected):
+    assert promote(D(a), D(b), "torch") is _torch_expected(expected)
+    assert promote(D(b), D(a), "torch") is _torch_expected(expected)
+
+
+def test_torch_complex32_with_scalars_and_zero_d():
+    c32 = runtime.complex32
+    for s in SCALARS:  # a complex tensor is the highest category: it wins
+        assert runtime.result_type(c32, s, policy="torch") is c32
+    for d in (runtime.float64, runtime.complex128, runtime.int64):  # 0-d of any dtype does not win
+        assert runtime.result_type(c32, zero_d(d), policy="torch") is c32
+    # an integer or bool tensor with a complex32 0-d tensor: the lower complex wins
+    for d in (runtime.bool_, runtime.int8, runtime.int64, runtime.uint16):
+        assert runtime.result_type(d, zero_d(c32), policy="torch") is c32
+    assert runtime.result_type(runtime.float32, zero_d(c32), policy="torch") is runtime.complex64
+    assert runtime.result_type(runtime.float64, zero_d(c32), policy="torch") is runtime.complex128
+
+
+def test_torch_refuses_bcomplex32():
+    # PyTorch has no complex type with bfloat16 parts
+    with pytest.raises(PromotionError, match="bcomplex32 is not a dtype of this policy"):
+        runtime.promote_types(runtime.bcomplex32, runtime.bcomplex32, policy="torch")
+    assert result(runtime.bfloat16, 1j, policy="torch") is runtime.complex64
 
 
 TORCH_FLOAT8 = tuple(
@@ -459,8 +551,8 @@ def _parse_c10_table():
 
 def test_torch_embedded_c10_table_is_square_and_symmetric():
     order, table = _parse_c10_table()
-    assert len(order) == 12
-    assert len(table) == 144
+    assert len(order) == 13
+    assert len(table) == 169
     asymmetric = [(a, b) for a in order for b in order if table[a, b] != table[b, a]]
     assert asymmetric == []
     for a in order:
@@ -486,6 +578,22 @@ def test_torch_float8_promotes_only_with_itself():
                 assert promote(other, f8, "torch") is ERR, other
 
 
+@pytest.mark.parametrize("i", [runtime.int1, runtime.int2, runtime.int4], ids=str)
+def test_torch_shell_signed_ints_promote_only_with_themselves(i):
+    # c10's Int1..Int7 are not in the promoteTypes table: promotion with any other dtype raises
+    pol = runtime.get_policy_object("torch")
+    assert runtime.promote_types(i, i, policy="torch") is i
+    for other in pol.dtypes:
+        if other is not i:
+            assert promote(i, other, "torch") is ERR, other
+            assert promote(other, i, "torch") is ERR, other
+    # scalars of the same category stay; a complex one is the lower complex
+    assert result(i, 3, policy="torch") is i
+    assert result(i, True, policy="torch") is i
+    assert result(i, 1.0, policy="torch") is ERR
+    assert result(i, 1j, policy="torch") is runtime.complex64
+
+
 def test_torch_float8_with_complex_scalar_raises_like_torch():
     for f8 in TORCH_FLOAT8:
         assert result(f8, 1j, policy="torch") is ERR
@@ -493,7 +601,10 @@ def test_torch_float8_with_complex_scalar_raises_like_torch():
         assert result(f8, 2.5, policy="torch") is f8  # same category: the tensor wins
 
 
-@pytest.mark.parametrize("u", [runtime.uint16, runtime.uint32, runtime.uint64, runtime.uint4], ids=str)
+BAREBONES_UNSIGNED = (runtime.uint16, runtime.uint32, runtime.uint64, runtime.uint4, runtime.uint2, runtime.uint1)
+
+
+@pytest.mark.parametrize("u", BAREBONES_UNSIGNED, ids=str)
 def test_torch_barebones_unsigned_promote_only_with_floats(u):
     for f in (runtime.float16, runtime.bfloat16, runtime.float32, runtime.float64):
         assert runtime.promote_types(u, f, policy="torch") is f
@@ -505,7 +616,8 @@ def test_torch_barebones_unsigned_promote_only_with_floats(u):
         runtime.uint8,
         runtime.complex64,
         runtime.complex128,
-        *(x for x in (runtime.uint16, runtime.uint32, runtime.uint64, runtime.uint4) if x is not u),
+        runtime.complex32,
+        *(x for x in BAREBONES_UNSIGNED if x is not u),
     ):
         assert promote(u, other, "torch") is ERR, other
         assert promote(other, u, "torch") is ERR, other
@@ -519,7 +631,8 @@ def test_torch_table_matches_installed_torch():
     torch = pytest.importorskip("torch")
     names = [
         "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
-        "uint4", "int4", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+        "uint4", "int4", "uint2", "int2", "uint1", "int1", "complex32",
+        "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
         "float8_e8m0fnu", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     ]  # fmt: skip
 
@@ -528,8 +641,7 @@ def test_torch_table_matches_installed_torch():
             out = fn(*args)
         except RuntimeError:
             return ERR
-        name = str(out).removeprefix("torch.")
-        return runtime.complex64 if name == "complex32" else D(name)
+        return D(str(out).removeprefix("torch."))
 
     def tensor(dtype, shape):
         return torch.empty(shape, dtype=dtype)
@@ -603,6 +715,17 @@ def test_neuron_bool_with_int_is_unexpected_dtype():
                 runtime.promote_types(a, b, policy="neuron")
             assert "unexpected dtype: bool" in str(info.value)
             assert "No available implicit dtype promotion path" in str(info.value)
+
+
+@pytest.mark.parametrize("small", ["int1", "uint1", "int2", "uint2", "int4", "uint4"])
+def test_neuron_every_sub_byte_int_is_refused_by_the_int_rule(small):
+    assert not np.issubdtype(D(small).storage, np.integer)
+    for other in ("int8", "uint8", "int64", "bool", "int4" if small != "int4" else "int2"):
+        for a, b in ((small, other), (other, small)):
+            with pytest.raises(PromotionError, match="unexpected dtype"):
+                runtime.promote_types(a, b, policy="neuron")
+    assert neuron_both_orders(small, "float16") is runtime.float16  # the float side wins
+    assert neuron(small, small) is D(small)
 
 
 def test_neuron_sub_byte_ints_are_not_numpy_integers():
@@ -710,7 +833,7 @@ def test_neuron_mixed_sign_ladder(u, i, expected):
 
 
 def test_neuron_refuses_complex():
-    for c in ("complex64", "complex128"):
+    for c in ("complex32", "bcomplex32", "complex64", "complex128"):
         for other in ("float32", "float64", "int32", "bool", c):
             assert neuron(c, other) is ERR
             assert neuron(other, c) is ERR
