@@ -14,6 +14,7 @@ from autodiff.api import (
     value_and_grad,
     vjp,
 )
+from autodiff.batching import VmapError, vmap
 from autodiff.jit import Jitted, jit
 from autodiff.record import enable_grad, is_recording, no_grad
 from autodiff.zeros import Zero
@@ -21,6 +22,7 @@ from autodiff.zeros import Zero
 __all__ = [
     "Jitted",
     "NonDifferentiableInputError",
+    "VmapError",
     "Zero",
     "backward",
     "enable_grad",
@@ -32,4 +34,5 @@ __all__ = [
     "no_grad",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]
