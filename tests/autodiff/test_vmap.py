@@ -587,3 +587,43 @@ def test_vmap_of_grad_closing_over_the_mapped_value() -> None:
         _t(xs, rt.float64)
     )
     np.testing.assert_allclose(got.numpy(), np.cos(w0 * xs) * xs, rtol=1e-12)
+
+
+# -- 6. the parity sweep's vmap rows -------------------------------------------------------------------------
+
+
+def _sweep_case(name: str, slots: tuple[Any, ...], policy: str = "jax") -> parity.Case:
+    spec = next(s for s in SPECS if s.name == name)
+    return parity.Case(spec, policy, slots)
+
+
+def test_parity_has_vmap_rows_for_axes_0_and_1_and_each_batched_set() -> None:
+    case = _sweep_case("add", (rt.float32, rt.float64))
+    result = parity.run_case(case)
+    rows = [c for c in result.checks if c.check == "vmap"]
+    assert [c.active for c in rows] == [(0,), (1,), (0, 1)] * 2
+    assert all(c.ok for c in rows), [c.message for c in rows if not c.ok]
+    # a Python scalar operand is never batched
+    rows = [c for c in parity.run_case(_sweep_case("mul", (rt.float32, parity.PyScalar("float")))).checks
+            if c.check == "vmap"]  # fmt: skip
+    assert [c.active for c in rows] == [(0,), (0,)]
+
+
+def test_parity_vmap_rows_fail_on_a_wrong_batching_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    from autodiff import rules_batching
+
+    def wrong(op: Any, args: Any, dims: Any, params: Any) -> Any:
+        outs, _ = rules_batching.batch_reduce(op, args, dims, params)
+        return outs, list(dims)  # forgets that reduced axes before the batch dimension move it
+
+    monkeypatch.setitem(rules_batching.BATCH_RULES, "reduce_min", wrong)
+    result = parity.run_case(_sweep_case("reduce_min", (rt.float64,)))
+    rows = [c for c in result.checks if c.check == "vmap"]
+    assert [c.ok for c in rows] == [True, False] and result.status == "failed"
+    assert "batch axis 1" in rows[1].message
+
+
+def test_the_quick_sweep_samples_vmap_rows() -> None:
+    cases = parity.build_cases(quick=True)
+    case = next(c for c in cases if c.spec.arity and c.spec.op == "dot_general")
+    assert any(c.check == "vmap" for c in parity.run_case(case).checks)
