@@ -125,6 +125,9 @@ def batch_elementwise(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Par
     move to the front; an unbatched non-0-d operand is broadcast along it, and
     so is a batched operand whose examples are 0-d beside shaped ones.
     """
+    if len(args) == 1:  # unary ops and convert: the batch dimension stays where it is
+        outs = _run(op, args, params)
+        return outs, [dims[0]] * len(outs)
     shapes = [example_shape(a, d) for a, d in zip(args, dims, strict=True)]
     shape = next((s for s in shapes if s != ()), ())
     batched = {d for d in dims if d is not None}
