@@ -30,6 +30,7 @@ BLAS call that waits for busy cores can cost a hundred times its arithmetic.
 from __future__ import annotations
 
 import argparse
+import functools
 import timeit
 from collections.abc import Callable
 from typing import Any
@@ -99,6 +100,12 @@ def jx_mlp_loss(w1: Any, b1: Any, w2: Any, x: Any) -> Any:
     return jnp.sum(out * out)
 
 
+def run_jax(f: Any, args: tuple[Any, ...]) -> Any:
+    import jax
+
+    return jax.block_until_ready(f(*args))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -126,8 +133,8 @@ def main() -> None:
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-4, atol=1e-5)
         results[name] = got.numpy()
         rows[name] = {
-            "castwise vmap": best(lambda vf=vf, a=call_args: vf(*a), number, args.repeat),
-            "python loop": best(lambda lf=lf, a=call_args: lf(*a), max(1, number // 5), args.repeat),
+            "castwise vmap": best(functools.partial(vf, *call_args), number, args.repeat),
+            "python loop": best(functools.partial(lf, *call_args), max(1, number // 5), args.repeat),
         }
     rows["chain"]["castwise by hand"] = best(lambda: cw_chain_by_hand(t["xc"]), 5, args.repeat)
     compile_ms: dict[str, float] = {}
@@ -138,7 +145,7 @@ def main() -> None:
         import jax.numpy as jnp
 
         j = {k: jnp.asarray(v) for k, v in {"xc": xs_chain, "w1": w1, "b1": b1, "w2": w2, "xm": xs_mlp}.items()}
-        jax_work = {
+        jax_work: dict[str, tuple[Any, tuple[Any, ...], int]] = {
             "chain": (jax.vmap(jx_chain), (j["xc"],), 5),
             "mlp": (jax.vmap(jx_mlp_loss, in_axes=mlp_axes), (j["w1"], j["b1"], j["w2"], j["xm"]), 10),
             "per-example grad": (jax.vmap(jax.grad(jx_mlp_loss), in_axes=mlp_axes),
@@ -147,14 +154,12 @@ def main() -> None:
         for name, (jf, jargs, number) in jax_work.items():
             jax.block_until_ready(jf(*jargs))
             np.testing.assert_allclose(np.asarray(jf(*jargs)), results[name], rtol=2e-3, atol=1e-4)
-            rows[name]["jax.vmap eager"] = best(lambda jf=jf, a=jargs: jax.block_until_ready(jf(*a)), number,
-                                                args.repeat)  # fmt: skip
+            rows[name]["jax.vmap eager"] = best(functools.partial(run_jax, jf, jargs), number, args.repeat)
             jitted = jax.jit(jf)
             start = time.perf_counter()
             jax.block_until_ready(jitted(*jargs))
             compile_ms[name] = (time.perf_counter() - start) * 1e3
-            rows[name]["jax.jit(vmap)"] = best(lambda jj=jitted, a=jargs: jax.block_until_ready(jj(*a)), 20,
-                                               args.repeat)  # fmt: skip
+            rows[name]["jax.jit(vmap)"] = best(functools.partial(run_jax, jitted, jargs), 20, args.repeat)
     except ImportError:
         print("jax not installed: JAX columns skipped (pip install castwise[jax])")
 
