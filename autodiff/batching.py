@@ -6,7 +6,8 @@ whole batch, each through its batching rule (``autodiff.rules_batching``).
 The recording already holds every implicit promotion as a ``convert``
 equation computed by the plan eager execution uses, so the replay runs every
 op on operands of the dtypes the unbatched op planned: a batched operand
-keeps its dtype, and converts appear exactly where they would without vmap.
+keeps its dtype, and converts appear exactly where they would without vmap
+(the promotion of an array ``f`` closes over included: ``_converted_const``).
 
 The replay goes through the eager executor, so it composes with everything
 that records: under ``grad`` / ``vjp`` / ``jvp`` (a tracked batched argument,
@@ -29,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from autodiff.rules_batching import BATCH_RULES, broadcast_batch, move_batch_dim
-from runtime import hooks
+from runtime import hooks, ops
 from runtime.dtypes import DType
-from runtime.graph import Eqn, Var, new_leaf, primal_value, record_op
+from runtime.graph import Eqn, Var, emit, new_leaf, primal_value, record_op
 from runtime.ops import OpDef
 from runtime.tensor import Tensor, apply, asarray
 
@@ -152,6 +153,22 @@ def _outer_tensor(var: Var, kind: int) -> Tensor:
     return t
 
 
+def _converted_const(var: Var, value: Tensor) -> Tensor:
+    """``value``, or, when ``var`` is the ``convert`` of a constant that the recording wrote for a
+    promoting op, ``value`` tracked through a new such ``convert``: a recorded replay then writes the
+    promotion down as eager recording does (``convert`` of the constant, then the op), instead of a
+    constant of the converted dtype."""
+    eqn = var.producer
+    if eqn is None or eqn.op is not ops.convert or value.node is not None or eqn.inputs[0].const is None:
+        return value
+    out = emit(ops.convert, eqn.inputs, eqn.params).outputs[0]
+    out.value = value._array
+    t = Tensor(value._array, value.dtype)
+    t.node = out
+    t._requires_grad = value.dtype.is_inexact
+    return t
+
+
 # -- the replay ----------------------------------------------------------------------------------------------------
 
 
@@ -186,6 +203,8 @@ def _replay(
                 env[id(v)] = found
             args.append(found[0])
             dims.append(found[1])
+        if hooks.current_recorder() is not None and any(a.node is not None for a in args):
+            args = [_converted_const(v, a) for v, a in zip(eqn.inputs, args, strict=True)]
         if all(d is None for d in dims):  # only unmapped arguments reach it: it runs as it is
             result = apply(eqn.op, tuple(args), eqn.params)
             outs = list(result) if isinstance(result, tuple) else [result]

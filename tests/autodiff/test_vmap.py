@@ -358,6 +358,27 @@ def test_converts_appear_where_they_would_without_vmap(
                 np.testing.assert_array_equal(got.numpy()[k], want.numpy())
 
 
+CLOSED = [
+    ("f32 array", lambda c: (lambda x: x * c), np.array([1.0, 2.0, 3.0], np.float32)),
+    ("i32 0-d", lambda c: (lambda x: rt.sub(x, c)), np.int32(3)),
+    ("c64 array", lambda c: (lambda x: x + c), np.array([1j, 2.0, -1j], np.complex64)),
+    ("bf16 array, two uses", lambda c: (lambda x: x * c + c), np.array([0.5, 1.5, 2.0]).astype(rt.bfloat16.storage)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("policy", ["jax", "torch"])
+@pytest.mark.parametrize("name,make,const", CLOSED, ids=[c[0] for c in CLOSED])
+def test_a_closed_over_constant_is_converted_as_without_vmap(name: str, make: Any, const: Any, policy: str) -> None:
+    c = rt.asarray(const)
+    f = make(c)
+    xs = _t(np.arange(12.0).reshape(4, 3), rt.float64)
+    with rt.use_policy(policy):
+        plain = rt.trace(f, xs[0])
+        batched = rt.trace(autodiff.vmap(f), xs)
+    assert _signature(batched) == _signature(plain), f"{name} under {policy}:\n{plain}\n{batched}"
+    assert any(e.op.name == "convert" for e in plain.eqns)
+
+
 def test_the_batched_graph_of_a_mixed_add_prints_the_same_convert() -> None:
     x = Tensor(np.ones((BATCH, 3), np.float32), rt.float32)
     y = Tensor(np.ones((BATCH, 3), np.float64), rt.float64)
