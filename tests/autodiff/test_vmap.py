@@ -652,3 +652,23 @@ def test_the_quick_sweep_samples_vmap_rows() -> None:
     cases = parity.build_cases(quick=True)
     case = next(c for c in cases if c.spec.arity and c.spec.op == "dot_general")
     assert any(c.check == "vmap" for c in parity.run_case(case).checks)
+
+
+@pytest.mark.parametrize("dtype", [rt.float32, rt.float64], ids=lambda d: d.short)
+def test_jacobians_as_vmap_of_vjp_and_of_linearize(dtype: DType) -> None:
+    """The jacrev / jacfwd construction: vmap of a VJP over the output basis, of a JVP over the input basis."""
+    x0 = np.array([0.1, 0.7, -0.4, 1.2])
+
+    def f(x: Tensor) -> Tensor:
+        return rt.sin(x[:3]) * rt.reduce_sum(x * x, (0,))
+
+    x = _t(x0, dtype)
+    _, vjp_fn = autodiff.vjp(f, x)
+    rows = autodiff.vmap(lambda ct: vjp_fn(ct)[0])(_t(np.eye(3), dtype))
+    _, f_jvp = autodiff.linearize(f, x)
+    cols = autodiff.vmap(f_jvp, out_axes=1)(_t(np.eye(4), dtype))
+    with x64():
+        want = jax.jacfwd(lambda x: jnp.sin(x[:3]) * jnp.sum(x * x))(jnp.asarray(x0.astype(dtype.storage)))
+    assert rows.dtype is dtype and cols.dtype is dtype
+    assert_close("vmap(vjp)", rows.numpy(), np.asarray(want), dtype)
+    assert_close("vmap(jvp)", cols.numpy(), np.asarray(want), dtype)
