@@ -17,6 +17,7 @@ from autodiff.api import (
     value_and_grad,
     vjp,
 )
+from autodiff.batching import VmapError, vmap
 from autodiff.custom import CustomRuleError, CustomVJPForwardError, custom_jvp, custom_vjp
 from autodiff.engine import detect_writes
 from autodiff.jit import Jitted, jit
@@ -29,6 +30,7 @@ __all__ = [
     "CustomVJPForwardError",
     "Jitted",
     "NonDifferentiableInputError",
+    "VmapError",
     "Zero",
     "backward",
     "custom_jvp",
@@ -50,4 +52,5 @@ __all__ = [
     "tree_unflatten",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]

@@ -125,7 +125,7 @@ NARROW_INT_DTYPES: Final[tuple[DType, ...]] = (dt.int2, dt.uint2)
 DEFAULT_DTYPES: Final[tuple[DType, ...]] = CORE_DTYPES + FLOAT8_DTYPES + NARROW_INT_DTYPES
 DEFAULT_POLICIES: Final[tuple[str, ...]] = ("jax", "torch", "numpy", "neuron")
 #: The checks, in report order.
-CHECKS: Final[tuple[str, ...]] = ("agree", "primal", "replay", "jvp", "vjp")
+CHECKS: Final[tuple[str, ...]] = ("agree", "primal", "replay", "jvp", "vjp", "vmap")
 #: The case budget of ``--quick``, split evenly over the op specs (4 each for 66 specs: 264 cases).
 QUICK_CASES: Final = 320
 
@@ -1698,6 +1698,68 @@ def _jvp_to_zero(case: Case, operands: Sequence[Any], active: tuple[int, ...], t
     return _check_arrays("jvp", list(got), want, None, True, True, active, out_dtypes)
 
 
+# -- the vmap rows --------------------------------------------------------------------------------------------
+
+#: examples per vmap row
+VMAP_BATCH: Final = 3
+
+
+def _vmap_rows(case: Case) -> list[tuple[int, tuple[int, ...]]]:
+    """``(batch axis, batched operands)`` per vmap row: axes 0 and 1, each array operand
+    batched alone and all of them together (Python scalars are never batched)."""
+    arrays = tuple(i for i, s in enumerate(case.operand_slots) if isinstance(s, DType))
+    sets = [(i,) for i in arrays] + ([arrays] if len(arrays) > 1 else [])
+    return [(axis, batched) for axis in (0, 1) for batched in sets]
+
+
+def _check_vmap(case: Case, operands: Sequence[Any], seed: int, tol_dtype: DType | None, exact: bool,
+                primal_ok: bool) -> list[CheckResult]:  # fmt: skip
+    """``autodiff.vmap`` of the op against ``jax.vmap`` of the JAX reference, one check per row.
+
+    Example 0 is the case's operands, the others are drawn the same way with
+    other seeds. The unbatched operands are example 0's. Where the primal check
+    did not pass (a documented departure), the reference is castwise's own op
+    on each example instead, so the row still checks the batching.
+    """
+    jax = _jax_modules()[0]
+    examples = [list(operands)] + [_make_inputs(case, seed + k) for k in range(1, VMAP_BATCH)]
+    kw = {"dtype": case.slots[-1]} if case.spec.dtype_param else {}
+    checks: list[CheckResult] = []
+    for axis, batched in _vmap_rows(case):
+        in_axes = tuple(axis if i in batched else None for i in range(len(operands)))
+        stacked = [np.stack([np.asarray(e[i]) for e in examples], axis=axis) if i in batched else operands[i]
+                   for i in range(len(operands))]  # fmt: skip
+        try:
+            with use_policy(case.policy):
+                args = _ours_args(case, stacked)
+                got = _outputs(autodiff.vmap(lambda *xs: case.spec.ours(*xs, **kw), in_axes=in_axes)(*args))
+        except Exception as err:
+            checks.append(_crash("vmap", err, batched))
+            continue
+        if primal_ok:
+            try:
+                with _jax_x64():
+                    xs = [_to_jax(x) for x in stacked]
+                    ref = _jax_function(case, [_to_jax(x) for x in operands])
+                    want = [np.asarray(o) for o in _outputs(jax.vmap(ref, in_axes=in_axes)(*xs))]
+            except Exception:  # jax.vmap refuses what jax.lax accepts: JAX's results per example instead
+                per_jax = [_run_jax(case, [e[i] if i in batched else operands[i] for i in range(len(operands))])
+                           for e in examples]  # fmt: skip
+                want = [np.stack([p[k] for p in per_jax], axis=axis) for k in range(len(per_jax[0]))]
+        else:
+            with use_policy(case.policy):
+                per = [_call_ours(case, _ours_args(case, [e[i] if i in batched else operands[i]
+                                                          for i in range(len(operands))]))
+                       for e in examples]  # fmt: skip
+            want = [np.stack([p[k].numpy() for p in per], axis=axis) for k in range(len(per[0]))]
+        check = _check_arrays("vmap", got, want, tol_dtype, exact, False, batched,
+                              [o.dtype for o in got] if not primal_ok else None)  # fmt: skip
+        if not check.ok:
+            check.message = f"batch axis {axis}, operands {batched} batched: {check.message}"
+        checks.append(check)
+    return checks
+
+
 def run_case(case: Case, seed: int = 0) -> CaseResult:
     """Run every check of ``case``."""
     start = time.process_time()
@@ -1776,6 +1838,7 @@ def _run_case(case: Case, seed: int) -> CaseResult:
     result.checks.append(primal)
     if case.spec.arity:
         result.checks.append(_check_replay(case, operands, eager))
+        result.checks.extend(_check_vmap(case, operands, seed, tol_dtype, exact, primal.ok))
     same_avals = all(o.dtype is dt.dtype(w.dtype) and o.shape == w.shape for o, w in zip(eager, want, strict=True))
     if same_avals:  # a wrong dtype or shape makes every cotangent check fail on JAX's side: said once above
         result.checks.extend(_check_derivatives(case, operands, eager, seed, tol_dtype))
