@@ -205,14 +205,15 @@ def _flat_function(f: Callable[..., Any], in_tree: TreeDef, traced: _Traced, has
 
 def _record(
     f: Callable[..., list[Tensor]], primals: Sequence[Any], keep_all: bool = False
-) -> tuple[list[Tensor], bool, list[Tensor], list[Any]]:
+) -> tuple[list[Tensor], bool, list[Tensor], list[Any], list[Any]]:
     """Record ``f`` (leaves in, leaves out) on tracked versions of ``primals``
     (holding every value with ``keep_all``, for forward mode; otherwise what
     the VJP rules read).
 
     Returns the tracked inputs, whether any was already tracked (a nested
     transform, so derivative work must be recorded too), the output leaves,
-    and the equations from the inputs to the outputs.
+    the equations from the inputs to the outputs, and the fresh input leaves
+    frozen as constants because ``f`` reads a value an enclosing transform tracks.
     """
     leaves = [_leaf(p, f"primal {i}", strict=False) for i, p in enumerate(primals)]
     xs = [t for t, _ in leaves]
@@ -221,7 +222,36 @@ def _record(
         outs = f(*xs)
     boundary = [x.node for x in xs if x.node is not None]
     eqns = reachable_eqns([o.node for o in outs if o.node is not None], boundary)
-    return xs, nested, outs, eqns
+    frozen: list[Any] = []
+    if not nested and _reads_outer_tracked(eqns, boundary):
+        # A value closed over from an enclosing transform: the derivative work must be
+        # recorded for it, and the fresh leaves made here are constants to that enclosing
+        # recording (they are copies of untracked values), so they are frozen as such and
+        # thawed only while this transform's own reverse pass runs.
+        nested = True
+        frozen = boundary
+        _freeze(frozen, True)
+    return xs, nested, outs, eqns, frozen
+
+
+def _freeze(leaves: Sequence[Any], frozen: bool) -> None:
+    """Make fresh leaves constants (or inputs again) for the recordings that read them."""
+    for v in leaves:
+        v.const = v.value if frozen else None
+
+
+def _reads_outer_tracked(eqns: Sequence[Any], boundary: Sequence[Any]) -> bool:
+    """Whether the recording reads a tracked value other than the differentiated
+    inputs: a value closed over from an enclosing ``grad``, ``vmap`` or ``jit``
+    trace. The derivative then depends on it, so it must be recorded too
+    (otherwise the enclosing transform sees a constant and replays one
+    example's derivative for all)."""
+    inner = {id(v) for v in boundary}
+    for eqn in eqns:
+        for v in eqn.inputs:
+            if v.producer is None and v.const is None and id(v) not in inner:
+                return True
+    return False
 
 
 def jvp(
@@ -255,7 +285,7 @@ def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tu
     flat_primals, in_tree = tensor_leaves(primals, "jvp", _argument)
     traced = _Traced()
     flat_f = _flat_function(f, in_tree, traced, has_aux, "jvp")
-    xs, nested, outs, eqns = _record(flat_f, flat_primals, keep_all=True)
+    xs, nested, outs, eqns, _ = _record(flat_f, flat_primals, keep_all=True)
     out_tree = traced.out_tree
 
     def f_jvp(*tangents: Any) -> Any:
@@ -314,7 +344,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     flat_primals, in_tree = tensor_leaves(primals, "vjp", _argument)
     traced = _Traced()
     flat_f = _flat_function(f, in_tree, traced, has_aux, "vjp")
-    xs, nested, outs, eqns = _record(flat_f, flat_primals)
+    xs, nested, outs, eqns, frozen = _record(flat_f, flat_primals)
     out_tree, out_value = traced.out_tree, traced.out
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
@@ -333,7 +363,14 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
             create = create or ct.node is not None
             key = id(o.node)
             seeds[key] = ct if key not in seeds else seeds[key] + ct
-        result = vjp_pass(eqns, seeds, create_graph=create)
+        if frozen:
+            _freeze(frozen, False)
+            try:
+                result = vjp_pass(eqns, seeds, create_graph=create)
+            finally:
+                _freeze(frozen, True)
+        else:
+            result = vjp_pass(eqns, seeds, create_graph=create)
         grads: list[Tensor | None] = []
         for x in xs:
             if not x.dtype.is_inexact or x.node is None:

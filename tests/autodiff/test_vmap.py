@@ -599,12 +599,6 @@ def test_in_axes_of_the_wrong_structure() -> None:
         autodiff.vmap(lambda a: a, out_axes=None)(x)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autodiff.api decides whether to record grad's backward pass from the differentiated arguments "
-    "only: grad of a function that closes over a traced (mapped) value runs its backward unrecorded, so "
-    "vmap (and jit) bake in the first example's gradient; needs a fix in autodiff.api._record",
-)
 def test_vmap_of_grad_closing_over_the_mapped_value() -> None:
     xs = np.arange(6.0).reshape(3, 2)
     w0 = np.array([1.0, 2.0])
@@ -612,6 +606,14 @@ def test_vmap_of_grad_closing_over_the_mapped_value() -> None:
         _t(xs, rt.float64)
     )
     np.testing.assert_allclose(got.numpy(), np.cos(w0 * xs) * xs, rtol=1e-12)
+
+
+def test_jit_of_grad_closing_over_an_argument_follows_each_call() -> None:
+    # the inner grad's backward reads the jitted argument: it is recorded, not baked in from the first call
+    w0 = _t(np.array([1.0, 2.0]), rt.float64)
+    f = autodiff.jit(lambda x: autodiff.grad(lambda w: rt.reduce_sum(rt.sin(w * x), (0,)))(w0))
+    for row in np.arange(6.0).reshape(3, 2):
+        np.testing.assert_allclose(f(_t(row, rt.float64)).numpy(), np.cos(w0.numpy() * row) * row, rtol=1e-12)
 
 
 # -- 6. the parity sweep's vmap rows -------------------------------------------------------------------------
@@ -672,3 +674,30 @@ def test_jacobians_as_vmap_of_vjp_and_of_linearize(dtype: DType) -> None:
     assert rows.dtype is dtype and cols.dtype is dtype
     assert_close("vmap(vjp)", rows.numpy(), np.asarray(want), dtype)
     assert_close("vmap(jvp)", cols.numpy(), np.asarray(want), dtype)
+
+
+def test_jit_of_jvp_closing_over_an_argument_follows_each_call() -> None:
+    w0 = _t(np.array([1.0, 2.0]), rt.float64)
+    ones = _t(np.ones(2), rt.float64)
+    f = autodiff.jit(lambda x: autodiff.jvp(lambda w: rt.sin(w * x), (w0,), (ones,))[1])
+    for row in np.arange(6.0).reshape(3, 2):
+        np.testing.assert_allclose(f(_t(row, rt.float64)).numpy(), np.cos(w0.numpy() * row) * row, rtol=1e-12)
+
+
+def test_mixed_partial_through_a_closed_over_value_matches_jax() -> None:
+    # d/dx of (d/dw sum(sin(w x)) at w0), summed: the inner derivative reads the outer x
+    import jax
+    import jax.numpy as jnp
+
+    w0, x0 = np.array([0.3, -1.2]), np.array([0.7, 2.0])
+
+    def ours(x: Any) -> Any:
+        g = autodiff.grad(lambda w: rt.reduce_sum(rt.sin(w * x), (0,)))(_t(w0, rt.float64))
+        return rt.reduce_sum(g, (0,))
+
+    def theirs(x: Any) -> Any:
+        return jnp.sum(jax.grad(lambda w: jnp.sum(jnp.sin(w * x)))(w0))
+
+    with jax.enable_x64(True):
+        expected = np.asarray(jax.grad(theirs)(x0))
+    np.testing.assert_allclose(autodiff.grad(ours)(_t(x0, rt.float64)).numpy(), expected, rtol=1e-12)
