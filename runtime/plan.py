@@ -227,17 +227,31 @@ INEXACT_RULES: dict[str, InexactRule] = {
     "torch": torch_inexact,
 }
 
-#: (policy, op) pairs whose anchor keeps integers integral, where castwise's kernel cannot
-#: follow: refused with the reason instead of silently taking the float path.
+_LINALG = (ops.cholesky.name, ops.eigh.name, ops.triangular_solve.name)
+
+
+def float64_inexact(d: DType, policy: Policy) -> DType | None:
+    """NumPy's linalg (``_commonType``): every integer and bool computes in float64."""
+    return dt.float64 if d in policy.dtypes else None
+
+
+#: (policy, op) pairs whose anchor chooses differently for that op than for the others.
+INEXACT_BY_OP: dict[tuple[str, str], InexactRule] = {("numpy", name): float64_inexact for name in _LINALG}
+
+#: (policy, op) pairs whose anchor refuses an integer operand, or keeps it integral where
+#: castwise's kernel cannot follow: refused with the reason instead of taking the float path.
 INEXACT_REFUSED: dict[tuple[str, str], str] = {
     ("numpy", "reciprocal"): "NumPy's reciprocal of an integer is an integer (1 // x)",
+    **{("torch", name): "PyTorch's linalg functions take floating or complex tensors only" for name in _LINALG},
 }
 
 
 def inexact_dtype(op: OpDef, d: DType, policy: Policy) -> DType:
     """The inexact dtype an integer or bool operand ``d`` of a float-only op becomes."""
-    refused = INEXACT_REFUSED.get((policy.name, op.name))
-    result = None if refused is not None else INEXACT_RULES.get(policy.name, default_inexact)(d, policy)
+    key = (policy.name, op.name)
+    refused = INEXACT_REFUSED.get(key)
+    rule = INEXACT_BY_OP.get(key) or INEXACT_RULES.get(policy.name, default_inexact)
+    result = None if refused is not None else rule(d, policy)
     if result is None:
         why = refused or f"policy {policy.name!r} converts no {d.name} operand implicitly"
         raise PromotionError(
