@@ -231,7 +231,7 @@ _LINALG = (ops.cholesky.name, ops.eigh.name, ops.triangular_solve.name)
 
 
 def float64_inexact(d: DType, policy: Policy) -> DType | None:
-    """NumPy's linalg (``_commonType``): every integer and bool computes in float64."""
+    """NumPy's linalg (its `_commonType`): every integer and bool computes in float64."""
     return dt.float64 if d in policy.dtypes else None
 
 

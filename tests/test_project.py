@@ -97,3 +97,13 @@ def test_console_script_runs_as_a_module() -> None:
     )
     header = proc.stdout.splitlines()[0].split()
     assert header == ["tenferro", "bool", "i32", "i64", "f32", "f64", "c64", "c128"]
+
+
+def test_generated_plan_tables_are_fresh() -> None:
+    from runtime import plan_tables
+
+    text = (ROOT / "docs" / "plan.md").read_text()
+    assert plan_tables.DOC_BEGIN in text, "docs/plan.md lost its generated section"
+    assert plan_tables.generated_section(text) == plan_tables.generated_docs(), (
+        "docs/plan.md is stale: run `python -m runtime.plan_tables docs/plan.md`"
+    )
