@@ -328,6 +328,42 @@ def plan_no_bool(op: OpDef, xs: Sequence[PlanInput], targets: tuple[DType, ...],
 for _op in (ops.sub, ops.pow, ops.floor_div):
     OP_RULES[_op.name] = plan_no_bool
 
+#: The integer that bool operands of a numeric-only op become: jax.numpy's
+#: ``promote_args_numeric`` gives int32 (even with x64), NumPy's ufunc loop int8. Policies
+#: not named keep ``jax.lax``'s refusal (PyTorch refuses bool floor_divide, fmod and pow too).
+NUMERIC_OF_BOOL: dict[str, DType] = {"jax": dt.int32, "jax-strict": dt.int32, "numpy": dt.int8}
+#: (policy, op) pairs that differ: PyTorch's square of bool is its ``pow(x, 2)``, int64.
+NUMERIC_OF_BOOL_BY_OP: dict[tuple[str, str], DType] = {("torch", "square"): dt.int64}
+_NUMERIC_ONLY = (ops.floor_div, ops.rem, ops.pow, ops.square)
+
+
+def plan_bool_numeric(
+    op: OpDef, xs: Sequence[PlanInput], targets: tuple[DType, ...], policy: Policy
+) -> tuple[DType, ...]:
+    """floor_div, rem, pow, square of bools: the policy's integer (``jnp.floor_divide(bool, bool)``
+    is int32, ``np.floor_divide`` int8)."""
+    if any(t is not dt.bool_ for t in targets):
+        return targets
+    counted = NUMERIC_OF_BOOL_BY_OP.get((policy.name, op.name)) or NUMERIC_OF_BOOL.get(policy.name)
+    return targets if counted is None else (counted,) * len(targets)
+
+
+def chain(*rules: OpRule) -> OpRule:
+    """One per-op rule that applies ``rules`` in order (an op with several concerns)."""
+
+    def rule(op: OpDef, xs: Sequence[PlanInput], targets: tuple[DType, ...], policy: Policy) -> tuple[DType, ...]:
+        for r in rules:
+            targets = r(op, xs, targets, policy)
+        return targets
+
+    rule.__name__ = "+".join(r.__name__ for r in rules)
+    return rule
+
+
+for _op in _NUMERIC_ONLY:
+    current = OP_RULES.get(_op.name)
+    OP_RULES[_op.name] = plan_bool_numeric if current is None else chain(current, plan_bool_numeric)
+
 #: The dtype ``conj`` of a bool gives where it is not bool: NumPy's ``conjugate`` has no bool
 #: loop and takes int8.
 CONJ_OF_BOOL: dict[str, DType] = {"numpy": dt.int8}
@@ -436,3 +472,19 @@ def rewrite_complex_part(op: OpDef, targets: tuple[DType, ...], policy: Policy) 
 
 for _op in sorted(ops.COMPLEX_PARTS, key=lambda o: o.name):
     REWRITE_RULES[_op.name] = rewrite_complex_part
+
+#: The operand kinds whose ``abs`` is the operand itself, per policy: ``jnp.abs`` and ``np.abs``
+#: of bool and unsigned integers, ``torch.abs`` of unsigned ones (it refuses bool). ``jax.lax.abs``
+#: (castwise's kernel) refuses both kinds.
+ABS_IDENTITY: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("jax", "jax-strict", "numpy"), frozenset({"bool", "uint"})),
+    "torch": frozenset({"uint"}),
+}
+
+
+def rewrite_abs(op: OpDef, targets: tuple[DType, ...], policy: Policy) -> Expansion | None:
+    """abs of a bool or unsigned operand: the operand itself, where the policy's library says so."""
+    return identity if targets[0].kind in ABS_IDENTITY.get(policy.name, frozenset()) else None
+
+
+REWRITE_RULES[ops.abs.name] = rewrite_abs

@@ -60,6 +60,12 @@ def _bools() -> Any:
     return asarray(np.array([True, False, True]))
 
 
+def _square(x: Any) -> Any:
+    from runtime.functions import square
+
+    return square(x)
+
+
 def _int64s() -> Any:
     from runtime.tensor import asarray
 
@@ -79,6 +85,9 @@ CONVENIENCES: list[tuple[str, Callable[[Any], Any], Callable[[], Any]]] = [
     ("sum(bool)", lambda x: x.sum(), _bools),
     ("prod(bool)", lambda x: x.prod(), _bools),
     ("bool - int64", lambda x: x - _int64s(), _bools),
+    ("bool // bool", lambda x: x // x, _bools),
+    ("square(bool)", lambda x: _square(x), _bools),
+    ("abs(bool)", lambda x: abs(x), _bools),
     ("conj(bool)", lambda x: x.conj(), _bools),
     ("real(f64)", lambda x: x.real, _reals),
     ("imag(f64)", lambda x: x.imag, _reals),

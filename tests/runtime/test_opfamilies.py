@@ -382,20 +382,66 @@ def test_the_promote_pass_rewrites_bool_add_of_a_raw_graph() -> None:
     assert [e.op.name for e in kael.eqns] == ["convert", "convert", "add", "and"]
 
 
-@pytest.mark.parametrize("symbol", ["-", "//", "%", "**"])
-@pytest.mark.parametrize("policy", ["jax", "numpy", "torch", "strict"])
-def test_other_bool_arithmetic_stays_refused(policy: str, symbol: str) -> None:
-    # jnp, np and torch all refuse bool - bool; castwise keeps lax's refusal for the rest too
-    import operator
-
-    f = {"-": operator.sub, "//": operator.floordiv, "%": operator.mod, "**": operator.pow}[symbol]
+@pytest.mark.parametrize("policy", ["jax", "jax-strict", "numpy", "torch", "strict"])
+def test_bool_minus_bool_is_refused(policy: str) -> None:
     a, b = (rt.asarray(v) for v in BOOLS)
     with rt.use_policy(policy), pytest.raises(TypeError, match="bool"):
-        f(a, b)
+        a - b
     with pytest.raises(TypeError):
         jnp.subtract(*BOOLS)
     with pytest.raises(TypeError):
         np.subtract(*BOOLS)
+
+
+#: numeric-only ops on bools: castwise op, jax.numpy / NumPy function, torch function
+NUMERIC_ONLY = [(ops.floor_div, "floor_divide"), (ops.rem, "fmod"), (ops.pow, "power"), (ops.square, "square")]
+
+
+@pytest.mark.parametrize(("op", "name"), NUMERIC_ONLY, ids=lambda v: getattr(v, "name", v))
+@pytest.mark.parametrize("policy", ["jax", "jax-strict", "numpy"])
+def test_numeric_only_ops_on_bools_follow_the_library(policy: str, op: ops.OpDef, name: str) -> None:
+    a, b = BOOLS[0], np.array([True, True, True, True])  # no division by False
+    args = (a, b) if op.arity == 2 else (a,)
+    lib = np if policy == "numpy" else jnp
+    with jax.numpy_dtype_promotion("strict" if policy == "jax-strict" else "standard"):
+        expected = np.asarray(getattr(lib, name)(*args))
+    got = _run(policy, lambda: apply(op, [rt.asarray(x) for x in args], {}))
+    assert got.dtype is rt.dtype(expected.dtype), (policy, op.name)
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_numeric_only_ops_on_bools_follow_torch() -> None:
+    torch = _torch()
+    tb = torch.from_numpy(BOOLS[0])
+    assert str(torch.square(tb).dtype) == "torch.int64"
+    assert _run("torch", lambda: F.square(rt.asarray(BOOLS[0]))).dtype is rt.int64
+    for op, f in ((ops.floor_div, torch.floor_divide), (ops.rem, torch.fmod), (ops.pow, torch.pow)):
+        with pytest.raises(RuntimeError, match="Bool"):
+            f(tb, tb)
+        with rt.use_policy("torch"), pytest.raises(OpTypeError, match="bool"):
+            apply(op, [rt.asarray(BOOLS[0])] * 2, {})
+
+
+@pytest.mark.parametrize("d", [rt.bool_, rt.uint8, rt.uint16, rt.uint32, rt.uint64], ids=lambda d: d.name)
+def test_abs_of_bool_and_unsigned_is_the_operand(d: rt.DType) -> None:
+    x = rt.asarray(_values(d), d)
+    for policy, lib in (("jax", jnp), ("numpy", np)):
+        expected = np.asarray(lib.abs(_values(d)))
+        got = _run(policy, lambda: abs(x))
+        assert got is x and got.dtype is rt.dtype(expected.dtype)
+    assert jax.make_jaxpr(jnp.abs)(_values(d)).eqns == []  # jax.numpy records no equation either
+    if d is rt.bool_:
+        with rt.use_policy("torch"), pytest.raises(OpTypeError):
+            abs(x)  # torch.abs refuses bool
+    else:
+        assert _run("torch", lambda: abs(x)) is x
+
+
+def test_abs_of_bool_under_torch_is_refused_like_torch() -> None:
+    torch = _torch()
+    with pytest.raises(RuntimeError):
+        torch.abs(torch.tensor([True]))
+    assert str(torch.abs(torch.tensor([1], dtype=torch.uint8)).dtype) == "torch.uint8"
 
 
 @pytest.mark.parametrize("policy", ["neuron", "tenferro", "strict"])
