@@ -53,7 +53,11 @@ def _add_parity(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 def _cmd_explain(args: argparse.Namespace) -> int:
     from autodiff.explain import explain
 
-    print(explain(args.spec, args.var, args.policy))
+    try:
+        print(explain(args.spec, args.var, args.policy))
+    except (TypeError, ValueError) as err:  # a refused op or a bad spec: one line, no traceback
+        print(f"castwise explain: {type(err).__name__}: {str(err).splitlines()[0]}", file=sys.stderr)
+        return 2
     return 0
 
 
