@@ -16,6 +16,13 @@ scatter (set / add)                         operand, updates            indices
 dynamic_update_slice                        operand, update             start indices
 everything else                                                         all inputs
 ==========================================  ==========================  ===============
+
+Per-op rules (``OP_RULES``) come after the family rule: an integer or bool
+operand of a float-only op goes to the policy's inexact dtype, a bool sum
+counts in int64, kael's add of two Bools counts in I64 ... And some ops stand
+for other ops under a policy (``rewrite``: ``bool + bool`` is ``or``, ``real``
+of a real operand is the operand); eager execution and the ``promote`` pass
+write those ops down instead.
 """
 
 from __future__ import annotations
@@ -145,7 +152,8 @@ def plan(op: OpDef | str, input_dtypes: Sequence[PlanInput], policy: str | Polic
 
     ``input_dtypes`` holds one entry per operand: a ``DType``, or a classified
     ``Operand`` for Python scalars and 0-d values (they matter to the weak and
-    category rules). Operands of non-promoting families keep their dtype.
+    category rules). Operands of non-promoting families keep their dtype, unless
+    a per-op rule (``OP_RULES``) converts them.
     Raises ``PromotionError`` naming the op, the operands and the policy.
     """
     opdef = op if isinstance(op, OpDef) else ops.get(op)
