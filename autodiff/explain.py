@@ -26,8 +26,9 @@ from runtime import functions as F
 from runtime import ops, shapes
 from runtime.dtypes import DType
 from runtime.graph import Graph
-from runtime.plan import plan, promotes
+from runtime.plan import plan, promotes, rewrite
 from runtime.promotion import use_policy
+from runtime.tensor import apply
 
 N = 3
 
@@ -110,6 +111,11 @@ def explain_op(spec: str, policy: str | None = None) -> str:
         targets = plan(op, dtypes)
         lines = [f"policy {pol.name}", f"plan {name}({', '.join(d.short for d in dtypes)})"
                  f" -> ({', '.join(t.short for t in targets)})"]  # fmt: skip
+        if rewrite(op, targets) is not None:  # the op stands for other ops: what a trace records
+            examples = [rt.asarray(np.zeros(s, d.storage), d) for d, s in zip(dtypes, in_shapes, strict=True)]
+            graph = rt.trace(lambda *xs: apply(op, xs, params), *examples)
+            lines += ["", f"rewritten by the plan ({name} stands for other ops):", str(graph)]
+            return "\n".join(lines)
         b = GraphBuilder()
         inputs = [b.input(d, s) for d, s in zip(dtypes, in_shapes, strict=True)]
         promoted_avals = [(t, s) for t, s in zip(targets, in_shapes, strict=True)]

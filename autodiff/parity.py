@@ -77,9 +77,9 @@ from runtime import dtypes as dt
 from runtime import functions as F
 from runtime import ops
 from runtime.dtypes import DType
-from runtime.graph import collect, evaluate, trace
-from runtime.plan import PlanInput, plan, promotes
-from runtime.promotion import Operand, PromotionError, use_policy
+from runtime.graph import collect, const_var, evaluate, trace
+from runtime.plan import PLAN_RULES, PlanInput, plan, rewrite
+from runtime.promotion import Operand, PromotionError, get_policy_object, use_policy
 from runtime.shapes import ArityError, GatherDimensionNumbers, KernelDTypeError, OpTypeError, ScatterDimensionNumbers
 from runtime.shapes import ShapeError as _ShapeError
 from runtime.tensor import Tensor
@@ -123,7 +123,7 @@ FLOAT8_DTYPES: Final[tuple[DType, ...]] = (
 #: complex32/bcomplex32, so those are checked against other oracles in the test suite).
 NARROW_INT_DTYPES: Final[tuple[DType, ...]] = (dt.int2, dt.uint2)
 DEFAULT_DTYPES: Final[tuple[DType, ...]] = CORE_DTYPES + FLOAT8_DTYPES + NARROW_INT_DTYPES
-DEFAULT_POLICIES: Final[tuple[str, ...]] = ("jax", "torch", "numpy", "neuron")
+DEFAULT_POLICIES: Final[tuple[str, ...]] = ("jax", "torch", "numpy", "neuron", "kael")
 #: The checks, in report order.
 CHECKS: Final[tuple[str, ...]] = ("agree", "primal", "replay", "jvp", "vjp", "vmap")
 #: The case budget of ``--quick``, split evenly over the op specs (4 each for 66 specs: 264 cases).
@@ -546,8 +546,9 @@ def _gen_hermitian(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]
     """Hermitian 3x3 with well separated eigenvalues, exactly Hermitian in storage."""
     slot = slots[0]
     assert isinstance(slot, DType)
-    if not slot.is_inexact:
-        return [draw(slot, "any", (3, 3), rng)]
+    if not slot.is_inexact:  # symmetric, with distinct eigenvalues (eigenvectors defined up to sign)
+        a = [[1, 1, 0], [1, 0, 0], [0, 0, 0]] if slot is dt.bool_ else [[2, 1, 0], [1, 3, 1], [0, 1, 4]]
+        return [np.array(a).astype(slot.storage)]
     q, _ = np.linalg.qr(_randn(rng, (3, 3), slot.kind == "complex"))
     a = q @ np.diag([1.0, 2.5, 4.5]) @ np.conj(q.T)
     return [_herm(_herm(a).astype(slot.storage))]
@@ -557,7 +558,8 @@ def _gen_spd(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
     slot = slots[0]
     assert isinstance(slot, DType)
     if not slot.is_inexact:
-        return [draw(slot, "any", (3, 3), rng)]
+        a = draw(slot, "any", (3, 3), rng)
+        return [np.maximum(a, a.T)]
     b = _randn(rng, (3, 3), slot.kind == "complex")
     return [_herm(_herm(b @ np.conj(b.T) + 3 * np.eye(3)).astype(slot.storage))]
 
@@ -783,11 +785,82 @@ def build_specs() -> tuple[Spec, ...]:
              ("a", "b"), ((3, 3), (3, 2)), ("any", "any"), promoted=(0, 1), plan_layout=(0, 1),
              gen=_gen_triangular),
     ]  # fmt: skip
+    specs = [_with_family_jnp(s) for s in specs]
     covered = {s.op for s in specs}
     missing = [name for name in ops.OPS if name not in covered]
     if missing:  # a new op must join the sweep, not be skipped silently
         raise RuntimeError(f"parity: ops without a sweep spec: {', '.join(missing)}")
     return tuple(specs)
+
+
+# -- the plan's per-op families and rewrites, and the kael policy ------------------------------------
+#
+# Float-only ops convert integer and bool operands (``runtime.ops.FLOAT_ONLY``), bool add/mul are
+# logical or/and and real/imag/conj of a real operand are identities or zeros (``runtime.plan.rewrite``).
+# Under ``jax`` the reference for those ops is jax.numpy itself (it converts the same way); under
+# the other policies the JAX side applies castwise's plan and then the ops its rewrite stands for,
+# as jax.lax calls. The ``kael`` policy has four dtypes: its cases use those only, where JAX (x64)
+# computes every value it can produce.
+
+#: jax.numpy functions with the meaning of castwise's per-op families: the reference under ``jax``.
+#: (rsqrt has no jax.numpy function: its reference is the plan's convert and ``lax.rsqrt``.)
+_FAMILY_JNP: Final[dict[str, Callable[..., Any]]] = {
+    **{name: (lambda x, _n=name: getattr(_jnp(), _n)(x))
+       for name in ("exp", "log", "expm1", "log1p", "sin", "cos", "tanh", "sqrt", "reciprocal", "real", "imag",
+                    "conj")},
+    "logistic": lambda x: _jax_modules()[0].scipy.special.expit(x),  # jax.nn.sigmoid refuses integers
+}  # fmt: skip
+
+
+def _with_family_jnp(spec: Spec) -> Spec:
+    """``spec`` with its jax.numpy reference where the op has a per-op family and had none."""
+    ref = _FAMILY_JNP.get(spec.name)
+    return replace(spec, jnp=ref) if ref is not None and spec.jnp is None else spec
+
+
+def policy_dtypes(policy: str, dtypes: Sequence[DType]) -> tuple[DType, ...]:
+    """The swept dtypes a policy knows, for a policy with a small dtype set of its own (kael's
+    four): the others would be refused on both sides, cases that check nothing."""
+    known = get_policy_object(policy).dtypes
+    if len(known) > 8:
+        return tuple(dtypes)
+    return tuple(d for d in dtypes if d in known)
+
+
+def _lax_emit(op: ops.OpDef, operands: Sequence[Any], params: dict[str, Any]) -> Any:
+    """The jax.lax call for an op a rewrite emits."""
+    lax = _lax()
+    if op is ops.logical_or:
+        return lax.bitwise_or(*operands)
+    if op is ops.logical_and:
+        return lax.bitwise_and(*operands)
+    if op is ops.full:
+        return lax.full(params["shape"], params["fill_value"], dt.dtype(params["dtype"]).storage)
+    if op is ops.convert:
+        return lax.convert_element_type(operands[0], params["new_dtype"].storage)
+    raise NotImplementedError(f"parity: no jax.lax reference for {op.name} in a rewrite")
+
+
+def _is_rewritten(case: Case) -> bool:
+    """Whether the plan rewrites the case's op into other ops (``runtime.plan.rewrite``)."""
+    try:
+        return case.spec.arity > 0 and rewrite(case.spec.op, _planned(case), case.policy) is not None
+    except (PromotionError, OpTypeError):
+        return False
+
+
+def _rewritten_reference(case: Case, targets: Sequence[DType]) -> Callable[..., Any] | None:
+    """The JAX reference of an op the plan rewrites: convert to the targets, then the expansion."""
+    if not targets:
+        return None
+    expansion = rewrite(case.spec.op, targets, case.policy)
+    if expansion is None:
+        return None
+
+    def f(*xs: Any) -> Any:
+        return expansion(_lax_emit, [_convert_jax(x, t) for x, t in zip(xs, targets, strict=True)], {})
+
+    return f
 
 
 # -- documented, deliberate departures from JAX ------------------------------------------------------
@@ -906,13 +979,6 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         _refuses_kind("clamp", "complex"),
     ),
     Departure(
-        "linalg-lapack-dtypes",
-        "eigh and cholesky take the LAPACK dtypes (f32, f64, c64, c128) only; jax.lax.linalg first symmetrizes "
-        "its input with (x + x^H) / 2, a true division that turns integer and bool matrices into floats",
-        "runtime/shapes.py: _LAPACK, eigh_rule, cholesky_rule",
-        lambda c, x, o, j: c.spec.op in ("eigh", "cholesky") and o and not j and _kinds(c) <= {"bool", "int", "uint"},
-    ),
-    Departure(
         "full-complex-fill",
         "full refuses a complex fill value for a non-complex dtype (taking the real part silently would hide a "
         "bug); jax.lax.full converts it to bool as bool(fill)",
@@ -921,8 +987,9 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
     ),
     Departure(
         "floor_div-bool",
-        "floor_div takes integers and floats; jnp.floor_divide turns bool operands into int32",
-        "runtime/shapes.py: floor_div_rule",
+        "floor_div of bools is refused where the policy has no bool rule (torch: PyTorch refuses it; neuron); "
+        "the reference after the plan, jnp.floor_divide, turns bool operands into int32",
+        "runtime/plan.py: NUMERIC_OF_BOOL; runtime/shapes.py: floor_div_rule",
         _refuses_kind("floor_div", "bool"),
     ),
     Departure(
@@ -1180,7 +1247,7 @@ def build_cases(
         if not _matches(spec, ops_patterns):
             continue
         for policy in policies:
-            for slots in _slot_tuples(spec, policy, dtypes, seed):
+            for slots in _slot_tuples(spec, policy, policy_dtypes(policy, dtypes), seed):
                 cases.append(Case(spec, policy, slots))
     if quick:
         cases = _quick_sample(cases, seed, QUICK_CASES)
@@ -1331,10 +1398,13 @@ def _jax_function(case: Case, operands: Sequence[Any], lax_only: bool = False) -
     if case.policy == "jax" and spec.jnp is not None and not lax_only:
         jnp_ref = spec.jnp
         return lambda *xs: jnp_ref(*xs, **kw)
-    if case.policy == "jax" and promotes(spec.op):
+    if case.policy == "jax" and spec.family in PLAN_RULES:  # (per-op rules: castwise's plan, below)
         targets = _jax_targets(case, operands)
     else:
         targets = _planned(case) if spec.arity else []
+    rewritten = _rewritten_reference(case, targets)
+    if rewritten is not None:
+        return rewritten
     lax_ref = spec.lax
 
     def f(*xs: Any) -> Any:
@@ -1490,7 +1560,8 @@ def _check_replay(case: Case, operands: Sequence[Any], eager: Sequence[Tensor]) 
                 with enable_grad():
                     recorded = _call_ours(case, args)
                 leaves = [args[i] for i in inexact]
-                out_vars = [o.node for o in recorded]
+                # an op the plan rewrites into a constant (imag of a real operand) records none
+                out_vars = [o.node if o.node is not None or not _is_rewritten(case) else const_var(o) for o in recorded]
                 if any(v is None for v in out_vars):
                     return CheckResult("replay", False, math.inf, None, "an output of a tracked op was not recorded")
                 graph = collect(out_vars, [leaf.node for leaf in leaves])
@@ -1660,6 +1731,13 @@ def _check_tape(
     slots = case.operand_slots
     args = _ours_args(case, operands, tracked=active)
     (out,) = _call_ours(case, args)
+    if out.node is None and _is_rewritten(case):  # a constant (imag of a real operand): no tape to run
+        # (a format without a zero, float8_e8m0fnu, has JAX's zero cotangent all NaN)
+        if all(np.all(np.isnan(w) if slots[i] in _NO_ZERO else w == 0) for i, w in zip(active, want_ct, strict=True)):
+            return vjp_result
+        return CheckResult(
+            "vjp", False, math.inf, active, "castwise's output is a constant, JAX's cotangent is not zero"
+        )
     out.backward(cotangent=Tensor(ct, out.dtype))
     for i, (slot, arg) in enumerate(zip(slots, args, strict=True)):
         if not isinstance(arg, Tensor):

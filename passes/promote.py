@@ -10,12 +10,15 @@ promotion table here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from passes._util import arity_ok, eqn_text
 from passes.build import GraphBuilder
 from runtime import ops
+from runtime.dtypes import DType
 from runtime.graph import Eqn, Graph, Var, emit
-from runtime.plan import PlanInput, plan, promotes
+from runtime.ops import OpDef
+from runtime.plan import REWRITE_RULES, PlanInput, plan, promotes, rewrite
 from runtime.promotion import Operand, Policy, PromotionError, get_policy_object
 from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError, abstract_eval
 
@@ -101,7 +104,7 @@ def promote(graph: Graph, policy: str | Policy | None = None) -> Graph:
     for eqn in graph.eqns:
         inputs = [env.get(id(v), v) for v in eqn.inputs]
         # A wrong operand count is left for ``verify`` to report with the equation.
-        if promotes(eqn.op) and inputs and arity_ok(eqn.op, len(inputs)):
+        if (promotes(eqn.op) or eqn.op.name in REWRITE_RULES) and inputs and arity_ok(eqn.op, len(inputs)):
             try:
                 targets = plan(eqn.op, [plan_input(v) for v in inputs], pol)
             except PromotionError as err:
@@ -111,6 +114,8 @@ def promote(graph: Graph, policy: str | Policy | None = None) -> Graph:
                     conv = emit(ops.convert, (var,), {"new_dtype": target})
                     eqns.append(conv)
                     inputs[i] = conv.outputs[0]
+            if eqn.op.name in REWRITE_RULES and _expand(eqn, inputs, targets, pol, eqns, env):
+                continue
         if all(new is old for new, old in zip(inputs, eqn.inputs, strict=True)):
             eqns.append(eqn)  # unchanged: share it, copying would only cost
             continue
@@ -121,6 +126,30 @@ def promote(graph: Graph, policy: str | Policy | None = None) -> Graph:
     result = graph.replace(eqns=eqns, outputs=[env.get(id(v), v) for v in graph.outputs])
     result.meta["policy"] = pol.name
     return result
+
+
+def _expand(
+    eqn: Eqn, inputs: Sequence[Var], targets: Sequence[DType], pol: Policy, eqns: list[Eqn], env: dict[int, Var]
+) -> bool:
+    """Write the ops ``eqn`` stands for (``runtime.plan.rewrite``), as eager execution ran them.
+
+    ``add(a:bool, b:bool) -> or a b`` under jax; ``real(a:f64) -> a`` (no equation).
+    Returns False when ``eqn`` runs as itself.
+    """
+    expansion = rewrite(eqn.op, targets, pol)
+    if expansion is None:
+        return False
+
+    def write(op: OpDef, operands: Sequence[Var], params: dict[str, Any]) -> Var | tuple[Var, ...]:
+        new = emit(op, tuple(operands), params)
+        eqns.append(new)
+        return new.outputs[0] if len(new.outputs) == 1 else new.outputs
+
+    result = expansion(write, inputs, eqn.params)
+    outs = result if isinstance(result, tuple) else (result,)
+    for old_out, new_out in zip(eqn.outputs, outs, strict=True):
+        env[id(old_out)] = new_out
+    return True
 
 
 def example() -> Graph:

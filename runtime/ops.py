@@ -190,6 +190,19 @@ custom_vjp_call = declare(
 )
 
 
+#: Ops whose kernels take only inexact (floating or complex) operands, as in
+#: ``jax.lax``. The promotion plan converts an integer or bool operand of these
+#: to the policy's inexact dtype (``runtime.plan.plan_inexact_operands``), as
+#: jax.numpy, NumPy and PyTorch do; the recording shows that ``convert``.
+FLOAT_ONLY: Final = frozenset(
+    {exp, log, expm1, log1p, sin, cos, tanh, logistic, sqrt, rsqrt, reciprocal, atan2, cholesky, eigh, triangular_solve}
+)
+#: Ops whose meaning on a real operand is an identity or a constant
+#: (``real(x) = x``, ``conj(x) = x``, ``imag(x) = 0``): the plan's rewrite
+#: rules (``runtime.plan.rewrite``) record them as such.
+COMPLEX_PARTS: Final = frozenset({real, imag, conj})
+
+
 def get(name: str) -> OpDef:
     """The declaration of op ``name``; ``KeyError`` naming the vocabulary otherwise."""
     try:

@@ -18,7 +18,7 @@ from runtime import dtypes as dt
 from runtime import hooks, kernels, memory, ops, shapes
 from runtime.dtypes import DType
 from runtime.ops import OpDef
-from runtime.plan import PlanInput, plan
+from runtime.plan import REWRITE_RULES, Expansion, PlanInput, plan, rewrite
 from runtime.promotion import _STATE as _policy_state
 from runtime.promotion import PLAN_CACHES, Operand, PromotionError, get_policy, get_policy_object
 from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError
@@ -751,6 +751,13 @@ def _apply_general(
             f"{op.name}: expected {op.arity} operands, got {len(xs)} "
             f"[operands {describe_operands(op, xs)}; policy {get_policy()!r}]"
         )
+    if op.name in REWRITE_RULES:  # an op that may stand for others (bool + bool, real of a real)
+        try:
+            expansion = rewrite(op, targets)
+        except (PromotionError, TypeError) as err:
+            raise _fail(err, op, xs) from None
+        if expansion is not None:
+            return _run_expansion(expansion, op, xs, targets, params)
     # Python scalars are materialised at their planned dtype (no convert needed).
     inputs = [x if isinstance(x, Tensor) else _materialize(x, t, op, xs) for x, t in zip(xs, targets, strict=True)]
     mixed = any(x.dtype is not t for x, t in zip(inputs, targets, strict=True))
@@ -784,6 +791,21 @@ def _apply_general(
         # write each implicit promotion down as an explicit convert.
         recorder(op, params, inputs, targets, results)
     return results[0] if len(results) == 1 else results
+
+
+def _run_expansion(
+    expansion: Expansion, op: OpDef, xs: Sequence[Any], targets: Sequence[DType], params: dict[str, Any]
+) -> Tensor | tuple[Tensor, ...]:
+    """Run the ops ``op`` stands for (``runtime.plan.rewrite``): each operand converted to
+    its planned dtype by a ``convert`` op, then the expansion's ops, each through ``apply``,
+    so a recording holds exactly these ops. Never cached: the plan decides every call."""
+    inputs = [
+        (x if x.dtype is t else apply(ops.convert, (x,), {"new_dtype": t}))
+        if isinstance(x, Tensor)
+        else _materialize(x, t, op, xs)
+        for x, t in zip(xs, targets, strict=True)
+    ]
+    return expansion(apply, inputs, params)  # type: ignore[no-any-return]
 
 
 def convert_array(array: np.ndarray, source: DType, target: DType) -> np.ndarray:

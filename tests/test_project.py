@@ -303,3 +303,13 @@ def test_lattice_width_zero_keeps_one_block(capsys: pytest.CaptureFixture[str]) 
     assert "\n\n" not in text.strip() and len(text.splitlines()[0].split()) == 1 + len(
         runtime.get_policy_object("torch").dtypes
     )
+
+
+def test_generated_plan_tables_are_fresh() -> None:
+    from runtime import plan_tables
+
+    text = (ROOT / "docs" / "plan.md").read_text()
+    assert plan_tables.DOC_BEGIN in text, "docs/plan.md lost its generated section"
+    assert plan_tables.generated_section(text) == plan_tables.generated_docs(), (
+        "docs/plan.md is stale: run `python -m runtime.plan_tables docs/plan.md`"
+    )

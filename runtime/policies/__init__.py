@@ -1,6 +1,7 @@
-"""The seven built-in promotion policies, registered on import."""
+"""The eight built-in promotion policies, registered on import."""
 
 from runtime.policies.jax_policy import JaxPolicy, JaxStrictPolicy
+from runtime.policies.kael_policy import KaelPolicy
 from runtime.policies.neuron_policy import NeuronPolicy
 from runtime.policies.numpy_policy import NumpyPolicy
 from runtime.policies.simple_policies import StrictPolicy, TenferroPolicy
@@ -15,12 +16,14 @@ for _policy in (
     NeuronPolicy(),
     TenferroPolicy(),
     StrictPolicy(),
+    KaelPolicy(),
 ):
     register_policy(_policy)
 
 __all__ = [
     "JaxPolicy",
     "JaxStrictPolicy",
+    "KaelPolicy",
     "NeuronPolicy",
     "NumpyPolicy",
     "StrictPolicy",

@@ -70,3 +70,12 @@ def test_cli_explain(capsys: pytest.CaptureFixture[str]) -> None:
     assert "convert[to=c128]" in capsys.readouterr().out
     assert cli.main(["explain", "a + b", "--var", "a=f32[2]", "--var", "b=c64[2]", "--policy", "numpy"]) == 0
     assert "plan add(f32, c64) -> (c64, c64)" in capsys.readouterr().out
+
+
+def test_explain_shows_what_a_rewritten_op_stands_for(capsys: pytest.CaptureFixture[str]) -> None:
+    text = explain("add bool bool")
+    assert "plan add(bool, bool) -> (bool, bool)" in text and "c:bool[3] = or a b" in text
+    assert "convert[to=i64]" in explain("add bool bool", policy="kael")  # kael counts: no rewrite, a plan
+    assert cli.main(["explain", "sub bool bool"]) == 2  # refused: one line on stderr, no traceback
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sub" in err and "bool" in err

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -166,13 +167,14 @@ def test_replay_catches_eager_paths_that_bypass_the_kernel(monkeypatch: pytest.M
 
 def test_json_report_structure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "parity.json"
-    code = cli.main(["parity", "--ops", "sqrt,add", "--policy", "jax", "torch", "--dtypes", "bool,i32,f32,c64",
+    # (neg of bool: refused by both sides, an unsupported case; sqrt of integers converts now)
+    code = cli.main(["parity", "--ops", "sqrt,add,neg", "--policy", "jax", "torch", "--dtypes", "bool,i32,f32,c64",
                      "--json", str(path), "--no-progress"])  # fmt: skip
     assert code == 0, capsys.readouterr().out
     data = json.loads(path.read_text())
     assert data["ok"] is True and data["version"] == 1 and data["policies"] == ["jax", "torch"]
     counts = data["counts"]
-    assert counts["cases"] == len(build_cases(("jax", "torch"), ("sqrt", "add"), (rt.bool_, i32, f32, c64)))
+    assert counts["cases"] == len(build_cases(("jax", "torch"), ("sqrt", "add", "neg"), (rt.bool_, i32, f32, c64)))
     assert counts["failed_checks"] == 0 and data["failures"] == []
     assert counts["unsupported"] == len(data["unsupported"]) > 0
     assert counts["departures"] == len(data["departures"])
@@ -183,23 +185,21 @@ def test_json_report_structure(tmp_path: Path, capsys: pytest.CaptureFixture[str
     for item in data["unsupported"]:
         assert set(item) == {"case", "op", "policy", "dtypes", "castwise", "jax"}
         assert item["castwise"] and item["jax"]  # both sides said why
-    assert set(data["cpu_s_by_op"]) == {"sqrt", "add"}
+    assert set(data["cpu_s_by_op"]) == {"sqrt", "add", "neg"}
 
 
 def test_unsupported_cases_are_listed_not_skipped() -> None:
-    report = _run(policies=("jax", "neuron"), ops=("sqrt", "add"), dtypes=(rt.bool_, i32, f32, c64))
+    report = _run(policies=("jax", "neuron"), ops=("neg", "add", "lt"), dtypes=(rt.bool_, i32, f32, c64))
     unsupported = {(r.spec, r.policy, r.slots) for r in report.unsupported}
-    assert ("sqrt", "jax", ("i32",)) in unsupported  # lax.sqrt refuses integers, so does castwise
-    assert ("add", "neuron", ("bool", "bool")) in unsupported  # lax.add refuses bool, so does castwise
-    # jnp.add accepts bool (logical or) where lax.add refuses: a documented departure, not a failure
-    assert [r.departure for r in report.departures if r.spec == "add" and r.slots == ("bool", "bool")] == [
-        "jnp-converts"
-    ]
+    assert ("neg", "jax", ("bool",)) in unsupported  # lax.neg and jnp.negative refuse bool, so does castwise
+    assert ("add", "neuron", ("bool", "bool")) in unsupported  # neuron keeps lax's meaning: refused
+    # jnp.less orders complex numbers where lax refuses: a documented departure, not a failure
+    assert [r.departure for r in report.departures if r.spec == "lt" and r.slots == ("c64", "c64")] == ["jnp-converts"]
     assert ("add", "neuron", ("c64", "f32")) in unsupported  # neuron has no complex dtypes to promote to
     assert all(r.castwise_error and r.jax_error for r in report.unsupported)
     text = report.render()
     assert f"unsupported (castwise and JAX both refuse): {len(report.unsupported)}" in text
-    assert "sqrt @jax: (bool) (i32)" in text
+    assert "neg @jax: (bool)" in text
     # every case is accounted for: checked, unsupported or a documented departure
     assert all(r.checks or r.status == "unsupported" for r in report.results)
 
@@ -210,16 +210,16 @@ def test_documented_departures_are_applied_narrowly() -> None:
     deps = {(r.spec, r.policy, r.slots): r.departure for r in report.departures}
     assert deps[("atan2", "torch", ("c64", "c64"))] == "atan2-complex"
     assert deps[("clamp", "torch", ("c64", "c64", "c64"))] == "clamp-complex"
-    assert deps[("atan2", "jax", ("i32", "i32"))] == "jnp-converts"  # jnp.arctan2 converts ints; lax refuses
     assert deps[("lt", "jax", ("c64", "c64"))] == "jnp-converts"
-    assert ("atan2", "torch", ("i32", "i32")) not in deps  # lax refuses too there: both refuse
+    # atan2 of integers converts them to the policy's float, as jnp.arctan2 does: no departure
+    assert ("atan2", "jax", ("i32", "i32")) not in deps and ("atan2", "torch", ("i32", "i32")) not in deps
     assert "documented departures" in report.render()
 
 
 def test_castwise_accepting_what_jax_refuses_is_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = _spec("sqrt")
-    lenient = dataclasses.replace(spec, ours=lambda x: F.convert(x, f32) if x.dtype is i32 else F.sqrt(x))
-    result = parity.run_case(Case(lenient, "torch", (i32,)))
+    spec = _spec("neg")
+    lenient = dataclasses.replace(spec, ours=lambda x: F.convert(x, i32) if x.dtype is rt.bool_ else F.neg(x))
+    result = parity.run_case(Case(lenient, "torch", (rt.bool_,)))
     assert result.status == "failed"
     (check,) = result.failures
     assert check.check == "agree" and check.message == "castwise accepts what JAX refuses"
@@ -290,11 +290,11 @@ def test_quick_sweep_passes_from_the_command_line(capsys: pytest.CaptureFixture[
 
 
 def test_markdown_lists_unsupported_combinations() -> None:
-    report = _run(policies=("jax", "neuron"), ops=("sqrt", "add"), dtypes=(rt.bool_, i32, f32, c64))
+    report = _run(policies=("jax", "neuron"), ops=("neg", "add", "lt"), dtypes=(rt.bool_, i32, f32, c64))
     text = parity.markdown(report)
-    assert "| sqrt | bool, i32 |" in text  # refused under every policy swept
-    assert "| add | bool [neuron] |" in text  # under jax, jnp.add(bool, bool) is a documented departure
-    assert "| neuron | add |" in text and "jnp-converts 1" in text
+    assert "| neg | bool |" in text  # refused under every policy swept
+    assert "| add | bool [neuron] |" in text  # under jax, bool + bool is a logical or on both sides
+    assert "| neuron | add |" in text and re.search(r"jnp-converts [1-9]", text)
 
 
 def test_docs_describe_every_departure_and_known_failure() -> None:
@@ -358,3 +358,40 @@ def test_e8m0_derivative_formula_departure_is_narrow() -> None:
     for name in ("scatter_add", "reduce_prod"):
         (case,) = [c for c in build_cases(("jax",), (name,), (rt.float8_e4m3fn,))]
         assert not any(c.departure for c in parity.run_case(case).checks)
+
+
+# -- the plan's per-op families and the kael policy --------------------------------------------------
+
+
+def test_integer_inputs_to_float_only_ops_are_checked_under_every_policy() -> None:
+    report = _run(policies=("jax", "torch", "numpy"), ops=("sqrt", "tanh", "logistic", "rsqrt"), dtypes=(rt.bool_, i32))
+    assert report.ok, report.render()
+    checked = {(r.spec, r.policy, r.slots) for r in report.results if r.checks and r.status != "unsupported"}
+    for policy in ("jax", "torch", "numpy"):
+        assert ("sqrt", policy, ("i32",)) in checked and ("tanh", policy, ("bool",)) in checked
+
+
+def test_bool_arithmetic_and_complex_parts_are_checked_through_the_rewrite() -> None:
+    report = _run(policies=("jax", "numpy", "torch"), ops=("add", "mul", "real", "imag", "conj", "reduce_sum"),
+                  dtypes=(rt.bool_, f64))  # fmt: skip
+    assert report.ok, report.render()
+    results = {(r.spec, r.policy, r.slots): r for r in report.results}
+    for policy in ("jax", "numpy", "torch"):
+        assert results[("add", policy, ("bool", "bool"))].status == "ok"
+        assert results[("reduce_sum", policy, ("bool",))].status == "ok"
+    # imag of a tracked real operand is a constant: replayed, and its zero cotangent agrees with JAX's
+    imag = results[("imag", "jax", ("f64",))]
+    assert imag.status == "ok" and {c.check for c in imag.checks} >= {"replay", "vjp"}
+    assert results[("imag", "torch", ("f64",))].status == "unsupported"  # PyTorch refuses, so does castwise
+
+
+def test_kael_is_swept_in_its_own_dtypes() -> None:
+    assert "kael" in parity.DEFAULT_POLICIES
+    cases = build_cases(("kael",), ("add", "exp", "div"), parity.DEFAULT_DTYPES)
+    kael = {rt.bool_, rt.int64, rt.float32, f64}
+    assert cases and all(s in kael for c in cases for s in c.slots if isinstance(s, rt.DType))
+    report = _run(policies=("kael",), ops=("add", "mul", "div", "lt", "exp"))
+    assert report.ok, report.render()
+    results = {(r.spec, r.slots): r for r in report.results}
+    assert results[("add", ("bool", "bool"))].status == "ok"  # counted in int64 on both sides
+    assert results[("div", ("i64", "i64"))].status == "ok"

@@ -25,7 +25,7 @@ from runtime.policies import torch_policy
 from tests.runtime.policy_helpers import ERR, promote, result
 
 ALL = runtime.ALL_DTYPES
-POLICY_NAMES = ("jax", "jax-strict", "numpy", "torch", "neuron", "tenferro", "strict")
+POLICY_NAMES = ("jax", "jax-strict", "numpy", "torch", "neuron", "tenferro", "strict", "kael")
 SCALARS = (True, 1, 1.0, 1j)
 
 

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 import runtime
 from tests.runtime.policy_helpers import ERR, promote, result
 
-POLICY_NAMES = ("jax", "jax-strict", "numpy", "torch", "neuron", "tenferro", "strict")
-ASSOCIATIVE = ("jax-strict", "tenferro", "strict")
+POLICY_NAMES = ("jax", "jax-strict", "numpy", "torch", "neuron", "tenferro", "strict", "kael")
+ASSOCIATIVE = ("jax-strict", "tenferro", "strict", "kael")
 SCALARS = (True, 1, 1.0, 1j)
 TORCH_C10 = tuple(
     runtime.dtype(n)
