@@ -26,6 +26,7 @@ from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError
 Scalar = bool | int | float | complex
 _PY_SCALARS = (bool, int, float, complex)
 _PY_KIND = {bool: "bool", int: "int", float: "float", complex: "complex"}
+_NDARRAY = np.ndarray
 
 
 class Tensor:
@@ -44,6 +45,8 @@ class Tensor:
     dtype: DType
 
     def __init__(self, array: np.ndarray, dtype: DType | None = None) -> None:
+        if type(array) is not _NDARRAY:  # NumPy returns scalars for 0-d results: storage is always an ndarray
+            array = _storage_array(array)
         self._array = array
         self.dtype = dtype if dtype is not None else dt.from_numpy(array.dtype)
         self._requires_grad = False
@@ -351,6 +354,15 @@ class Tensor:
 
     def __ifloordiv__(self, other: Any) -> Tensor:
         return self._inplace(ops.floor_div, other, "floor_divide_")
+
+
+def _storage_array(array: Any) -> np.ndarray:
+    """A Tensor's storage from a NumPy scalar or an ndarray subclass: a base-class ndarray
+    (a 0-d copy of a scalar, a view of a subclass), so ``np.asarray(tensor)`` always works."""
+    out = np.asarray(array)
+    if type(out) is not np.ndarray:  # pragma: no cover - np.asarray always gives a base ndarray
+        raise TypeError(f"a Tensor's storage must be a NumPy array, got {type(array).__name__}")
+    return out
 
 
 def _axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
