@@ -20,12 +20,20 @@ from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.plan import PlanInput, plan
 from runtime.promotion import _STATE as _policy_state
-from runtime.promotion import PLAN_CACHES, Operand, PromotionError, get_policy, get_policy_object
+from runtime.promotion import (
+    PLAN_CACHES,
+    PY_SCALAR_KINDS,
+    PromotionError,
+    classify,
+    get_policy,
+    get_policy_object,
+)
 from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError
 
 Scalar = bool | int | float | complex
 _PY_SCALARS = (bool, int, float, complex)
-_PY_KIND = {bool: "bool", int: "int", float: "float", complex: "complex"}
+#: the weak Python scalar types (by exact type), shared with ``promotion.classify``
+_PY_KIND = PY_SCALAR_KINDS
 _NDARRAY = np.ndarray
 
 
@@ -509,9 +517,11 @@ def _to_tensor(x: Any) -> Tensor | Scalar:
 
 
 def _plan_input(x: Tensor | Scalar) -> PlanInput:
-    if isinstance(x, Tensor):
-        return x.dtype if x._array.ndim else Operand(x.dtype, None, True)
-    return Operand(None, _PY_KIND[type(x)], True)  # type: ignore[arg-type]
+    """What the plan sees of an operand: ``classify``'s answer, the bare dtype for a
+    tensor of rank >= 1 (its fastest form, and the same to every policy)."""
+    if isinstance(x, Tensor) and x._array.ndim:
+        return x.dtype
+    return classify(x)
 
 
 def describe_operands(op: OpDef, operands: Sequence[Any]) -> str:
