@@ -101,8 +101,8 @@ def _one(op: OpDef, *operands: Operand, **params: Any) -> Tensor:
 def _ints(values: Sequence[int] | int, what: str) -> tuple[int, ...]:
     """``values`` (an int or a sequence of ints, NumPy's included) as an int tuple.
 
-    Anything else (a float, a bool, a non-sequence) is passed on unchanged: the op's
-    shape rule, the one validator, refuses it with the op, operands and policy named.
+    Anything else (a float, a bool, a non-sequence) is passed on as ``_Invalid``: the
+    op's shape rule, the one validator, refuses it with the op, operands and policy named.
     """
     if type(values) is tuple:
         for v in values:
@@ -115,10 +115,27 @@ def _ints(values: Sequence[int] | int, what: str) -> tuple[int, ...]:
     try:
         items = tuple(values)  # type: ignore[arg-type]
     except TypeError:
-        return values  # type: ignore[return-value]
+        return _Invalid(values)  # type: ignore[return-value]
     if not builtins.all(_is_index(v) for v in items):
-        return values  # type: ignore[return-value]
+        return _Invalid(values)  # type: ignore[return-value]
     return tuple(operator.index(v) for v in items)
+
+
+class _Invalid:
+    """A param value that failed normalisation, on its way to the shape rule that reports it.
+
+    Unhashable on purpose: ``(1.0, 0)`` hashes and compares like ``(1, 0)``, so the
+    executor's signature cache would otherwise serve it a plan validated for ints.
+    """
+
+    __slots__ = ("value",)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
 
 def _index(value: Any) -> Any:
@@ -270,7 +287,7 @@ def dot_general(lhs: Operand, rhs: Operand, dimension_numbers: Any) -> Tensor:
     try:
         dims: Any = shapes.dot_dimension_numbers(dimension_numbers)
     except shapes.ShapeError:
-        dims = dimension_numbers  # malformed: the shape rule refuses it, naming the op and operands
+        dims = _Invalid(dimension_numbers)  # malformed: the shape rule refuses it, naming the op and operands
     return _one(ops.dot_general, lhs, rhs, dimension_numbers=dims)
 
 
@@ -541,7 +558,7 @@ def pad(x: Operand, padding_value: bool | int | float | complex, padding_config:
     try:
         config: Any = tuple(tuple(_ints(c, "padding_config")) for c in padding_config)
     except TypeError:
-        config = padding_config  # not a sequence of triples: the shape rule refuses it
+        config = _Invalid(padding_config)  # not a sequence of triples: the shape rule refuses it
     return _one(ops.pad, x, padding_config=config, padding_value=padding_value)
 
 
