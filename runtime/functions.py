@@ -296,12 +296,15 @@ def matmul(x: Operand, y: Operand) -> Tensor:
     xt = x if isinstance(x, Tensor) else asarray(x)
     yt = y if isinstance(y, Tensor) else asarray(y)
     if xt.ndim == 0 or yt.ndim == 0:
-        raise ShapeError(f"matmul: operands must have at least one dimension, got shapes {xt.shape} and {yt.shape}")
+        raise op_error(ShapeError, ops.dot_general, (xt, yt), "matmul's operands must have at least one dimension")
     if xt.ndim <= 2 and yt.ndim <= 2:
         return dot_general(xt, yt, (((xt.ndim - 1,), (0,)), ((), ())))
     if xt.ndim != yt.ndim or xt.shape[:-2] != yt.shape[:-2]:
-        raise ShapeError(
-            f"matmul: batched operands need equal batch dimensions (no broadcasting), got {xt.shape} and {yt.shape}"
+        raise op_error(
+            ShapeError,
+            ops.dot_general,
+            (xt, yt),
+            "matmul's batched operands need equal batch dimensions (no broadcasting)",
         )
     batch = tuple(range(xt.ndim - 2))
     return dot_general(xt, yt, (((xt.ndim - 1,), (yt.ndim - 2,)), (batch, batch)))

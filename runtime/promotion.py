@@ -84,6 +84,8 @@ def classify(x: Any) -> Operand:
     if shape is not None and x_dtype is not None:
         if isinstance(x_dtype, DType):
             return Operand(x_dtype, None, len(shape) == 0)
+        if isinstance(x_dtype, np.dtype) and not x_dtype.isnative:  # big-endian data: its native dtype
+            x_dtype = x_dtype.newbyteorder("=")
         return Operand(dt.dtype(x_dtype), None, len(shape) == 0)
     return Operand(dt.dtype(x), None, False)
 

@@ -251,6 +251,8 @@ row("add", "unknown-param", lambda: apply(ops.add, (f64(3), f64(3)), {"axis": 0}
 row("reduce_sum", "missing-param", lambda: apply(ops.reduce_sum, (f64(3),), {}), ShapeError)
 row("exp", "bool-operand", lambda: F.exp(of("bool", [True])), OpTypeError)
 row("add", "shape-mismatch", lambda: F.add(f64(3), f64(4)), ShapeError)
+row("dot_general", "matmul-0-d", lambda: F.matmul(f64(), f64(3)), ShapeError)
+row("dot_general", "matmul-batch-mismatch", lambda: F.matmul(f64(2, 3, 4), f64(3, 4, 5)), ShapeError)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -278,6 +280,7 @@ def test_big_endian_inputs_are_converted_to_native_order() -> None:
         assert t.numpy().dtype.isnative and t.dtype is rt.dtype(native.dtype)
         np.testing.assert_array_equal(t.numpy(), native)
         np.testing.assert_array_equal(rt.square(data[0]).numpy(), native[0] * native[0])  # a big-endian NumPy scalar
+        assert rt.result_type(data, native) is rt.dtype(native.dtype)
 
 
 def test_asarray_with_a_dtype_converts_as_convert_does() -> None:
