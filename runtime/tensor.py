@@ -610,10 +610,8 @@ def op_error(cls: type[Exception], op: OpDef, operands: Sequence[Any], message: 
     return _fail(cls(message), op, operands)
 
 
-#: the most bytes one op may allocate: the machine's physical memory where it can be read
-#: (a larger array cannot be filled; NumPy may even hand out lazily committed pages that
-#: the kernel then fills until the process is killed). ``None``: no check before allocating.
 def _physical_memory() -> int | None:
+    """The machine's physical memory in bytes, where the OS reports it."""
     try:
         import os
 
@@ -622,6 +620,9 @@ def _physical_memory() -> int | None:
         return None
 
 
+#: the most bytes one op may allocate: the machine's physical memory (a larger array
+#: cannot be filled; NumPy may even hand out lazily committed pages that the kernel then
+#: fills until the process is killed). ``None``: no check before allocating.
 MAX_OUTPUT_BYTES: int | None = _physical_memory()
 
 
