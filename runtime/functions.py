@@ -12,11 +12,13 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from runtime import dtypes as dt
-from runtime import ops
+from runtime import ops, shapes
 from runtime.ops import OpDef
-from runtime.shapes import ShapeError
-from runtime.tensor import Tensor, apply, apply_binary, asarray
+from runtime.shapes import ArityError, ShapeError
+from runtime.tensor import Tensor, apply, apply_binary, asarray, op_error
 
 Operand = Any  # Tensor | np.ndarray | Python scalar
 
@@ -99,17 +101,67 @@ def _one(op: OpDef, *operands: Operand, **params: Any) -> Tensor:
 
 
 def _ints(values: Sequence[int] | int, what: str) -> tuple[int, ...]:
+    """``values`` (an int or a sequence of ints, NumPy's included) as an int tuple.
+
+    Anything else (a float, a bool, a non-sequence) is passed on as ``_Invalid``: the
+    op's shape rule, the one validator, refuses it with the op, operands and policy named.
+    """
     if type(values) is tuple:
         for v in values:
             if type(v) is not int:
                 break
         else:
             return values  # already normalised (what derivative rules pass)
-    seq = (values,) if isinstance(values, int) else values
+    if _is_index(values):
+        return (operator.index(values),)  # type: ignore[arg-type]
     try:
-        return tuple(operator.index(v) for v in seq)
+        items = tuple(values)  # type: ignore[arg-type]
     except TypeError:
-        raise TypeError(f"{what} must be integers, got {values!r}") from None
+        return _Invalid(values)  # type: ignore[return-value]
+    if not builtins.all(_is_index(v) for v in items):
+        return _Invalid(values)  # type: ignore[return-value]
+    return tuple(operator.index(v) for v in items)
+
+
+class _Invalid:
+    """A param value that failed normalisation, on its way to the shape rule that reports it.
+
+    Unhashable on purpose: ``(1.0, 0)`` hashes and compares like ``(1, 0)``, so the
+    executor's signature cache would otherwise serve it a plan validated for ints.
+    """
+
+    __slots__ = ("value",)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def _index(value: Any) -> Any:
+    """An int param (a dimension) as an int; anything else unchanged, for the shape rule to refuse."""
+    return operator.index(value) if _is_index(value) else value
+
+
+def _is_index(value: Any) -> bool:
+    """An integer that is not a bool (``True`` is never a meaningful size or axis)."""
+    if isinstance(value, (builtins.bool, np.bool_)):
+        return False
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _dtype_param(value: Any) -> Any:
+    """A dtype param as a DType; anything else unchanged, for the shape rule to refuse."""
+    try:
+        return dt.dtype(value)
+    except TypeError:
+        return value
 
 
 # -- elementwise binary ------------------------------------------------------------------
@@ -234,9 +286,10 @@ def dot_general(lhs: Operand, rhs: Operand, dimension_numbers: Any) -> Tensor:
     ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``;
     the output is batch dims, then lhs free dims, then rhs free dims.
     """
-    (lc, rc), (lb, rb) = dimension_numbers
-    dims = ((_ints(lc, "contracting dims"), _ints(rc, "contracting dims")),
-            (_ints(lb, "batch dims"), _ints(rb, "batch dims")))  # fmt: skip
+    try:
+        dims: Any = shapes.dot_dimension_numbers(dimension_numbers)
+    except shapes.ShapeError:
+        dims = _Invalid(dimension_numbers)  # malformed: the shape rule refuses it, naming the op and operands
     return _one(ops.dot_general, lhs, rhs, dimension_numbers=dims)
 
 
@@ -245,12 +298,15 @@ def matmul(x: Operand, y: Operand) -> Tensor:
     xt = x if isinstance(x, Tensor) else asarray(x)
     yt = y if isinstance(y, Tensor) else asarray(y)
     if xt.ndim == 0 or yt.ndim == 0:
-        raise ShapeError(f"matmul: operands must have at least one dimension, got shapes {xt.shape} and {yt.shape}")
+        raise op_error(ShapeError, ops.dot_general, (xt, yt), "matmul's operands must have at least one dimension")
     if xt.ndim <= 2 and yt.ndim <= 2:
         return dot_general(xt, yt, (((xt.ndim - 1,), (0,)), ((), ())))
     if xt.ndim != yt.ndim or xt.shape[:-2] != yt.shape[:-2]:
-        raise ShapeError(
-            f"matmul: batched operands need equal batch dimensions (no broadcasting), got {xt.shape} and {yt.shape}"
+        raise op_error(
+            ShapeError,
+            ops.dot_general,
+            (xt, yt),
+            "matmul's batched operands need equal batch dimensions (no broadcasting)",
         )
     batch = tuple(range(xt.ndim - 2))
     return dot_general(xt, yt, (((xt.ndim - 1,), (yt.ndim - 2,)), (batch, batch)))
@@ -269,14 +325,14 @@ def clamp(min: Operand, x: Operand, max: Operand) -> Tensor:  # noqa: A002
 def concatenate(operands: Sequence[Operand], dimension: int) -> Tensor:
     """Join ``operands`` along ``dimension``."""
     if not operands:
-        raise ValueError("concatenate: at least one operand is required")
-    return apply(ops.concatenate, operands, {"dimension": operator.index(dimension)})  # type: ignore[return-value]
+        raise op_error(ArityError, ops.concatenate, (), "at least one operand is required")
+    return apply(ops.concatenate, operands, {"dimension": _index(dimension)})  # type: ignore[return-value]
 
 
 def stack(operands: Sequence[Operand], axis: int = 0) -> Tensor:
     """Stack equal-shaped operands along a new ``axis``: reshape each, then concatenate."""
     if not operands:
-        raise ValueError("stack: at least one operand is required")
+        raise op_error(ArityError, ops.concatenate, (), "stack needs at least one operand")
     ts = [x if isinstance(x, Tensor) else asarray(x) for x in operands]
     ndim = ts[0].ndim
     if not -ndim - 1 <= axis <= ndim:
@@ -444,7 +500,7 @@ def reciprocal(x: Operand) -> Tensor:
 
 def convert(x: Operand, dtype: Any) -> Tensor:
     """``x`` converted to ``dtype`` (``jax.lax.convert_element_type`` values)."""
-    return _one(ops.convert, x, new_dtype=dt.dtype(dtype))
+    return _one(ops.convert, x, new_dtype=_dtype_param(dtype))
 
 
 # -- reductions ----------------------------------------------------------------------------------
@@ -547,7 +603,10 @@ def slice(  # noqa: A001
 
 def pad(x: Operand, padding_value: bool | int | float | complex, padding_config: Sequence[Sequence[int]]) -> Tensor:
     """Pad with ``(low, high, interior)`` per axis, as ``jax.lax.pad`` (negative low/high crop)."""
-    config = tuple(tuple(_ints(c, "padding_config")) for c in padding_config)
+    try:
+        config: Any = tuple(tuple(_ints(c, "padding_config")) for c in padding_config)
+    except TypeError:
+        config = _Invalid(padding_config)  # not a sequence of triples: the shape rule refuses it
     return _one(ops.pad, x, padding_config=config, padding_value=padding_value)
 
 
@@ -558,16 +617,19 @@ def reverse(x: Operand, dimensions: Sequence[int]) -> Tensor:
 
 def iota(dtype: Any, shape: Sequence[int] | int, dimension: int = 0) -> Tensor:
     """0, 1, 2, ... along ``dimension`` of an array of ``shape``."""
-    return apply(
-        ops.iota, (), {"dtype": dt.dtype(dtype), "shape": _ints(shape, "shape"), "dimension": operator.index(dimension)}
-    )  # type: ignore[return-value]
+    params = {"dtype": _dtype_param(dtype), "shape": _ints(shape, "shape"), "dimension": _index(dimension)}
+    return apply(ops.iota, (), params)  # type: ignore[return-value]
 
 
 def full(shape: Sequence[int] | int, fill_value: bool | int | float | complex, dtype: Any = None) -> Tensor:
     """An array of ``shape`` filled with ``fill_value`` (dtype: given, or the policy's default)."""
     if dtype is None:
-        dtype = asarray(fill_value).dtype
-    return apply(ops.full, (), {"shape": _ints(shape, "shape"), "fill_value": fill_value, "dtype": dt.dtype(dtype)})  # type: ignore[return-value]
+        try:
+            dtype = asarray(fill_value).dtype
+        except (TypeError, ValueError, OverflowError):
+            dtype = dt.float64  # not a scalar: the shape rule refuses the fill value, naming full
+    params = {"shape": _ints(shape, "shape"), "fill_value": fill_value, "dtype": _dtype_param(dtype)}
+    return apply(ops.full, (), params)  # type: ignore[return-value]
 
 
 def zeros(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:

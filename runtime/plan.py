@@ -54,7 +54,7 @@ def _dtype_of(x: PlanInput, policy: Policy, index: bool = False) -> DType:
     if x.dtype is not None:
         return x.dtype
     assert x.pykind is not None
-    if index and x.pykind in ("int", "bool"):
+    if index and x.pykind == "int":  # a Python bool is no index (a bool array is not either; JAX agrees)
         return dt.int64
     return policy.scalar_default(x.pykind, None)
 

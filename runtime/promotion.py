@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, Final, Literal
 
+import numpy as np
+
 from runtime import dtypes as dt
 from runtime.dtypes import DType
 
@@ -46,32 +48,58 @@ class Operand:
         return self.dtype.name + (" (0-d)" if self.zero_dim else "")
 
 
-def classify(x: Any) -> Operand:
-    """Turn a ``result_type`` argument into an ``Operand``.
+#: Python's own scalar types, looked up by exact type: they are the weak operands.
+#: NumPy scalars subclass ``float``/``complex`` (``np.float64``, ``np.complex128``)
+#: but carry a dtype: they are strong, as in JAX and NumPy 2 (NEP 50).
+PY_SCALAR_KINDS: Final[dict[type, PyKind]] = {bool: "bool", int: "int", float: "float", complex: "complex"}
 
-    Python ``bool``/``int``/``float``/``complex`` values are weak scalars; objects
-    with ``dtype`` and ``shape`` (tensors, arrays, NumPy scalars) are strong, 0-d
-    when their shape is ``()``; anything else must name a dtype.
+
+def classify(x: Any) -> Operand:
+    """Turn an operand into an ``Operand``: the one classification of operands.
+
+    ``result_type``, ``promote_types`` and the eager executor (every op, every
+    policy) all call it. Python ``bool``/``int``/``float``/``complex`` values
+    (by exact type) are weak scalars; NumPy and ml_dtypes scalars, arrays and
+    tensors are strong, 0-d when their shape is ``()``; a type or dtype names a
+    dtype. Anything else is a ``TypeError`` naming the value.
     """
-    if isinstance(x, bool):
-        return Operand(None, "bool", True)
-    if isinstance(x, int):
-        return Operand(None, "int", True)
-    if isinstance(x, float):
-        return Operand(None, "float", True)
-    if isinstance(x, complex):
-        return Operand(None, "complex", True)
+    kind = PY_SCALAR_KINDS.get(type(x))
+    if kind is not None:
+        return Operand(None, kind, True)
     if isinstance(x, (DType, type)):
         # A type (np.float32, ml_dtypes.bfloat16, jnp.float32) names a dtype; its
         # class-level ``shape``/``dtype`` attributes are descriptors, not values.
         return Operand(dt.dtype(x), None, False)
+    if isinstance(x, np.generic):  # before the Python-scalar check: np.float64 is a float
+        return Operand(dt.dtype(x.dtype), None, True)
+    if isinstance(x, (bool, int, float, complex)):
+        # a subclass of a Python scalar that is not NumPy's (an IntEnum member, ...):
+        # neither weak (JAX and NumPy key weak types on the exact type) nor a dtype
+        raise TypeError(
+            f"unexpected operand {x!r} of type {type(x).__name__}: a subclass of a Python scalar is "
+            f"neither a weak scalar nor a dtype; pass {type(x).__mro__[1].__name__}(x) or an array"
+        )
     shape = getattr(x, "shape", None)
     x_dtype = getattr(x, "dtype", None)
     if shape is not None and x_dtype is not None:
         if isinstance(x_dtype, DType):
             return Operand(x_dtype, None, len(shape) == 0)
+        if isinstance(x_dtype, np.dtype) and not x_dtype.isnative:  # big-endian data: its native dtype
+            x_dtype = x_dtype.newbyteorder("=")
         return Operand(dt.dtype(x_dtype), None, len(shape) == 0)
     return Operand(dt.dtype(x), None, False)
+
+
+def operand_dtype(x: Any) -> DType:
+    """The dtype a ``promote_types`` argument names: a dtype, a type, or a strong value
+    (a NumPy scalar, an array, a tensor) by ``classify``; Python scalars have none."""
+    op = classify(x)
+    if op.dtype is None:
+        raise TypeError(
+            f"promote_types takes dtypes; {x!r} is a weak Python {op.pykind} "
+            "(use result_type for values, or name its dtype)"
+        )
+    return op.dtype
 
 
 class Policy:
@@ -227,10 +255,18 @@ class LatticePolicy(Policy):
                 continue
             joined = self._lub(acc, node)
             if joined is None:
-                raise self.no_path(_label(acc), _label(node))
+                raise self.no_path(_label(acc), _label(node), self._explain_nodes(acc, node))
             acc = joined
         assert acc is not None
         return self.weak_default[acc] if isinstance(acc, str) else acc
+
+    def _explain_nodes(self, a: DType | str, b: DType | str) -> str:
+        """The policy's reason for a refused join of lattice nodes (a weak node has none
+        of its own: the strong dtype's reason stands for both)."""
+        strong = [n for n in (a, b) if isinstance(n, DType)]
+        if not strong:
+            return ""
+        return self.explain_failure(strong[0], strong[-1])
 
 
 def _label(node: DType | str) -> str:
@@ -313,7 +349,7 @@ def use_policy(name: str) -> Iterator[Policy]:
 
 def promote_types(a: Any, b: Any, policy: str | Policy | None = None) -> DType:
     """The dtype two dtypes promote to under ``policy`` (default: the active one)."""
-    return get_policy_object(policy).promote_types(dt.dtype(a), dt.dtype(b))
+    return get_policy_object(policy).promote_types(operand_dtype(a), operand_dtype(b))
 
 
 def result_type(*operands: Any, policy: str | Policy | None = None) -> DType:

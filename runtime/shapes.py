@@ -66,6 +66,11 @@ class ArityError(TypeError):
     """Wrong number of operands for an op."""
 
 
+class OpMemoryError(MemoryError):
+    """An op's output does not fit in memory (raised before allocating when the shape
+    rule sizes it, or when NumPy's allocation fails), with the op named."""
+
+
 # -- dimension numbers and modes -------------------------------------------------------------
 
 
@@ -320,7 +325,9 @@ def scalar_kind(value: Any) -> str:
     raise ShapeError(f"expected a scalar, got {value!r}")
 
 
-def _check_scalar_param(op: OpDef, avals: Sequence[Aval], value: Any, target: DType, what: str) -> None:
+def _check_scalar_param(
+    op: OpDef, avals: Sequence[Aval], value: Any, target: DType, what: str, must_fit: bool = False
+) -> None:
     try:
         kind = scalar_kind(value)
     except (ShapeError, TypeError):
@@ -331,6 +338,21 @@ def _check_scalar_param(op: OpDef, avals: Sequence[Aval], value: Any, target: DT
         raise _fail(OpTypeError, op, avals, f"{what} {value!r} is complex but the dtype is {target.short}")
     if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
         raise _fail(ShapeError, op, avals, f"{what} {value!r} does not fit in 64 bits")
+    if must_fit and target.is_integer and kind in ("bool", "int"):
+        # as ``int8 + 300`` is refused (and jax.lax.pad refuses 300 for int8): no silent wrap
+        info = _int_range(target)
+        number = int(value)
+        if not info[0] <= number <= info[1]:
+            raise _fail(
+                ShapeError, op, avals, f"{what} {value!r} does not fit {target.name} (range {info[0]}..{info[1]})"
+            )
+
+
+def _int_range(d: DType) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype (int4/uint4 included)."""
+    if d.kind == "uint":
+        return 0, 2**d.bits - 1
+    return -(2 ** (d.bits - 1)), 2 ** (d.bits - 1) - 1
 
 
 def _dtype_param(op: OpDef, avals: Sequence[Aval], value: Any, what: str) -> DType:
@@ -1141,7 +1163,7 @@ def pad_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tup
         raise _fail(ShapeError, op, avals, f"bad padding_config {config!r}") from None
     if len(triples) != len(shape) or any(len(t) != 3 for t in triples):
         raise _fail(ShapeError, op, avals, "padding_config needs one (lo, hi, interior) per dim")
-    _check_scalar_param(op, avals, param(op, params, "padding_value"), dtype, "padding_value")
+    _check_scalar_param(op, avals, param(op, params, "padding_value"), dtype, "padding_value", must_fit=True)
     out: list[int] = []
     for d, ((lo, hi, interior), n) in enumerate(zip(triples, shape, strict=True)):
         size = lo + hi + n + max(n - 1, 0) * interior

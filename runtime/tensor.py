@@ -9,6 +9,7 @@ installed and an input is tracked). Every ``runtime`` op function and every
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -20,12 +21,21 @@ from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.plan import REWRITE_RULES, Expansion, PlanInput, plan, rewrite
 from runtime.promotion import _STATE as _policy_state
-from runtime.promotion import PLAN_CACHES, Operand, PromotionError, get_policy, get_policy_object
-from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError
+from runtime.promotion import (
+    PLAN_CACHES,
+    PY_SCALAR_KINDS,
+    PromotionError,
+    classify,
+    get_policy,
+    get_policy_object,
+)
+from runtime.shapes import ArityError, KernelDTypeError, OpMemoryError, OpTypeError, ShapeError
 
 Scalar = bool | int | float | complex
 _PY_SCALARS = (bool, int, float, complex)
-_PY_KIND = {bool: "bool", int: "int", float: "float", complex: "complex"}
+#: the weak Python scalar types (by exact type), shared with ``promotion.classify``
+_PY_KIND = PY_SCALAR_KINDS
+_NDARRAY = np.ndarray
 
 
 class Tensor:
@@ -44,6 +54,8 @@ class Tensor:
     dtype: DType
 
     def __init__(self, array: np.ndarray, dtype: DType | None = None) -> None:
+        if type(array) is not _NDARRAY:  # NumPy returns scalars for 0-d results: storage is always an ndarray
+            array = _storage_array(array)
         self._array = array
         self.dtype = dtype if dtype is not None else dt.from_numpy(array.dtype)
         self._requires_grad = False
@@ -212,8 +224,9 @@ class Tensor:
         from runtime import functions
 
         axes = _axes(axis, self.ndim)
+        total = functions.reduce_sum(self, axes)  # validates the axes (errors name reduce_sum)
         count = int(np.prod([self.shape[a] for a in axes], dtype=np.int64))
-        return functions.div(functions.reduce_sum(self, axes), count)
+        return functions.div(total, count)
 
     def __getitem__(self, index: Any) -> Tensor:
         from runtime import functions
@@ -362,16 +375,31 @@ class Tensor:
         return self._inplace(ops.floor_div, other, "floor_divide_")
 
 
-def _axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
+def _storage_array(array: Any) -> np.ndarray:
+    """A Tensor's storage from a NumPy scalar or an ndarray subclass: a base-class ndarray
+    (a 0-d copy of a scalar, a view of a subclass), so ``np.asarray(tensor)`` always works."""
+    out = np.asarray(array)
+    if type(out) is not np.ndarray:  # pragma: no cover - np.asarray always gives a base ndarray
+        raise TypeError(f"a Tensor's storage must be a NumPy array, got {type(array).__name__}")
+    return out
+
+
+def _axes(axis: Any, ndim: int) -> Any:
+    """Axes of a reduction method, negative ones wrapped; anything else (a float, an axis
+    out of range) is passed on unchanged, for the op's shape rule to report with the op,
+    the operands and the policy named."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    out = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise ShapeError(f"axis {a} is out of range for a tensor of rank {ndim}")
-        out.append(a % ndim)
-    return tuple(out)
+    if isinstance(axis, int) and not isinstance(axis, bool):
+        axes: Any = (axis,)
+    else:
+        try:
+            axes = tuple(axis)
+        except TypeError:
+            return axis
+    if not all(type(a) is int and -ndim <= a < ndim for a in axes):
+        return axes
+    return tuple(a % ndim for a in axes)
 
 
 #: the params of a parameterless op, shared by its recordings (equations never mutate params)
@@ -431,6 +459,18 @@ def asarray(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
     target = dt.dtype(dtype) if dtype is not None else None
     if isinstance(data, Tensor):
         out = data if target is None or target is data.dtype else data.astype(target)
+    elif isinstance(data, (np.ndarray, np.generic)) or (
+        hasattr(data, "__array__") and hasattr(data, "dtype") and not isinstance(data, (list, tuple))
+    ):  # an array (NumPy's, JAX's ...) keeps its dtype, and converts as ``convert`` does: one cast path
+        array = _native(np.asarray(data))
+        try:
+            source = _castwise_dtype(array.dtype, data)
+        except OpTypeError as err:
+            raise OpTypeError(f"asarray: {err} [policy {get_policy()!r}]") from None
+        if target is None or target is source:
+            out = Tensor(array, source)
+        else:
+            out = Tensor(convert_array(array, source, target), target)
     else:
         if target is None:
             target = _infer_dtype(data)
@@ -496,19 +536,56 @@ _IN_LOOP_STORAGE = frozenset(
 
 
 def _to_tensor(x: Any) -> Tensor | Scalar:
+    """An operand as the executor takes it: a Tensor or a weak Python scalar.
+
+    NumPy arrays and scalars keep their dtype (big-endian ones are converted to
+    native order); other array-likes go through ``asarray``. Anything castwise
+    cannot hold raises ``OpTypeError`` (the executor adds the op and policy).
+    """
     if isinstance(x, Tensor) or type(x) in _PY_KIND:
         return x  # type: ignore[no-any-return]
     if isinstance(x, (np.ndarray, np.generic)):
-        return Tensor(np.asarray(x), dt.dtype(x.dtype))
+        array = _native(np.asarray(x))
+        return Tensor(array, _castwise_dtype(array.dtype, x))
     if isinstance(x, (list, tuple)) or hasattr(x, "__array__"):
-        return asarray(x)
-    raise TypeError(f"expected a Tensor, array or Python scalar, got {type(x).__name__}")
+        try:
+            return asarray(x)
+        except (TypeError, ValueError, OverflowError) as err:
+            raise OpTypeError(f"operand {_short_repr(x)} cannot become a Tensor: {err}") from None
+    raise OpTypeError(f"expected a Tensor, array or Python scalar operand, got {type(x).__name__} {_short_repr(x)}")
+
+
+def _native(array: np.ndarray) -> np.ndarray:
+    """``array`` in native byte order (big-endian input is converted, not refused)."""
+    if array.dtype.isnative:
+        return array
+    return array.astype(array.dtype.newbyteorder("="))
+
+
+def _castwise_dtype(np_dtype: np.dtype[Any], value: Any) -> DType:
+    """The castwise dtype of a NumPy dtype; ``OpTypeError`` naming the value for the ones
+    castwise has no dtype for (object, str, bytes, datetime, longdouble ...)."""
+    try:
+        return dt.from_numpy(np_dtype)
+    except TypeError:
+        pass
+    raise OpTypeError(
+        f"operand {_short_repr(value)} has NumPy dtype {np_dtype}, which castwise has no dtype for "
+        "(runtime.ALL_DTYPES lists castwise's dtypes)"
+    )
+
+
+def _short_repr(x: Any, limit: int = 60) -> str:
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _plan_input(x: Tensor | Scalar) -> PlanInput:
-    if isinstance(x, Tensor):
-        return x.dtype if x._array.ndim else Operand(x.dtype, None, True)
-    return Operand(None, _PY_KIND[type(x)], True)  # type: ignore[arg-type]
+    """What the plan sees of an operand: ``classify``'s answer, the bare dtype for a
+    tensor of rank >= 1 (its fastest form, and the same to every policy)."""
+    if isinstance(x, Tensor) and x._array.ndim:
+        return x.dtype
+    return classify(x)
 
 
 def describe_operands(op: OpDef, operands: Sequence[Any]) -> str:
@@ -519,16 +596,65 @@ def describe_operands(op: OpDef, operands: Sequence[Any]) -> str:
         name = names[min(i, len(names) - 1)].lstrip("*") if names else f"arg{i}"
         if isinstance(x, Tensor):
             parts.append(f"{name}:{x.dtype.short}{list(x.shape)}")
+        elif isinstance(x, (np.ndarray, np.generic)):  # an operand that never became a Tensor
+            parts.append(f"{name}:numpy-{x.dtype}{list(x.shape)}")
         else:
             parts.append(f"{name}:python-{type(x).__name__}")
-    return " ".join(parts)
+    return " ".join(parts) if parts else "(none)"
 
 
 def _fail(err: Exception, op: OpDef, operands: Sequence[Any]) -> Exception:
+    """``err`` (same type) with the op named first, and the operands and policy appended."""
     text = str(err)
+    if not text.startswith(f"{op.name}:"):
+        text = f"{op.name}: {text}"
     context = f"[{op.name} operands {describe_operands(op, operands)}; policy {get_policy()!r}]"
     new = type(err)(f"{text} {context}")
     return new
+
+
+def op_error(cls: type[Exception], op: OpDef, operands: Sequence[Any], message: str) -> Exception:
+    """castwise's error for a bad call of ``op``: ``cls`` with a message naming the op, each
+    operand's dtype and shape, and the active policy (what every op error carries)."""
+    return _fail(cls(message), op, operands)
+
+
+def _physical_memory() -> int | None:
+    """The machine's physical memory in bytes, where the OS reports it."""
+    try:
+        import os
+
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # not POSIX, or not reported
+        return None
+
+
+#: the most bytes one op may allocate: the machine's physical memory (a larger array
+#: cannot be filled; NumPy may even hand out lazily committed pages that the kernel then
+#: fills until the process is killed). ``None``: no check before allocating.
+MAX_OUTPUT_BYTES: int | None = _physical_memory()
+
+
+def _check_output_size(out_avals: Sequence[Any]) -> None:
+    """``OpMemoryError`` before allocating when the shape rule's outputs cannot fit in memory
+    (the executor adds the op, the operands and the policy)."""
+    total = 0
+    for dtype, shape in out_avals:
+        total += math.prod(shape) * np.dtype(dtype.storage).itemsize
+    if MAX_OUTPUT_BYTES is not None and total > MAX_OUTPUT_BYTES:
+        outputs = ", ".join(f"{d.short}{list(s)}" for d, s in out_avals)
+        raise OpMemoryError(
+            f"its output needs {_bytes(total)} ({outputs}), more than this machine's "
+            f"{_bytes(MAX_OUTPUT_BYTES)} of memory"
+        )
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"  # pragma: no cover
 
 
 # -- the small-op fast path ---------------------------------------------------------------
@@ -741,7 +867,10 @@ def _apply_general(
     op: OpDef, operands: Sequence[Any], params: dict[str, Any], key: tuple[Any, ...] | None
 ) -> Tensor | tuple[Tensor, ...]:
     """The full path: plan, validate, run; remembers the signature once it succeeded."""
-    xs = [_to_tensor(x) for x in operands]
+    try:
+        xs = [_to_tensor(x) for x in operands]
+    except OpTypeError as err:
+        raise _fail(err, op, operands) from None
     try:
         targets = plan(op, [_plan_input(x) for x in xs])
     except (PromotionError, ArityError, TypeError) as err:
@@ -770,13 +899,19 @@ def _apply_general(
             result = _UFUNC_BINARY[op](inputs[0]._array, inputs[1]._array, dtype=targets[0].storage, casting="unsafe")
             outs: tuple[np.ndarray, ...] = (result,)
         else:
+            # the shape rule (memoised; run_kernel asks it again) sizes the outputs first
+            _check_output_size(
+                shapes.abstract_eval(op, [(t, x.shape) for t, x in zip(targets, inputs, strict=True)], params)
+            )
             arrays = [
                 x._array if x.dtype is t else convert_array(x._array, x.dtype, t)
                 for x, t in zip(inputs, targets, strict=True)
             ]
             outs, out_avals = kernels.run_kernel(op, targets, arrays, params)
-    except (ShapeError, OpTypeError, ArityError, KernelDTypeError) as err:
+    except (ShapeError, OpTypeError, ArityError, KernelDTypeError, OpMemoryError) as err:
         raise _fail(err, op, xs) from None
+    except MemoryError as err:  # NumPy could not allocate: the same error, with the op named
+        raise op_error(OpMemoryError, op, xs, f"out of memory ({err})") from None
     results = tuple(Tensor(a, aval[0]) for a, aval in zip(outs, out_avals, strict=True))
     if key is not None:
         if len(_SIGNATURES) >= _SIGNATURE_LIMIT:

@@ -233,7 +233,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     ("argv", "code", "needle"),
     [
         (("explain", "add f8e4m3fn f8e5m2"), 1, "8-bit floats do not support implicit promotion"),
-        (("explain", "concatenate f8e4m3fn f32 f8e5m2"), 1, "the policy's reason: 8-bit floats"),
+        (("explain", "concatenate f8e4m3fn f32 f8e5m2"), 1, "float32 under policy .jax.: 8-bit floats"),
         (("explain", "add f32 f64", "--policy", "strict"), 1, "policy 'strict' refuses add(f32, f64)"),
         (("explain", "x + y", "--var", "x=f8e4m3fn[3]", "--var", "y=f8e5m2[3]"), 1, "refuses 'x + y'"),
         (("explain", "frob f32 f32"), 2, "unknown op 'frob'"),
