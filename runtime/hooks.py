@@ -19,10 +19,11 @@ if TYPE_CHECKING:
     from runtime.ops import OpDef
     from runtime.tensor import Tensor
 
-#: recorder(op, params, inputs, planned dtypes, outputs): ``inputs`` are the
-#: operands as they came (Python scalars already materialised as 0-d Tensors of
-#: their planned dtype), ``outputs`` the eager results.
-Recorder = Callable[["OpDef", dict[str, Any], Sequence["Tensor"], tuple["DType", ...], Sequence["Tensor"]], None]
+#: recorder(op, params, inputs, planned dtypes, outputs[, planned shapes]): ``inputs``
+#: are the operands as they came (Python scalars already materialised as 0-d Tensors
+#: of their planned dtype), ``outputs`` the eager results; the sixth argument, the
+#: shape plan (``runtime.shape_plan``), is passed only when an operand was broadcast.
+Recorder = Callable[..., None]
 
 _global_recorder: Recorder | None = None
 _UNSET: Any = object()
