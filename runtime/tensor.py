@@ -789,6 +789,7 @@ def _apply_general(
     xs = [_to_tensor(x) for x in operands]
     plan_inputs = [_plan_input(x) for x in xs]
     weak_policy = None
+    in_weak: tuple[bool, ...] | None = None
     if _may_be_weak(xs):
         weak_policy = get_policy_object(None)
         if weak_rules.honours_weak(weak_policy):
@@ -797,7 +798,11 @@ def _apply_general(
                 for x, p in zip(xs, plan_inputs, strict=True)
             ]
         else:
-            weak_policy = None  # weak flags mean nothing under this policy
+            # No weak promotion here (nor weak Python scalars), but a weak tensor made
+            # under a JAX policy keeps propagating its flag by the ops' weak rules.
+            weak_policy = None
+            if any(isinstance(x, Tensor) and x.weak for x in xs):
+                in_weak = tuple(isinstance(x, Tensor) and x.weak for x in xs)
     try:
         targets = plan(op, plan_inputs)
     except (PromotionError, ArityError, TypeError) as err:
@@ -807,7 +812,8 @@ def _apply_general(
             f"{op.name}: expected {op.arity} operands, got {len(xs)} "
             f"[operands {describe_operands(op, xs)}; policy {get_policy()!r}]"
         )
-    in_weak = None if weak_policy is None else weak_rules.planned_weak(op, plan_inputs, weak_policy)
+    if weak_policy is not None:
+        in_weak = weak_rules.planned_weak(op, plan_inputs, weak_policy)
     # Python scalars are materialised at their planned dtype (no convert needed).
     inputs = [x if isinstance(x, Tensor) else _materialize(x, t, op, xs) for x, t in zip(xs, targets, strict=True)]
     if in_weak is not None:
