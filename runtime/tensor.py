@@ -191,22 +191,22 @@ class Tensor:
     def sum(self, axis: int | Sequence[int] | None = None) -> Tensor:
         from runtime import functions
 
-        return functions.reduce_sum(self, _axes(axis, self.ndim))
+        return functions.reduce_sum(self._strong(), _axes(axis, self.ndim))
 
     def prod(self, axis: int | Sequence[int] | None = None) -> Tensor:
         from runtime import functions
 
-        return functions.reduce_prod(self, _axes(axis, self.ndim))
+        return functions.reduce_prod(self._strong(), _axes(axis, self.ndim))
 
     def max(self, axis: int | Sequence[int] | None = None) -> Tensor:
         from runtime import functions
 
-        return functions.reduce_max(self, _axes(axis, self.ndim))
+        return functions.reduce_max(self._strong(), _axes(axis, self.ndim))
 
     def min(self, axis: int | Sequence[int] | None = None) -> Tensor:
         from runtime import functions
 
-        return functions.reduce_min(self, _axes(axis, self.ndim))
+        return functions.reduce_min(self._strong(), _axes(axis, self.ndim))
 
     def mean(self, axis: int | Sequence[int] | None = None) -> Tensor:
         """Sum divided by the count (integer tensors divide into the policy's float)."""
@@ -214,7 +214,12 @@ class Tensor:
 
         axes = _axes(axis, self.ndim)
         count = int(np.prod([self.shape[a] for a in axes], dtype=np.int64))
-        return functions.div(functions.reduce_sum(self, axes), count)
+        return functions.div(functions.reduce_sum(self._strong(), axes), count)
+
+    def _strong(self) -> Tensor:
+        """This tensor without its weak flag: jax.numpy's reductions drop it first (a
+        same-dtype ``convert``, recorded as one); ``runtime.reduce_sum`` keeps it, as lax does."""
+        return self.astype(self.dtype) if self.weak else self
 
     def __getitem__(self, index: Any) -> Tensor:
         from runtime import functions

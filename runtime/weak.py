@@ -20,9 +20,10 @@ Two questions, two tables:
   ``convert_element_type[... weak_type=True]``.
 * **Propagation** (``WEAK_RULES``): per op of the vocabulary, the weak flag of
   each output from the weak flags of the (planned) operands, following the
-  ``jax.lax`` primitive's own rule: elementwise unary ops, reductions and
-  structural ops keep the operand's flag; n-ary ops are weak when all their
-  array operands are; ``convert`` is weak only when its ``weak_type`` says so;
+  ``jax.lax`` primitive's own rule: elementwise unary ops, reductions,
+  structural ops, gather and scatter keep the operand's flag; n-ary ops
+  (dynamic_update_slice's start indices included, select's predicate not)
+  are weak when all their operands are; ``convert`` is weak only when its ``weak_type`` says so;
   ``iota`` and ``full`` (always given a dtype) are strong. The tests check
   every row against ``jax.lax``.
 
@@ -162,13 +163,15 @@ def weak_select(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, 
 
 
 def weak_scatter(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
-    """scatter / scatter_add(operand, indices, updates): operand and updates."""
-    return (weak[0] and weak[2],)
+    """scatter / scatter_add(operand, indices, updates): the operand's flag (lax's
+    ``_argnum_weak_type(0)``; the plan has already given the operand the join's flag)."""
+    return (weak[0],)
 
 
 def weak_update_slice(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
-    """dynamic_update_slice(operand, update, *starts): operand and update."""
-    return (weak[0] and weak[1],)
+    """dynamic_update_slice(operand, update, *starts): weak when every operand is, the start
+    indices included (lax's standard rule)."""
+    return (all(weak),)
 
 
 def weak_convert(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
