@@ -21,8 +21,8 @@ from runtime.graph import Eqn, Graph, Var, emit
 from runtime.plan import PlanInput, plan, promotes
 from runtime.promotion import Operand, Policy, PromotionError, get_policy_object
 from runtime.shape_plan import broadcast_params, broadcast_targets, broadcasts
-from runtime.weak import WeakOperand, honours_weak, output_weak, planned_weak
 from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError, abstract_eval
+from runtime.weak import WeakOperand, honours_weak, output_weak, planned_weak
 
 #: What ``abstract_eval`` (``runtime.shapes``, the kernels' signature check) raises
 #: for an equation the kernels cannot run.

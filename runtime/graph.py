@@ -115,6 +115,13 @@ class Eqn:
         #: the (input, output) positions whose values the recording held (None: all)
         self.keep: Keep = None
 
+    def _weak_out(self, i: int) -> bool:
+        """The weak flag of a re-created output: the op's weak rule over the inputs' flags
+        (what eager execution and the recorder computed when the output was made)."""
+        if not any(v.weak for v in self.inputs) and "weak_type" not in self.params:
+            return False
+        return weak_rules.output_weak(self.op, [v.weak for v in self.inputs], self.params)[i]
+
     @property
     def outputs(self) -> tuple[Var, ...]:
         outs: Any = self._outs
@@ -132,13 +139,6 @@ class Eqn:
                 self._outs[i] = (weakref.ref(var), dtype, shape)
             out.append(var)
         return tuple(out)
-
-    def _weak_out(self, i: int) -> bool:
-        """The weak flag of a re-created output: the op's weak rule over the inputs' flags
-        (what eager execution and the recorder computed when the output was made)."""
-        if not any(v.weak for v in self.inputs) and "weak_type" not in self.params:
-            return False
-        return weak_rules.output_weak(self.op, [v.weak for v in self.inputs], self.params)[i]
 
     @outputs.setter
     def outputs(self, values: Sequence[Var]) -> None:
@@ -326,6 +326,7 @@ def record_op(
     it is written flat.
     """
     keep_in = None if keep is None else keep[0]
+    in_vars: Any
     if target_shapes is not None:
         in_vars = _planned_inputs(op, inputs, targets, outputs, keep_in, target_shapes)
     elif len(inputs) == 2:  # binary ops, the bulk of recordings: the loop below, unrolled
@@ -344,7 +345,7 @@ def record_op(
         elif var_b.value is None and (keep_in is None or 1 in keep_in):
             var_b.value = b._array
         target_a, target_b = targets
-        in_vars: Any = (
+        in_vars = (
             var_a if var_a.dtype is target_a else _convert_eqn(var_a, target_a, outputs[0].weak),
             var_b if var_b.dtype is target_b else _convert_eqn(var_b, target_b, outputs[0].weak),
         )

@@ -10,14 +10,9 @@ recorder for each op that has at least one input on a graph.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import ContextDecorator
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from runtime.dtypes import DType
-    from runtime.ops import OpDef
-    from runtime.tensor import Tensor
+from typing import Any
 
 #: recorder(op, params, inputs, planned dtypes, outputs[, planned shapes]): ``inputs``
 #: are the operands as they came (Python scalars already materialised as 0-d Tensors

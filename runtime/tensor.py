@@ -659,7 +659,9 @@ class _Signature:
         self.out_weak = out_weak
         #: every operand is a Tensor already of its target dtype and shape: no scalar to
         #: make, nothing to convert or broadcast
-        self.exact = bshapes is None and all(type(x) is Tensor and x.dtype is t for x, t in zip(xs, targets, strict=True))
+        self.exact = bshapes is None and all(
+            type(x) is Tensor and x.dtype is t for x, t in zip(xs, targets, strict=True)
+        )
 
 
 def _signature_key(op: OpDef, xs: Sequence[Any], params: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -860,9 +862,7 @@ def _apply_general(
     if key is not None:
         if len(_SIGNATURES) >= _SIGNATURE_LIMIT:
             _SIGNATURES.clear()  # crude bound: a long run can see unboundedly many shapes
-        _SIGNATURES[key] = _Signature(
-            op, xs, tuple(targets), tuple(out_avals), mixed_ufunc, bshapes, in_weak, out_weak
-        )
+        _SIGNATURES[key] = _Signature(op, xs, tuple(targets), tuple(out_avals), mixed_ufunc, bshapes, in_weak, out_weak)
     if not params and len(xs) == 2 and len(results) == 1 and bshapes is None and in_weak is None:
         kinds = (type(xs[0]), type(xs[1]))
         if Tensor in kinds and all(k is Tensor or k in _PY_KIND for k in kinds):  # a Tensor and a Tensor or scalar
@@ -879,10 +879,7 @@ def _apply_general(
 
 def _may_be_weak(xs: Sequence[Any]) -> bool:
     """Whether an operand can make a result weak: a weak tensor or a Python int/float/complex."""
-    for x in xs:
-        if type(x) in _WEAK_SCALARS or (isinstance(x, Tensor) and x.weak):
-            return True
-    return False
+    return any(type(x) in _WEAK_SCALARS or (isinstance(x, Tensor) and x.weak) for x in xs)
 
 
 def _mark_scalars_weak(xs: Sequence[Any], inputs: Sequence[Tensor], in_weak: Sequence[bool]) -> None:

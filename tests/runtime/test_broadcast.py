@@ -26,10 +26,10 @@ from passes.promote import broadcast_example, promote  # noqa: E402
 from passes.verify import verify  # noqa: E402
 from runtime import functions as F  # noqa: E402
 from runtime import ops  # noqa: E402
-from runtime.tensor import apply  # noqa: E402
 from runtime.graph import trace  # noqa: E402
 from runtime.shape_plan import BROADCASTING, broadcast_targets, result_shape  # noqa: E402
 from runtime.shapes import ShapeError  # noqa: E402
+from runtime.tensor import apply  # noqa: E402
 
 #: every op of the broadcasting families, with its jax.numpy counterpart (a failing row
 #: when the vocabulary gains an elementwise op without one)
@@ -98,10 +98,7 @@ def test_python_scalar_and_zero_d_operands_broadcast_without_an_equation() -> No
     # f64, so its constant is strong too
     graph = trace(lambda x, s: x * s + 2.0, np.ones((2, 3)), np.float64(3.0))
     assert str(graph) == (
-        "{ lambda a:f64[] ; b:f64[2,3] c:f64[] . let\n"
-        "    d:f64[2,3] = mul b c\n"
-        "    e:f64[2,3] = add d a\n"
-        "  in (e) }"
+        "{ lambda a:f64[] ; b:f64[2,3] c:f64[] . let\n    d:f64[2,3] = mul b c\n    e:f64[2,3] = add d a\n  in (e) }"
     )
     verify(graph)
 
