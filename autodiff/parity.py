@@ -354,6 +354,8 @@ class Spec:
     #: with a Python-scalar operand the primal is compared within tolerance, not exactly: XLA's CPU
     #: backend divides by a broadcast scalar as a multiplication by its reciprocal (up to an ulp off)
     scalar_not_exact: bool = False
+    #: the policies the spec runs under (empty: every policy of the sweep)
+    policies: tuple[str, ...] = ()
 
     @property
     def opdef(self) -> ops.OpDef:
@@ -623,6 +625,80 @@ def _structural_spec(name: str, op: str, ours: Callable[..., Any], lax_ref: Call
     return Spec(name, op, ours, lax_ref, ("x",), (shape,), (domain,), plan_layout=(0,), exact=exact, gen=gen)
 
 
+# -- broadcasting and weak operands ---------------------------------------------------------------
+
+
+def _broadcast_lax(name: str) -> Callable[..., Any]:
+    """``lax.<name>`` on operands broadcast to one shape first (lax takes no NumPy broadcasting)."""
+
+    def ref(*xs: Any) -> Any:
+        return getattr(_lax(), name)(*_jnp().broadcast_arrays(*xs))
+
+    return ref
+
+
+def _jnp_ref(name: str) -> Callable[..., Any]:
+    def ref(*xs: Any) -> Any:
+        return getattr(_jnp(), name)(*xs)
+
+    return ref
+
+
+def _weak(value: float | int) -> Tensor:
+    """A weakly typed 0-d tensor, as ``jax.numpy.asarray(value)`` (the weak specs run under jax)."""
+    from runtime.tensor import asarray
+
+    out = asarray(value)
+    assert out.weak, "weak specs run under a policy with weak types"
+    return out
+
+
+_INT8_ROW: Final = np.array([1, -2, 3], dtype=np.int8)
+
+
+def broadcast_and_weak_specs() -> list[Spec]:
+    """Rows for NumPy broadcasting (every elementwise family, rank-different and rank-equal
+    size-1 shapes) and for weakly typed operands (``asarray(2.5)``, ``int8 * 2.5``, under jax).
+
+    Broadcast rows compare with ``jax.numpy`` under jax and with ``lax`` on explicitly
+    broadcast operands elsewhere; their replay check holds the recorded
+    ``broadcast_in_dim`` equations to eager execution bit for bit, and their VJP checks
+    that cotangents are summed back to each operand's shape.
+    """
+    specs = [
+        Spec("add-broadcast", "add", F.add, _broadcast_lax("add"), ("x", "y"), ((3, 1), (4,)), ("any", "any"),
+             _jnp_ref("add"), promoted=(0, 1), plan_layout=(0, 1), exact=_ALL_EXACT),
+        Spec("mul-broadcast-rank-equal", "mul", F.mul, _broadcast_lax("mul"), ("x", "y"), ((3, 4), (3, 1)),
+             ("any", "any"), _jnp_ref("multiply"), promoted=(0, 1), plan_layout=(0, 1), exact=_REAL_EXACT),
+        Spec("atan2-broadcast", "atan2", F.atan2, _broadcast_lax("atan2"), ("x", "y"), ((2, 1, 3), (4, 1)),
+             ("any", "any"), _jnp_ref("arctan2"), promoted=(0, 1), plan_layout=(0, 1), exact=_INT_EXACT),
+        Spec("lt-broadcast", "lt", F.lt, _broadcast_lax("lt"), ("x", "y"), ((3,), (2, 1)), ("any", "any"),
+             _jnp_ref("less"), promoted=(0, 1), plan_layout=(0, 1), exact=_ALL_EXACT),
+        Spec("and-broadcast", "and", F.logical_and, _broadcast_lax("bitwise_and"), ("x", "y"), ((1, 3), (2, 1)),
+             ("any", "any"), _jnp_ref("bitwise_and"), promoted=(0, 1), plan_layout=(0, 1), exact=_ALL_EXACT),
+        Spec("select-broadcast", "select", F.select, _broadcast_lax("select"), ("pred", "on_true", "on_false"),
+             ((3,), (2, 1), (2, 3)), ("any", "any", "any"), lambda p, a, b: _jnp().where(p, a, b),
+             promoted=(1, 2), fixed={0: dt.bool_}, plan_layout=(0, 1, 2), exact=_ALL_EXACT),
+        Spec("clamp-broadcast", "clamp", F.clamp, _broadcast_lax("clamp"), ("min", "operand", "max"),
+             ((1,), (2, 3), (3,)), ("any", "any", "any"), promoted=(0, 1, 2), plan_layout=(0, 1, 2),
+             exact=_ALL_EXACT),
+        # weak operands (jax only: the other policies have no weak values)
+        Spec("mul-weak-float", "mul", lambda x: F.mul(x, _weak(2.5)), lambda x: _lax().mul(x, x),
+             ("x",), ((3,),), ("any",), lambda x: _jnp().multiply(x, _jnp().asarray(2.5)),
+             plan_layout=(0, PyScalar("float")), exact=_REAL_EXACT, policies=("jax",)),
+        Spec("sub-weak-int", "sub", lambda x: F.sub(_weak(3), x), lambda x: _lax().sub(x, x),
+             ("x",), ((3,),), ("any",), lambda x: _jnp().subtract(_jnp().asarray(3), x),
+             plan_layout=(PyScalar("int"), 0), exact=_ALL_EXACT, policies=("jax",)),
+        Spec("add-weak-result", "add", lambda x: F.add(F.mul(_INT8_ROW, 2.5), x), lambda x: _lax().add(x, x),
+             ("x",), ((3,),), ("any",), lambda x: _jnp().add(_jnp().multiply(_jnp().asarray(_INT8_ROW), 2.5), x),
+             plan_layout=(PyScalar("float"), 0), exact=_REAL_EXACT, policies=("jax",)),
+        Spec("add-weak-tanh", "tanh", lambda x: F.add(F.tanh(_weak(0.5)), x), lambda x: _lax().add(x, x),
+             ("x",), ((3,),), ("any",), lambda x: _jnp().add(_jnp().tanh(_jnp().asarray(0.5)), x),
+             plan_layout=(0,), exact=frozenset(), policies=("jax",)),
+    ]  # fmt: skip
+    return specs
+
+
 @functools.cache
 def build_specs() -> tuple[Spec, ...]:
     """The sweep's op table: every op of the vocabulary, some in several configurations."""
@@ -740,6 +816,7 @@ def build_specs() -> tuple[Spec, ...]:
              ("a", "b"), ((3, 3), (3, 2)), ("any", "any"), promoted=(0, 1), plan_layout=(0, 1),
              gen=_gen_triangular),
     ]  # fmt: skip
+    specs.extend(broadcast_and_weak_specs())
     covered = {s.op for s in specs}
     missing = [name for name in ops.OPS if name not in covered]
     if missing:  # a new op must join the sweep, not be skipped silently
@@ -1062,6 +1139,8 @@ def build_cases(
         if not _matches(spec, ops_patterns):
             continue
         for policy in policies:
+            if spec.policies and policy not in spec.policies:
+                continue
             for slots in _slot_tuples(spec, policy, dtypes, seed):
                 cases.append(Case(spec, policy, slots))
     if quick:
