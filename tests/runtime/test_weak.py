@@ -68,6 +68,14 @@ def test_tanh_of_a_weak_scalar_is_weak_so_float16_wins() -> None:
     np.testing.assert_array_equal(ours.numpy(), np.asarray(theirs))
 
 
+def test_full_zeros_and_ones_are_weak_as_in_jax_numpy() -> None:
+    for ours, theirs in [(F.full((2,), 2.5), jnp.full((2,), 2.5)), (F.full((2,), 2), jnp.full((2,), 2)),
+                         (F.full((2,), 2.5, "float32"), jnp.full((2,), 2.5, jnp.float32)),
+                         (F.full((2,), True), jnp.full((2,), True)),
+                         (F.zeros((2,)), jnp.zeros((2,))), (F.ones((2,)), jnp.ones((2,)))]:  # fmt: skip
+        assert ours.weak == bool(is_weakly_typed(theirs)) and ours.dtype.storage == theirs.dtype, (ours, theirs)
+
+
 def test_convert_drops_the_flag() -> None:
     assert not rt.asarray(0.5).astype("float64").weak
     assert not is_weakly_typed(jnp.asarray(0.5).astype(jnp.float64))
