@@ -363,6 +363,8 @@ class Spec:
     scalar_not_exact: bool = False
     #: no forward mode to compare (a custom_vjp call, as in JAX): the sweep checks the VJP only
     reverse_only: bool = False
+    #: the policies the spec runs under (empty: every policy of the sweep)
+    policies: tuple[str, ...] = ()
 
     @property
     def opdef(self) -> ops.OpDef:
@@ -662,6 +664,82 @@ def custom_transpose_bwd(_: None, g: Tensor) -> tuple[Tensor]:
 custom_vjp_transpose.defvjp(custom_transpose_fwd, custom_transpose_bwd)
 
 
+# -- broadcasting and weak operands ---------------------------------------------------------------
+
+
+def _broadcast_lax(name: str) -> Callable[..., Any]:
+    """``lax.<name>`` on operands broadcast to one shape first (lax takes no NumPy broadcasting)."""
+
+    def ref(*xs: Any) -> Any:
+        return getattr(_lax(), name)(*_jnp().broadcast_arrays(*xs))
+
+    return ref
+
+
+def _jnp_ref(name: str) -> Callable[..., Any]:
+    def ref(*xs: Any) -> Any:
+        return getattr(_jnp(), name)(*xs)
+
+    return ref
+
+
+def _weak(value: float | int) -> Tensor:
+    """A weakly typed 0-d tensor, as ``jax.numpy.asarray(value)`` (the weak specs run under jax)."""
+    from runtime.tensor import asarray
+
+    out = asarray(value)
+    assert out.weak, "weak specs run under a policy with weak types"
+    return out
+
+
+_INT8_ROW: Final = np.array([1, -2, 3], dtype=np.int8)
+
+
+def broadcast_and_weak_specs() -> list[Spec]:
+    """Rows for NumPy broadcasting (every elementwise family, rank-different and rank-equal
+    size-1 shapes) and for weakly typed operands (``asarray(2.5)``, ``int8 * 2.5``, under jax).
+
+    Broadcast rows compare with ``jax.numpy`` under jax and with ``lax`` on explicitly
+    broadcast operands elsewhere; their replay check holds the recorded
+    ``broadcast_in_dim`` equations to eager execution bit for bit, and their VJP checks
+    that cotangents are summed back to each operand's shape.
+    """
+    specs = [
+        Spec("div-broadcast", "div", F.div, _broadcast_lax("div"), ("x", "y"), ((3, 1), (4,)), ("any", "nonzero"),
+             _jnp_ref("true_divide"), promoted=(0, 1), plan_layout=(0, 1), exact=_INT_EXACT),  # XLA divides by
+        # a broadcast operand as a multiplication by its reciprocal (an ulp off): compared within tolerance
+        Spec("min-broadcast-rank-equal", "min", F.min, _broadcast_lax("min"), ("x", "y"), ((3, 4), (3, 1)),
+             ("any", "any"), _jnp_ref("minimum"), promoted=(0, 1), plan_layout=(0, 1), exact=_ALL_EXACT),
+        Spec("atan2-broadcast", "atan2", F.atan2, _broadcast_lax("atan2"), ("x", "y"), ((2, 1, 3), (4, 1)),
+             ("any", "any"), _jnp_ref("arctan2"), promoted=(0, 1), plan_layout=(0, 1), exact=_INT_EXACT),
+        Spec("lt-broadcast", "lt", F.lt, _broadcast_lax("lt"), ("x", "y"), ((3,), (2, 1)), ("any", "any"),
+             _jnp_ref("less"), promoted=(0, 1), plan_layout=(0, 1), exact=_ALL_EXACT),
+        Spec("and-broadcast", "and", F.logical_and, _broadcast_lax("bitwise_and"), ("x", "y"), ((1, 3), (2, 1)),
+             ("any", "any"), _jnp_ref("bitwise_and"), promoted=(0, 1), plan_layout=(0, 1), exact=_ALL_EXACT),
+        Spec("select-broadcast", "select", F.select, _broadcast_lax("select"), ("pred", "on_true", "on_false"),
+             ((3,), (2, 1), (2, 3)), ("any", "any", "any"), lambda p, a, b: _jnp().where(p, a, b),
+             promoted=(1, 2), fixed={0: dt.bool_}, plan_layout=(0, 1, 2), exact=_ALL_EXACT),
+        Spec("clamp-broadcast", "clamp", F.clamp, _broadcast_lax("clamp"), ("min", "operand", "max"),
+             ((1,), (2, 3), (3,)), ("any", "any", "any"), promoted=(0, 1, 2), plan_layout=(0, 1, 2),
+             exact=_ALL_EXACT),
+        # weak operands (jax only: the other policies have no weak values)
+        Spec("min-weak-float", "min", lambda x: F.min(x, _weak(2.5)), lambda x: _lax().min(x, x),
+             ("x",), ((3,),), ("any",), lambda x: _jnp().minimum(x, _jnp().asarray(2.5)),
+             plan_layout=(0, PyScalar("float")), exact=_ALL_EXACT, policies=("jax",)),
+        Spec("sub-weak-int", "sub", lambda x: F.sub(_weak(3), x), lambda x: _lax().sub(x, x),
+             ("x",), ((3,),), ("any",), lambda x: _jnp().subtract(_jnp().asarray(3), x),
+             plan_layout=(PyScalar("int"), 0), exact=_ALL_EXACT, policies=("jax",)),
+        Spec("max-weak-result", "max", lambda x: F.max(F.mul(_INT8_ROW, 2.5), x), lambda x: _lax().max(x, x),
+             ("x",), ((3,),), ("any",),
+             lambda x: _jnp().maximum(_jnp().multiply(_jnp().asarray(_INT8_ROW), 2.5), x),
+             plan_layout=(PyScalar("float"), 0), exact=_ALL_EXACT, policies=("jax",)),
+        Spec("add-weak-tanh", "tanh", lambda x: F.add(F.tanh(_weak(0.5)), x), lambda x: _lax().add(x, x),
+             ("x",), ((3,),), ("any",), lambda x: _jnp().add(_jnp().tanh(_jnp().asarray(0.5)), x),
+             plan_layout=(0,), exact=frozenset(), policies=("jax",)),
+    ]  # fmt: skip
+    return specs
+
+
 @functools.cache
 def build_specs() -> tuple[Spec, ...]:
     """The sweep's op table: every op of the vocabulary, some in several configurations."""
@@ -786,6 +864,7 @@ def build_specs() -> tuple[Spec, ...]:
              gen=_gen_triangular),
     ]  # fmt: skip
     specs = [_with_family_jnp(s) for s in specs]
+    specs.extend(broadcast_and_weak_specs())
     covered = {s.op for s in specs}
     missing = [name for name in ops.OPS if name not in covered]
     if missing:  # a new op must join the sweep, not be skipped silently
@@ -1247,6 +1326,8 @@ def build_cases(
         if not _matches(spec, ops_patterns):
             continue
         for policy in policies:
+            if spec.policies and policy not in spec.policies:
+                continue
             for slots in _slot_tuples(spec, policy, policy_dtypes(policy, dtypes), seed):
                 cases.append(Case(spec, policy, slots))
     if quick:

@@ -61,14 +61,26 @@ def _resolve_saves(op: OpDef) -> Any:
 
 
 def record_eager(
-    op: OpDef, params: dict[str, Any], inputs: Sequence[Tensor], targets: tuple[DType, ...], outputs: Sequence[Tensor]
+    op: OpDef,
+    params: dict[str, Any],
+    inputs: Sequence[Tensor],
+    targets: tuple[DType, ...],
+    outputs: Sequence[Tensor],
+    target_shapes: Sequence[tuple[int, ...]] | None = None,
 ) -> None:
     """The recorder ``autodiff`` installs into ``runtime.hooks``.
 
     The recording holds only the values the op's VJP rule reads
     (``autodiff.rules.VJP_SAVES``), so intermediates nobody needs are freed
     as soon as eager code drops them. This runs for every tracked op.
+    ``target_shapes`` (the shape plan, given only when eager execution broadcast
+    an operand) makes the recording write ``broadcast_in_dim`` equations.
     """
+    if target_shapes is not None:
+        # rare: the operands' values are held (the VJP reads the broadcast ones, which
+        # are recomputed from them)
+        record_op(op, params, inputs, targets, outputs, None, target_shapes)
+        return
     saves = _SAVES_BY_OP.get(op, _UNRESOLVED)
     if saves is _UNRESOLVED:
         saves = _resolve_saves(op)

@@ -605,7 +605,9 @@ VJP_SAVES["reciprocal"] = SAVES_OUTPUT
 # -- convert ----------------------------------------------------------------------------------
 
 
-def convert_jvp(primals: Primals, tangents: Tangents, outputs: Primals, new_dtype: DType) -> list[TangentLike]:
+def convert_jvp(
+    primals: Primals, tangents: Tangents, outputs: Primals, new_dtype: DType, weak_type: bool = False
+) -> list[TangentLike]:
     (t,), (out,) = tangents, outputs
     if not out.dtype.is_inexact:
         return [Zero.like(out)]  # integer / bool results carry no tangent
@@ -614,7 +616,12 @@ JVP_RULES["convert"] = convert_jvp
 
 
 def convert_vjp(
-    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], new_dtype: DType
+    cotangents: Tangents,
+    primals: Primals,
+    outputs: Primals,
+    needs: Sequence[bool],
+    new_dtype: DType,
+    weak_type: bool = False,
 ) -> list[TangentLike]:
     (ct,), (x,), (out,) = cotangents, primals, outputs
     if is_zero(ct) or not out.dtype.is_inexact or not x.dtype.is_inexact:

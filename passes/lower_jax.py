@@ -708,6 +708,8 @@ def convert_lowering(eqn: Eqn, x: Any) -> Lowered:
     target = dt.dtype(eqn.params["new_dtype"])
     if _kind(x) == "complex" and target.kind != "complex":
         x = lax.real(x)  # what castwise (and XLA) mean, stated instead of warned about
+    if eqn.params.get("weak_type"):
+        return (with_weak_type(x, True, target.storage),)  # jax.numpy's weak convert
     return (lax.convert_element_type(x, target.storage),)
 
 
@@ -1053,6 +1055,28 @@ def jax_supports(dtype: DType) -> bool:
     return True
 
 
+def with_weak_type(value: Any, weak: bool, storage: Any = None) -> Any:
+    """``value`` (converted to ``storage``) with JAX's weak flag set to ``weak``: the
+    ``convert_element_type[weak_type=...]`` jax.numpy writes when it promotes."""
+    from jax._src.dtypes import is_weakly_typed
+    from jax._src.lax.lax import _convert_element_type
+
+    target = np.dtype(value.dtype if storage is None else storage)
+    if is_weakly_typed(value) == weak and np.dtype(value.dtype) == target:
+        return value
+    return _convert_element_type(value, target, weak)
+
+
+def _keep_weak(var: Var, value: Any) -> Any:
+    """The lowered value with the graph's weak flag (``Var.weak``): inputs and constants
+    are marked, and a rule written with several lax ops keeps the flag its op has."""
+    from jax._src.dtypes import is_weakly_typed
+
+    if is_weakly_typed(value) == var.weak:
+        return value
+    return with_weak_type(value, var.weak)
+
+
 def _check_aval(graph: Graph, eqn: Eqn, var: Var, value: Any) -> None:
     got_dtype, got_shape = np.dtype(value.dtype), tuple(value.shape)
     if got_dtype != var.dtype.storage or got_shape != var.shape:
@@ -1086,8 +1110,10 @@ def _interpret(graph: Graph, consts: Sequence[Any], args: Sequence[Any]) -> list
     env: dict[int, Any] = {}
     for i, (var, arg) in enumerate(zip(graph.inputs, args, strict=True)):
         env[id(var)] = _check_input(var, arg, i)
+        if var.weak:
+            env[id(var)] = with_weak_type(env[id(var)], True)
     for var, value in zip(graph.consts, consts, strict=True):
-        env[id(var)] = value.materialize() if isinstance(value, _Fill) else value
+        env[id(var)] = _keep_weak(var, value.materialize() if isinstance(value, _Fill) else value)
     for eqn in graph.eqns:
         try:
             operands = [env[id(v)] for v in eqn.inputs]
@@ -1108,7 +1134,7 @@ def _interpret(graph: Graph, consts: Sequence[Any], args: Sequence[Any]) -> list
             raise LoweringError(f"{eqn.op.name}: lowering gave {len(outs)} outputs for {len(out_vars)}")
         for var, value in zip(out_vars, outs, strict=True):
             _check_aval(graph, eqn, var, value)
-            env[id(var)] = value
+            env[id(var)] = _keep_weak(var, value)
     return [env[id(v)] for v in graph.outputs]
 
 

@@ -11,6 +11,7 @@ from runtime.graph import Eqn, Graph, GraphError
 from runtime.ops import OpDef
 from runtime.plan import PLAN_RULES, plan_all, plan_scatter, plan_select, plan_update_slice
 from runtime.shapes import abstract_eval
+from runtime.weak import output_weak
 
 #: Which operand positions each plan rule promotes to one common dtype, keyed
 #: by the rule objects of ``runtime.plan.PLAN_RULES`` so this follows the
@@ -63,7 +64,12 @@ def verify(graph: Graph) -> None:
       for scatter ...) share one dtype;
     * the output avals equal ``abstract_eval`` of the input avals (the
       kernels' own signature check, ``runtime.shapes.abstract_eval``: the
-      kernels accept the equation, and dtypes and shapes agree);
+      kernels accept the equation, and dtypes and shapes agree). Shapes must
+      agree exactly, or be 0-d where lax's scalar rule takes them: an implicit
+      broadcast (``add(a:f64[3,1], b:f64[4])``) is rejected, the ``promote``
+      pass writes it as ``broadcast_in_dim``;
+    * the outputs' weak flags equal the op's weak-type rule over the inputs'
+      (``runtime.weak.WEAK_RULES``, JAX's rules);
 
     then that every graph output is defined, and that each constant holds an
     array of its declared dtype and shape. The message of every error contains
@@ -129,6 +135,10 @@ def _check_eqn(graph: Graph, index: int, eqn: Eqn, defined: set[int]) -> None:
     expected = [(d, tuple(s)) for d, s in avals]
     if recorded != expected:
         raise fail(f"outputs are recorded as {_avals(recorded)} but the kernels give {_avals(expected)}")
+    weak = list(output_weak(eqn.op, [v.weak for v in eqn.inputs], eqn.params))
+    if [v.weak for v in eqn.outputs] != weak:
+        shown = ", ".join(v.type_str() for v in eqn.outputs)
+        raise fail(f"outputs are recorded as {shown} but {eqn.op.name}'s weak-type rule gives weak={weak}")
 
 
 def _operand_names(op: OpDef, count: int) -> list[str]:

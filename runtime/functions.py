@@ -622,7 +622,17 @@ def iota(dtype: Any, shape: Sequence[int] | int, dimension: int = 0) -> Tensor:
 
 
 def full(shape: Sequence[int] | int, fill_value: bool | int | float | complex, dtype: Any = None) -> Tensor:
-    """An array of ``shape`` filled with ``fill_value`` (dtype: given, or the policy's default)."""
+    """An array of ``shape`` filled with ``fill_value`` (dtype: given, or the policy's default).
+
+    Without ``dtype``, a Python int/float/complex fill gives a weakly typed result under
+    the policies with weak types, as ``jax.numpy.full`` does."""
+    out = _full(shape, fill_value, dtype)
+    if dtype is None:
+        out.weak = asarray(fill_value).weak
+    return out
+
+
+def _full(shape: Sequence[int] | int, fill_value: bool | int | float | complex, dtype: Any = None) -> Tensor:
     if dtype is None:
         try:
             dtype = asarray(fill_value).dtype
@@ -633,13 +643,13 @@ def full(shape: Sequence[int] | int, fill_value: bool | int | float | complex, d
 
 
 def zeros(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:
-    """``full(shape, 0, dtype)``."""
-    return full(shape, 0.0 if dtype is None else 0, dtype)
+    """``full(shape, 0, dtype)``; strongly typed, as ``jax.numpy.zeros``."""
+    return _full(shape, 0.0 if dtype is None else 0, dtype)
 
 
 def ones(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:
-    """``full(shape, 1, dtype)``."""
-    return full(shape, 1.0 if dtype is None else 1, dtype)
+    """``full(shape, 1, dtype)``; strongly typed, as ``jax.numpy.ones``."""
+    return _full(shape, 1.0 if dtype is None else 1, dtype)
 
 
 # -- linear algebra ---------------------------------------------------------------------------

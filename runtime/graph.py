@@ -24,8 +24,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from runtime import hooks, kernels, ops, shapes
+from runtime import weak as weak_rules
 from runtime.dtypes import DType
 from runtime.ops import OpDef
+from runtime.plan import promotes
+from runtime.shape_plan import broadcast_params
 from runtime.versions import CLOCK as _CLOCK
 
 if TYPE_CHECKING:
@@ -42,20 +45,27 @@ class GraphError(ValueError):
 
 
 class Var:
-    """One SSA value: dtype, static shape, and where it comes from.
+    """One SSA value: dtype, static shape, weak flag, and where it comes from.
 
     ``producer`` is the equation that defines it (``None`` for graph inputs and
     constants); ``const`` holds a constant's array (the same array the eager
-    tensor holds: never a copy).
+    tensor holds: never a copy). ``weak`` is JAX's weak type (``runtime.weak``),
+    printed as JAX prints an aval: ``~f64[]``.
     """
 
-    __slots__ = ("__weakref__", "const", "dtype", "owner", "producer", "shape", "value")
+    __slots__ = ("__weakref__", "const", "dtype", "owner", "producer", "shape", "value", "weak")
 
     def __init__(
-        self, dtype: DType, shape: tuple[int, ...], producer: Eqn | None = None, const: np.ndarray | None = None
+        self,
+        dtype: DType,
+        shape: tuple[int, ...],
+        producer: Eqn | None = None,
+        const: np.ndarray | None = None,
+        weak: bool = False,
     ) -> None:
         self.dtype = dtype
         self.shape = shape
+        self.weak = weak
         self.producer = producer
         self.const = const
         #: the eager value, kept by recordings that will need it for derivatives
@@ -72,7 +82,7 @@ class Var:
         return (self.dtype, self.shape)
 
     def type_str(self) -> str:
-        return f"{self.dtype.short}[{','.join(map(str, self.shape))}]"
+        return f"{'~' if self.weak else ''}{self.dtype.short}[{','.join(map(str, self.shape))}]"
 
     def __repr__(self) -> str:
         kind = "const" if self.const is not None else ("input" if self.producer is None else "value")
@@ -112,20 +122,27 @@ class Eqn:
         #: memory was written later has changed since
         self.clock: int = _CLOCK[0]
 
+    def _weak_out(self, i: int) -> bool:
+        """The weak flag of a re-created output: the op's weak rule over the inputs' flags
+        (what eager execution and the recorder computed when the output was made)."""
+        if not any(v.weak for v in self.inputs) and "weak_type" not in self.params:
+            return False
+        return weak_rules.output_weak(self.op, [v.weak for v in self.inputs], self.params)[i]
+
     @property
     def outputs(self) -> tuple[Var, ...]:
         outs: Any = self._outs
         if type(outs) is weakref.ReferenceType:  # one output, in the recorder's compact form
             var = outs()
             if var is None:
-                var = Var(self._dtype0, self._shape0, self)
+                var = Var(self._dtype0, self._shape0, self, None, self._weak_out(0))
                 self._outs = weakref.ref(var)
             return (var,)
         out = []
         for i, (ref, dtype, shape) in enumerate(self._outs):
             var = ref()
             if var is None:
-                var = Var(dtype, shape, self)
+                var = Var(dtype, shape, self, None, self._weak_out(i))
                 self._outs[i] = (weakref.ref(var), dtype, shape)
             out.append(var)
         return tuple(out)
@@ -179,9 +196,10 @@ def emit(op: OpDef, inputs: Sequence[Var], params: dict[str, Any]) -> Eqn:
     """Append-free equation construction: infer output avals, link outputs to the eqn."""
     out_avals = shapes.abstract_eval(op, [v.aval for v in inputs], params)
     eqn = Eqn(op, inputs, params, ())
+    weak = weak_rules.output_weak(op, [v.weak for v in inputs], params)
     # The caller takes the outputs from ``eqn.outputs`` (weakly held until then,
     # so an output nobody keeps costs nothing).
-    eqn.outputs = tuple(Var(d, s, eqn) for d, s in out_avals)
+    eqn.outputs = tuple(Var(d, s, eqn, None, w) for (d, s), w in zip(out_avals, weak, strict=True))
     return eqn
 
 
@@ -197,7 +215,7 @@ def const_var(tensor: Tensor) -> Var:
     var: Var | None = tensor._const
     array = tensor._array
     if var is None or var.const is not array:
-        var = Var(tensor.dtype, array.shape, None, array)
+        var = Var(tensor.dtype, array.shape, None, array, tensor.weak)
         tensor._const = var
     return var
 
@@ -237,15 +255,19 @@ def is_referenced(tensor: Tensor) -> bool:
 
 
 _HOLDS_NOTHING: Keep = ((), ())
-#: the params of a recorded convert, one shared dict per target dtype
-_CONVERT_PARAMS: dict[DType, dict[str, Any]] = {}
+#: the params of a recorded convert, one shared dict per target dtype (and weak flag)
+_CONVERT_PARAMS: dict[Any, dict[str, Any]] = {}
 
 
-def _convert_eqn(var: Var, target: DType) -> Var:
-    """``convert(var, target)`` as a new equation (its output aval is known: no shape rule)."""
-    params = _CONVERT_PARAMS.get(target)
+def _convert_eqn(var: Var, target: DType, weak: bool = False) -> Var:
+    """``convert(var, target)`` as a new equation (its output aval is known: no shape rule).
+
+    ``weak`` marks a promoted operand whose join is weakly typed: the equation says
+    so with ``weak_type=True``, as jax.numpy's ``convert_element_type`` does."""
+    key: Any = (target, True) if weak else target
+    params = _CONVERT_PARAMS.get(key)
     if params is None:
-        params = _CONVERT_PARAMS[target] = {"new_dtype": target}
+        params = _CONVERT_PARAMS[key] = {"new_dtype": target, "weak_type": True} if weak else {"new_dtype": target}
     eqn = Eqn.__new__(Eqn)
     eqn.op = ops.convert
     eqn.inputs = (var,)
@@ -253,11 +275,41 @@ def _convert_eqn(var: Var, target: DType) -> Var:
     eqn.freed = False
     eqn.keep = _HOLDS_NOTHING  # the converted value is never materialised (eager casts in the consumer's loop)
     eqn.clock = _CLOCK[0]
-    out = Var(target, var.shape, eqn)
+    out = Var(target, var.shape, eqn, None, weak)
     eqn._outs = weakref.ref(out)  # the compact single-output form
     eqn._dtype0 = target
     eqn._shape0 = var.shape
     return out
+
+
+def _broadcast_eqn(var: Var, shape: tuple[int, ...]) -> Var:
+    """``broadcast_in_dim(var)`` to ``shape`` with NumPy's axis alignment, as a new equation.
+
+    Like a plan ``convert``, the broadcast value is never materialised by eager
+    execution (it broadcasts a view in the consumer); derivative rules that read
+    it recompute it from its producer."""
+    eqn = Eqn.__new__(Eqn)
+    eqn.op = ops.broadcast_in_dim
+    eqn.inputs = (var,)
+    eqn.params = broadcast_params(var.shape, shape)
+    eqn.freed = False
+    eqn.keep = _HOLDS_NOTHING
+    eqn.clock = _CLOCK[0]
+    out = Var(var.dtype, tuple(shape), eqn, None, var.weak)
+    eqn._outs = weakref.ref(out)
+    eqn._dtype0 = var.dtype
+    eqn._shape0 = out.shape
+    return out
+
+
+def _planned_input(var: Var, target: DType, shape: tuple[int, ...], weak: bool) -> Var:
+    """``var`` converted to its planned dtype, then broadcast to its planned shape
+    (JAX's order: promote the dtype, then the shape)."""
+    if var.dtype is not target:
+        var = _convert_eqn(var, target, weak)
+    if var.shape != shape:
+        var = _broadcast_eqn(var, shape)
+    return var
 
 
 def record_op(
@@ -267,6 +319,7 @@ def record_op(
     targets: Sequence[DType],
     outputs: Sequence[Tensor],
     keep: Keep = None,
+    target_shapes: Sequence[tuple[int, ...]] | None = None,
 ) -> Eqn:
     """Record one eagerly executed op: promoted inputs, the equation, output nodes.
 
@@ -275,10 +328,17 @@ def record_op(
     is not held is recomputed from its producer if anyone asks for it. Each
     output becomes tracked when its dtype is inexact. The output avals are the
     eager results' (the shape rules already checked them when the op ran).
-    This is the hot path of every tracked op, so it is written flat.
+    ``target_shapes`` is the shape plan (``runtime.shape_plan``) when eager execution
+    broadcast an operand: each such operand gets a ``broadcast_in_dim`` equation
+    after its ``convert``. A converted promoted operand carries the result's
+    weak flag (``runtime.weak``). This is the hot path of every tracked op, so
+    it is written flat.
     """
     keep_in = None if keep is None else keep[0]
-    if len(inputs) == 2:  # binary ops, the bulk of recordings: the loop below, unrolled
+    in_vars: Any
+    if target_shapes is not None:
+        in_vars = _planned_inputs(op, inputs, targets, outputs, keep_in, target_shapes)
+    elif len(inputs) == 2:  # binary ops, the bulk of recordings: the loop below, unrolled
         a, b = inputs
         var_a, var_b = a.node, b.node
         if var_a is None:
@@ -294,9 +354,9 @@ def record_op(
         elif var_b.value is None and (keep_in is None or 1 in keep_in):
             var_b.value = b._array
         target_a, target_b = targets
-        in_vars: Any = (
-            var_a if var_a.dtype is target_a else _convert_eqn(var_a, target_a),
-            var_b if var_b.dtype is target_b else _convert_eqn(var_b, target_b),
+        in_vars = (
+            var_a if var_a.dtype is target_a else _convert_eqn(var_a, target_a, outputs[0].weak),
+            var_b if var_b.dtype is target_b else _convert_eqn(var_b, target_b, outputs[0].weak),
         )
     else:
         in_vars = []
@@ -307,7 +367,7 @@ def record_op(
             elif var.value is None and (keep_in is None or i in keep_in):
                 var.value = x._array  # the operand as it came (before any convert)
             target = targets[i]
-            in_vars.append(var if var.dtype is target else _convert_eqn(var, target))
+            in_vars.append(var if var.dtype is target else _convert_eqn(var, target, _converted_weak(op, var, outputs)))
         in_vars = tuple(in_vars)
     eqn = Eqn.__new__(Eqn)
     eqn.op = op
@@ -322,6 +382,8 @@ def record_op(
         dtype = tensor.dtype
         array = tensor._array
         var = Var(dtype, array.shape, eqn)
+        if tensor.weak:
+            var.weak = True
         if keep_out is None or keep_out:
             var.value = array
         tensor.node = var
@@ -336,7 +398,7 @@ def record_op(
         tensor = outputs[i]
         dtype = tensor.dtype
         array = tensor._array
-        var = Var(dtype, array.shape, eqn)
+        var = Var(dtype, array.shape, eqn, None, tensor.weak)
         if keep_out is None or i in keep_out:
             var.value = array
         tensor.node = var
@@ -344,6 +406,35 @@ def record_op(
         outs.append((weakref.ref(var), dtype, var.shape))
     eqn._outs = outs
     return eqn
+
+
+def _converted_weak(op: OpDef, var: Var, outputs: Sequence[Tensor]) -> bool:
+    """The weak flag a plan ``convert`` of ``var`` carries: a promoted operand takes the
+    join's flag, which is the (first) output's; any other operand keeps its own."""
+    if not outputs or not (outputs[0].weak or var.weak):
+        return False
+    return outputs[0].weak if promotes(op) else var.weak
+
+
+def _planned_inputs(
+    op: OpDef,
+    inputs: Sequence[Tensor],
+    targets: Sequence[DType],
+    outputs: Sequence[Tensor],
+    keep_in: Sequence[int] | None,
+    shapes: Sequence[tuple[int, ...]],
+) -> tuple[Var, ...]:
+    """The input values of a broadcasting op: each operand as it came, converted to its
+    planned dtype and broadcast to its planned shape."""
+    in_vars = []
+    for i, x in enumerate(inputs):
+        var = x.node
+        if var is None:
+            var = const_var(x)
+        elif var.value is None and (keep_in is None or i in keep_in):
+            var.value = x._array
+        in_vars.append(_planned_input(var, targets[i], tuple(shapes[i]), _converted_weak(op, var, outputs)))
+    return tuple(in_vars)
 
 
 def primal_value(var: Var) -> np.ndarray:
@@ -448,7 +539,8 @@ def _format_params(eqn: Eqn) -> str:
 
 
 def print_convert(params: dict[str, Any]) -> str:
-    return f"[to={params['new_dtype'].short}]"
+    weak = " weak_type=True" if params.get("weak_type") else ""
+    return f"[to={params['new_dtype'].short}{weak}]"
 
 
 #: Per-op printing rules (op name -> params formatter).
@@ -536,7 +628,15 @@ def evaluate(graph: Graph, *args: Any) -> list[Tensor]:
         outs, _ = kernels.run_kernel(eqn.op, [v.dtype for v in eqn.inputs], arrays, eqn.params)
         for var, out in zip(eqn.outputs, outs, strict=True):
             env[id(var)] = out
-    return [Tensor(env[id(v)], v.dtype) for v in graph.outputs]
+    return [_tensor_of(env[id(v)], v) for v in graph.outputs]
+
+
+def _tensor_of(array: np.ndarray, var: Var) -> Tensor:
+    from runtime.tensor import Tensor
+
+    out = Tensor(array, var.dtype)
+    out.weak = var.weak
+    return out
 
 
 def _evaluate_recorded(graph: Graph, args: Sequence[Any]) -> list[Tensor]:
@@ -552,7 +652,7 @@ def _evaluate_recorded(graph: Graph, args: Sequence[Any]) -> list[Tensor]:
         env[id(var)] = t
     for var in graph.consts:
         assert var.const is not None
-        env[id(var)] = Tensor(var.const, var.dtype)
+        env[id(var)] = _tensor_of(var.const, var)
     for eqn in graph.eqns:
         result = apply(eqn.op, [env[id(v)] for v in eqn.inputs], eqn.params)
         outs = result if isinstance(result, tuple) else (result,)
@@ -565,14 +665,19 @@ def _evaluate_recorded(graph: Graph, args: Sequence[Any]) -> list[Tensor]:
 
 
 def _trace_recorder(
-    op: OpDef, params: dict[str, Any], inputs: Sequence[Tensor], targets: tuple[DType, ...], outputs: Sequence[Tensor]
+    op: OpDef,
+    params: dict[str, Any],
+    inputs: Sequence[Tensor],
+    targets: tuple[DType, ...],
+    outputs: Sequence[Tensor],
+    target_shapes: Sequence[tuple[int, ...]] | None = None,
 ) -> None:
-    record_op(op, params, inputs, targets, outputs)
+    record_op(op, params, inputs, targets, outputs, None, target_shapes)
 
 
 def new_leaf(tensor: Tensor) -> Var:
     """Make ``tensor`` a graph input (a leaf ``Var`` holding its value)."""
-    var = Var(tensor.dtype, tensor.shape)
+    var = Var(tensor.dtype, tensor.shape, None, None, tensor.weak)
     var.value = tensor._array
     var.owner = weakref.ref(tensor)
     tensor.node = var
@@ -592,7 +697,9 @@ def trace(f: Callable[..., Any], *example_args: Any) -> Graph:
     traced = []
     for arg in example_args:
         t = arg if isinstance(arg, Tensor) else asarray(arg)
+        weak = t.weak
         t = Tensor(t._array, t.dtype)
+        t.weak = weak  # the abstract value is (dtype, shape, weak): a weak example traces weak
         new_leaf(t)
         traced.append(t)
     with hooks.recorder_override(_trace_recorder):

@@ -10,19 +10,15 @@ recorder for each op that has at least one input on a graph.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import ContextDecorator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from runtime.dtypes import DType
-    from runtime.ops import OpDef
-    from runtime.tensor import Tensor
-
-#: recorder(op, params, inputs, planned dtypes, outputs): ``inputs`` are the
-#: operands as they came (Python scalars already materialised as 0-d Tensors of
-#: their planned dtype), ``outputs`` the eager results.
-Recorder = Callable[["OpDef", dict[str, Any], Sequence["Tensor"], tuple["DType", ...], Sequence["Tensor"]], None]
+#: recorder(op, params, inputs, planned dtypes, outputs[, planned shapes]): ``inputs``
+#: are the operands as they came (Python scalars already materialised as 0-d Tensors
+#: of their planned dtype), ``outputs`` the eager results; the sixth argument, the
+#: shape plan (``runtime.shape_plan``), is passed only when an operand was broadcast.
+Recorder = Callable[..., None]
 
 _global_recorder: Recorder | None = None
 _UNSET: Any = object()

@@ -1133,8 +1133,9 @@ def reciprocal_kernel(x: Array) -> tuple[Array, ...]:
 KERNELS["reciprocal"] = reciprocal_kernel
 
 
-def convert_kernel(x: Array, *, new_dtype: Any) -> tuple[Array, ...]:
-    """lax.convert_element_type to a castwise dtype (see ``convert_array``)."""
+def convert_kernel(x: Array, *, new_dtype: Any, weak_type: bool = False) -> tuple[Array, ...]:
+    """lax.convert_element_type to a castwise dtype (see ``convert_array``); ``weak_type``
+    only marks the result's abstract value (``runtime.weak``)."""
     return (np.asarray(convert_array(x, dt.dtype(new_dtype))),)
 
 

@@ -150,7 +150,7 @@ real = declare("real", UNARY, ("x",))
 imag = declare("imag", UNARY, ("x",))
 square = declare("square", UNARY, ("x",))
 reciprocal = declare("reciprocal", UNARY, ("x",))
-convert = declare("convert", CONVERT, ("x",), ("new_dtype",))
+convert = declare("convert", CONVERT, ("x",), ("new_dtype", "weak_type"))  # weak_type: JAX's weak flag (runtime.weak)
 
 # -- reductions -----------------------------------------------------------------------
 reduce_sum = declare("reduce_sum", REDUCE, ("x",), ("axes",))

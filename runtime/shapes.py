@@ -372,6 +372,7 @@ PARAM_DEFAULTS: Final[dict[str, dict[str, Any]]] = {
     "gather": {"mode": None, "fill_value": None},
     "slice": {"strides": None},
     "pad": {"padding_value": 0},
+    "convert": {"weak_type": False},
     "eigh": {"lower": True},
     "triangular_solve": {
         "left_side": False,

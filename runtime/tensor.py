@@ -17,6 +17,7 @@ import numpy as np
 
 from runtime import dtypes as dt
 from runtime import hooks, kernels, memory, ops, shapes
+from runtime import weak as weak_rules
 from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.plan import REWRITE_RULES, Expansion, PlanInput, plan, rewrite
@@ -29,6 +30,7 @@ from runtime.promotion import (
     get_policy,
     get_policy_object,
 )
+from runtime.shape_plan import BROADCASTING, broadcast_targets
 from runtime.shapes import ArityError, KernelDTypeError, OpMemoryError, OpTypeError, ShapeError
 
 Scalar = bool | int | float | complex
@@ -36,6 +38,8 @@ _PY_SCALARS = (bool, int, float, complex)
 #: the weak Python scalar types (by exact type), shared with ``promotion.classify``
 _PY_KIND = PY_SCALAR_KINDS
 _NDARRAY = np.ndarray
+#: Python scalar types that are weakly typed in JAX (bool is not)
+_WEAK_SCALARS = (int, float, complex)
 
 
 class Tensor:
@@ -46,7 +50,7 @@ class Tensor:
     their own dtype. Python operators follow the active promotion policy.
     """
 
-    __slots__ = ("__weakref__", "_array", "_const", "_requires_grad", "dtype", "grad", "node")
+    __slots__ = ("__weakref__", "_array", "_const", "_requires_grad", "dtype", "grad", "node", "weak")
     __array_ufunc__ = None  # make NumPy defer to our reflected operators
     __array_priority__ = 1000
 
@@ -65,6 +69,8 @@ class Tensor:
         self.node: Any = None
         #: accumulated gradient (autodiff owns it)
         self.grad: Tensor | None = None
+        #: JAX's weak type (policies jax and jax-strict; ``runtime.weak``)
+        self.weak = False
 
     # -- properties ---------------------------------------------------------------
     @property
@@ -118,13 +124,17 @@ class Tensor:
         hooks.backward_hook(self, cotangent, retain_graph, create_graph)
 
     def detach(self) -> Tensor:
-        """An untracked tensor sharing this tensor's storage."""
-        return Tensor(self._array, self.dtype)
+        """An untracked tensor sharing this tensor's storage (and its weak flag)."""
+        out = Tensor(self._array, self.dtype)
+        out.weak = self.weak
+        return out
 
     def copy(self) -> Tensor:
         """A fresh, writable, untracked Tensor with a copy of the values (``detach().clone()``
         in PyTorch terms)."""
-        return Tensor(self._array.copy(), self.dtype)
+        out = Tensor(self._array.copy(), self.dtype)
+        out.weak = self.weak
+        return out
 
     def numpy(self) -> np.ndarray:
         """The storage array (shared, not copied)."""
@@ -143,7 +153,7 @@ class Tensor:
 
     def __repr__(self) -> str:
         body = np.array2string(self._array, separator=", ", prefix="Tensor(")
-        extra = ", requires_grad=True" if self._requires_grad else ""
+        extra = (", weak_type=True" if self.weak else "") + (", requires_grad=True" if self._requires_grad else "")
         return f"Tensor({body}, dtype={self.dtype.name}{extra})"
 
     def __len__(self) -> int:
@@ -202,31 +212,36 @@ class Tensor:
     def sum(self, axis: int | Sequence[int] | None = None) -> Tensor:
         from runtime import functions
 
-        return functions.reduce_sum(self, _axes(axis, self.ndim))
+        return functions.reduce_sum(self._strong(), _axes(axis, self.ndim))
 
     def prod(self, axis: int | Sequence[int] | None = None) -> Tensor:
         from runtime import functions
 
-        return functions.reduce_prod(self, _axes(axis, self.ndim))
+        return functions.reduce_prod(self._strong(), _axes(axis, self.ndim))
 
     def max(self, axis: int | Sequence[int] | None = None) -> Tensor:
         from runtime import functions
 
-        return functions.reduce_max(self, _axes(axis, self.ndim))
+        return functions.reduce_max(self._strong(), _axes(axis, self.ndim))
 
     def min(self, axis: int | Sequence[int] | None = None) -> Tensor:
         from runtime import functions
 
-        return functions.reduce_min(self, _axes(axis, self.ndim))
+        return functions.reduce_min(self._strong(), _axes(axis, self.ndim))
 
     def mean(self, axis: int | Sequence[int] | None = None) -> Tensor:
         """Sum divided by the count (integer tensors divide into the policy's float)."""
         from runtime import functions
 
         axes = _axes(axis, self.ndim)
-        total = functions.reduce_sum(self, axes)  # validates the axes (errors name reduce_sum)
+        total = functions.reduce_sum(self._strong(), axes)  # validates the axes (errors name reduce_sum)
         count = int(np.prod([self.shape[a] for a in axes], dtype=np.int64))
         return functions.div(total, count)
+
+    def _strong(self) -> Tensor:
+        """This tensor without its weak flag: jax.numpy's reductions drop it first (a
+        same-dtype ``convert``, recorded as one); ``runtime.reduce_sum`` keeps it, as lax does."""
+        return self.astype(self.dtype) if self.weak else self
 
     def __getitem__(self, index: Any) -> Tensor:
         from runtime import functions
@@ -414,7 +429,7 @@ def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
     if tx is Tensor:
         if ty is Tensor:  # the commonest case, inline: two Tensors
             entry = _FAST.get((op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name))
-            if entry is not None:
+            if entry is not None and not (x.weak or y.weak):  # (weak operands plan differently)
                 xs, ys = x._array.dtype, y._array.dtype  # each array must be its dtype's storage
                 if (xs is entry[5] or xs == entry[5]) and (ys is entry[6] or ys == entry[6]):
                     result = _run_fast(entry, x, y)
@@ -424,11 +439,11 @@ def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
                         recorder(op, _NO_PARAMS, (x, y), entry[3], (result,))
                     return result
             return apply(op, (x, y), {})  # type: ignore[return-value]
-        if ty in _PY_KIND:
+        if ty in _PY_KIND and not x.weak:
             key: Any = (op, x.dtype, ty, x._array.shape, None, _policy_state.name)
         else:
             return apply(op, (x, y), {})  # type: ignore[return-value]
-    elif ty is Tensor and tx in _PY_KIND:
+    elif ty is Tensor and tx in _PY_KIND and not y.weak:
         key = (op, tx, y.dtype, None, y._array.shape, _policy_state.name)
     else:
         return apply(op, (x, y), {})  # type: ignore[return-value]
@@ -454,7 +469,10 @@ def asarray(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
 
     Without ``dtype``, NumPy arrays keep theirs and Python data takes the active
     policy's default dtype for its kind (``1.0`` is float64 under ``jax``,
-    float32 under ``torch``). ``requires_grad=True`` makes a tracked leaf.
+    float32 under ``torch``). Under the policies with weak types (``jax``,
+    ``jax-strict``) a Python int, float or complex without ``dtype`` gives a
+    weakly typed 0-d tensor, as ``jax.numpy.asarray(2.5)`` does.
+    ``requires_grad=True`` makes a tracked leaf.
     """
     target = dt.dtype(dtype) if dtype is not None else None
     if isinstance(data, Tensor):
@@ -472,16 +490,19 @@ def asarray(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
         else:
             out = Tensor(convert_array(array, source, target), target)
     else:
+        weak = False
         if target is None:
             target = _infer_dtype(data)
+            weak = type(data) in _WEAK_SCALARS and weak_rules.honours_weak(get_policy_object(None))
         try:
             array = np.asarray(data, dtype=target.storage)
         except (OverflowError, ValueError, TypeError) as err:
             raise type(err)(f"asarray: cannot store {data!r} as {target.name}: {err}") from None
         out = Tensor(array, target)
+        out.weak = weak
     if requires_grad:
         if out is data:
-            out = Tensor(out._array, out.dtype)
+            out = out.detach()
         out.requires_grad_()
     return out
 
@@ -743,10 +764,21 @@ PLAN_CACHES.append(_SIGNATURES)
 class _Signature:
     """What a validated call signature fixes: operand targets and storages, output avals."""
 
-    __slots__ = ("exact", "in_storage", "kernel_name", "out_avals", "out_expect", "single", "targets", "ufunc")
+    __slots__ = (
+        "bshapes", "exact", "in_storage", "in_weak", "kernel_name", "out_avals", "out_expect", "out_weak", "single",
+        "targets", "ufunc",
+    )  # fmt: skip
 
     def __init__(
-        self, op: OpDef, xs: Sequence[Any], targets: tuple[DType, ...], out_avals: tuple[Any, ...], mixed_ufunc: bool
+        self,
+        op: OpDef,
+        xs: Sequence[Any],
+        targets: tuple[DType, ...],
+        out_avals: tuple[Any, ...],
+        mixed_ufunc: bool,
+        bshapes: tuple[tuple[int, ...], ...] | None = None,
+        in_weak: tuple[bool, ...] | None = None,
+        out_weak: tuple[bool, ...] | None = None,
     ) -> None:
         self.targets = targets
         self.in_storage = tuple(t.storage for t in targets)
@@ -755,8 +787,16 @@ class _Signature:
         self.single = len(out_avals) == 1
         self.kernel_name = op.name
         self.ufunc = _UFUNC_BINARY[op] if mixed_ufunc else None
-        #: every operand is a Tensor already of its target dtype: no scalar to make, nothing to convert
-        self.exact = all(type(x) is Tensor and x.dtype is t for x, t in zip(xs, targets, strict=True))
+        #: the shape plan when an operand is broadcast (``None``: no shape changes)
+        self.bshapes = bshapes
+        #: the planned operands' and the outputs' weak flags (``None``: nothing weak)
+        self.in_weak = in_weak
+        self.out_weak = out_weak
+        #: every operand is a Tensor already of its target dtype and shape: no scalar to
+        #: make, nothing to convert or broadcast
+        self.exact = bshapes is None and all(
+            type(x) is Tensor and x.dtype is t for x, t in zip(xs, targets, strict=True)
+        )
 
 
 def _signature_key(op: OpDef, xs: Sequence[Any], params: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -765,6 +805,8 @@ def _signature_key(op: OpDef, xs: Sequence[Any], params: dict[str, Any]) -> tupl
         if type(x) is Tensor:
             key.append(x.dtype)
             key.append(x._array.shape)
+            if x.weak:
+                key.append(True)  # a weak operand plans differently (nothing else in a key is True)
         elif type(x) in _PY_KIND:
             key.append(type(x))
         else:
@@ -803,6 +845,8 @@ def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str
         inputs = []
         for x, t in zip(xs, sig.targets, strict=True):
             inputs.append(x if type(x) is Tensor else _materialize(x, t, op, xs))
+        if sig.in_weak is not None:
+            _mark_scalars_weak(xs, inputs, sig.in_weak)
         if sig.ufunc is not None:  # add/sub/mul cast inside their loop: nothing to convert first
             a, b = inputs[0]._array, inputs[1]._array
             storage = sig.in_storage[0]
@@ -816,6 +860,8 @@ def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str
                 elif array.dtype is not storage and array.dtype != storage:
                     return None
                 arrays.append(array)
+            if sig.bshapes is not None:
+                arrays = _broadcast_arrays(arrays, sig.bshapes)
     if sig.ufunc is None:
         outs = kernels.KERNELS[sig.kernel_name](*arrays, **params)
         if len(outs) != len(sig.out_expect):
@@ -828,6 +874,8 @@ def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str
         if (out.dtype is not storage and out.dtype != storage) or out.shape != shape:
             return None  # let run_kernel report the kernel's mistake
         result: Any = Tensor(out, sig.out_avals[0][0])
+        if sig.out_weak is not None:
+            result.weak = True  # (set only when an output is weak)
         results: Any = (result,)
     else:
         results = []
@@ -837,11 +885,17 @@ def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str
             if (out.dtype is not storage and out.dtype != storage) or out.shape != shape:
                 return None
             results.append(Tensor(out, dtype))
+        if sig.out_weak is not None:
+            for r, w in zip(results, sig.out_weak, strict=True):
+                r.weak = w
         result = tuple(results)
     for x in inputs:
         if x.node is not None:
             if (recorder := hooks.current_recorder()) is not None:
-                recorder(op, params, inputs, sig.targets, results)
+                if sig.bshapes is None:
+                    recorder(op, params, inputs, sig.targets, results)
+                else:
+                    recorder(op, params, inputs, sig.targets, results, sig.bshapes)
             break
     return result
 
@@ -866,13 +920,36 @@ def apply(op: OpDef, operands: Iterable[Any], params: dict[str, Any]) -> Tensor 
 def _apply_general(
     op: OpDef, operands: Sequence[Any], params: dict[str, Any], key: tuple[Any, ...] | None
 ) -> Tensor | tuple[Tensor, ...]:
-    """The full path: plan, validate, run; remembers the signature once it succeeded."""
+    """The full path: plan, validate, run; remembers the signature once it succeeded.
+
+    The plan decides each operand's dtype (``runtime.plan``), the shape plan its
+    shape (``runtime.shape_plan``: NumPy broadcasting of elementwise ops), and,
+    under the policies with weak types, ``runtime.weak`` its weak flag and the
+    results'. The recorder is given all of it, so it writes every implicit
+    conversion and broadcast down as an equation.
+    """
     try:
         xs = [_to_tensor(x) for x in operands]
     except OpTypeError as err:
         raise _fail(err, op, operands) from None
+    plan_inputs = [_plan_input(x) for x in xs]
+    weak_policy = None
+    in_weak: tuple[bool, ...] | None = None
+    if _may_be_weak(xs):
+        weak_policy = get_policy_object(None)
+        if weak_rules.honours_weak(weak_policy):
+            plan_inputs = [
+                weak_rules.WeakOperand(x.dtype, x._array.ndim == 0) if isinstance(x, Tensor) and x.weak else p
+                for x, p in zip(xs, plan_inputs, strict=True)
+            ]
+        else:
+            # No weak promotion here (nor weak Python scalars), but a weak tensor made
+            # under a JAX policy keeps propagating its flag by the ops' weak rules.
+            weak_policy = None
+            if any(isinstance(x, Tensor) and x.weak for x in xs):
+                in_weak = tuple(isinstance(x, Tensor) and x.weak for x in xs)
     try:
-        targets = plan(op, [_plan_input(x) for x in xs])
+        targets = plan(op, plan_inputs)
     except (PromotionError, ArityError, TypeError) as err:
         raise _fail(err, op, xs) from None
     if op.arity is not None and len(xs) != op.arity:
@@ -880,6 +957,8 @@ def _apply_general(
             f"{op.name}: expected {op.arity} operands, got {len(xs)} "
             f"[operands {describe_operands(op, xs)}; policy {get_policy()!r}]"
         )
+    if weak_policy is not None:
+        in_weak = weak_rules.planned_weak(op, plan_inputs, weak_policy)
     if op.name in REWRITE_RULES:  # an op that may stand for others (bool + bool, real of a real)
         try:
             expansion = rewrite(op, targets)
@@ -889,42 +968,62 @@ def _apply_general(
             return _run_expansion(expansion, op, xs, targets, params)
     # Python scalars are materialised at their planned dtype (no convert needed).
     inputs = [x if isinstance(x, Tensor) else _materialize(x, t, op, xs) for x, t in zip(xs, targets, strict=True)]
+    if in_weak is not None:
+        _mark_scalars_weak(xs, inputs, in_weak)
+    bshapes = None
+    if op.family in BROADCASTING:
+        try:
+            bshapes = broadcast_targets(op, [x._array.shape for x in inputs], get_policy())
+        except ShapeError as err:
+            raise _fail(err, op, xs) from None
     mixed = any(x.dtype is not t for x, t in zip(inputs, targets, strict=True))
     mixed_ufunc = mixed and op in _UFUNC_BINARY and targets[0].storage in _IN_LOOP_STORAGE
     try:
         if mixed_ufunc:
-            out_avals = shapes.abstract_eval(op, [(t, x.shape) for t, x in zip(targets, inputs, strict=True)], params)
-            # NumPy casts each operand inside its buffered loop: no converted copy,
-            # and bit for bit what convert + kernel computes.
+            in_shapes = [x.shape for x in inputs] if bshapes is None else bshapes
+            out_avals = shapes.abstract_eval(op, list(zip(targets, in_shapes, strict=True)), params)
+            # NumPy casts each operand inside its buffered loop (and broadcasts it): no
+            # converted copy, and bit for bit what convert + broadcast + kernel compute.
             result = _UFUNC_BINARY[op](inputs[0]._array, inputs[1]._array, dtype=targets[0].storage, casting="unsafe")
             outs: tuple[np.ndarray, ...] = (result,)
         else:
             # the shape rule (memoised; run_kernel asks it again) sizes the outputs first
-            _check_output_size(
-                shapes.abstract_eval(op, [(t, x.shape) for t, x in zip(targets, inputs, strict=True)], params)
-            )
+            in_shapes = [x.shape for x in inputs] if bshapes is None else bshapes
+            _check_output_size(shapes.abstract_eval(op, list(zip(targets, in_shapes, strict=True)), params))
             arrays = [
                 x._array if x.dtype is t else convert_array(x._array, x.dtype, t)
                 for x, t in zip(inputs, targets, strict=True)
             ]
+            if bshapes is not None:
+                arrays = _broadcast_arrays(arrays, bshapes)
             outs, out_avals = kernels.run_kernel(op, targets, arrays, params)
     except (ShapeError, OpTypeError, ArityError, KernelDTypeError, OpMemoryError) as err:
         raise _fail(err, op, xs) from None
     except MemoryError as err:  # NumPy could not allocate: the same error, with the op named
         raise op_error(OpMemoryError, op, xs, f"out of memory ({err})") from None
     results = tuple(Tensor(a, aval[0]) for a, aval in zip(outs, out_avals, strict=True))
+    out_weak = None
+    if in_weak is not None:
+        out_weak = weak_rules.output_weak(op, in_weak, params)
+        for r, w in zip(results, out_weak, strict=True):
+            r.weak = w
+        if not any(out_weak):
+            out_weak = None
     if key is not None:
         if len(_SIGNATURES) >= _SIGNATURE_LIMIT:
             _SIGNATURES.clear()  # crude bound: a long run can see unboundedly many shapes
-        _SIGNATURES[key] = _Signature(op, xs, tuple(targets), tuple(out_avals), mixed_ufunc)
-    if not params and len(xs) == 2 and len(results) == 1:
+        _SIGNATURES[key] = _Signature(op, xs, tuple(targets), tuple(out_avals), mixed_ufunc, bshapes, in_weak, out_weak)
+    if not params and len(xs) == 2 and len(results) == 1 and bshapes is None and in_weak is None:
         kinds = (type(xs[0]), type(xs[1]))
         if Tensor in kinds and all(k is Tensor or k in _PY_KIND for k in kinds):  # a Tensor and a Tensor or scalar
             _remember(op, xs[0], xs[1], targets, results[0].dtype)
     if any(x.node is not None for x in inputs) and (recorder := hooks.current_recorder()) is not None:
-        # The recorder sees the operands as they came (plus the plan), so it can
-        # write each implicit promotion down as an explicit convert.
-        recorder(op, params, inputs, targets, results)
+        # The recorder sees the operands as they came (plus the plans), so it can
+        # write each implicit promotion and broadcast down as an explicit equation.
+        if bshapes is None:
+            recorder(op, params, inputs, targets, results)
+        else:
+            recorder(op, params, inputs, targets, results, bshapes)
     return results[0] if len(results) == 1 else results
 
 
@@ -941,6 +1040,24 @@ def _run_expansion(
         for x, t in zip(xs, targets, strict=True)
     ]
     return expansion(apply, inputs, params)  # type: ignore[no-any-return]
+
+
+def _may_be_weak(xs: Sequence[Any]) -> bool:
+    """Whether an operand can make a result weak: a weak tensor or a Python int/float/complex."""
+    return any(type(x) in _WEAK_SCALARS or (isinstance(x, Tensor) and x.weak) for x in xs)
+
+
+def _mark_scalars_weak(xs: Sequence[Any], inputs: Sequence[Tensor], in_weak: Sequence[bool]) -> None:
+    """A materialised Python scalar carries its planned weak flag (the recorded constant shows it)."""
+    for x, inp, w in zip(xs, inputs, in_weak, strict=True):
+        if inp is not x:
+            inp.weak = w
+
+
+def _broadcast_arrays(arrays: Sequence[np.ndarray], bshapes: Sequence[tuple[int, ...]]) -> list[np.ndarray]:
+    """Each array broadcast to its planned shape: a read-only view, no copy (the recorded
+    ``broadcast_in_dim`` replays it with the same values)."""
+    return [a if a.shape == s else np.broadcast_to(a, s) for a, s in zip(arrays, bshapes, strict=True)]
 
 
 def convert_array(array: np.ndarray, source: DType, target: DType) -> np.ndarray:

@@ -104,6 +104,11 @@ CASES: dict[str, Case | str] = {
     "eigh": "takes square matrices: rank >= 2",
     "cholesky": "takes square matrices: rank >= 2",
     "triangular_solve": "takes a square matrix: rank >= 2",
+    **dict.fromkeys(
+        ("custom_jvp_call", "custom_vjp_call"),
+        "a user rule call (its params hold the user's functions): 0-d calls are checked through "
+        "autodiff.custom_jvp / custom_vjp in tests/autodiff/test_custom_rules.py",
+    ),
 }
 
 #: kernels that fail on 0-d operands today (JAX gives a 0-d result for both); the
