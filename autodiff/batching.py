@@ -95,9 +95,16 @@ def _describe(x: Tensor) -> str:
 
 
 def _recorder(
-    op: OpDef, params: dict[str, Any], inputs: Sequence[Tensor], targets: tuple[DType, ...], outputs: Sequence[Tensor]
+    op: OpDef,
+    params: dict[str, Any],
+    inputs: Sequence[Tensor],
+    targets: tuple[DType, ...],
+    outputs: Sequence[Tensor],
+    target_shapes: Sequence[tuple[int, ...]] | None = None,
 ) -> None:
-    record_op(op, params, inputs, targets, outputs)  # every value held: the replay reads none, a tracer does
+    # every value held: the replay reads none, a tracer does; a broadcast operand gets its
+    # ``broadcast_in_dim`` equation, which the replay batches like any other
+    record_op(op, params, inputs, targets, outputs, None, target_shapes)
 
 
 #: what a recorded value is to the replay (``_classify``)

@@ -432,3 +432,35 @@ def batch_linalg(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) 
 for _op in ops.OPS.values():
     if _op.family == ops.LINALG:
         BATCH_RULES[_op.name] = batch_linalg
+
+
+# -- user rule calls --------------------------------------------------------------------------------
+
+
+def _example(x: Tensor, i: int) -> Tensor:
+    """Example ``i`` of an operand whose batch dimension is first."""
+    rest = x.shape[1:]
+    one = _run(ops.slice, [x], {"start_indices": (i, *(0,) * len(rest)), "limit_indices": (i + 1, *rest),
+                                 "strides": None})[0]  # fmt: skip
+    return _run(ops.reshape, [one], {"new_sizes": rest})[0]
+
+
+def batch_user_call(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) -> BatchResult:
+    """``custom_jvp_call`` / ``custom_vjp_call``: the user's function is arbitrary Python with
+    a rule for one example's shapes, so the call runs once per example (each recorded as the
+    same user call, so derivatives still use the user's rule) and the results are stacked."""
+    size = batch_size(args, dims)
+    front = [None if d is None else move_batch_dim(a, d, 0) for a, d in zip(args, dims, strict=True)]
+    per = [
+        _run(op, [a if f is None else _example(f, i) for a, f in zip(args, front, strict=True)], params)
+        for i in range(size)
+    ]
+    outs = []
+    for k in range(len(per[0])):
+        rows = [_run(ops.reshape, [p[k]], {"new_sizes": (1, *p[k].shape)})[0] for p in per]
+        outs.append(_run(ops.concatenate, rows, {"dimension": 0})[0])
+    return outs, [0] * len(outs)
+
+
+BATCH_RULES["custom_jvp_call"] = batch_user_call
+BATCH_RULES["custom_vjp_call"] = batch_user_call

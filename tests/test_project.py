@@ -233,7 +233,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     ("argv", "code", "needle"),
     [
         (("explain", "add f8e4m3fn f8e5m2"), 1, "8-bit floats do not support implicit promotion"),
-        (("explain", "concatenate f8e4m3fn f32 f8e5m2"), 1, "float32 under policy .jax.: 8-bit floats"),
+        (("explain", "concatenate f8e4m3fn f32 f8e5m2"), 1, "float32 under policy 'jax': 8-bit floats"),
         (("explain", "add f32 f64", "--policy", "strict"), 1, "policy 'strict' refuses add(f32, f64)"),
         (("explain", "x + y", "--var", "x=f8e4m3fn[3]", "--var", "y=f8e5m2[3]"), 1, "refuses 'x + y'"),
         (("explain", "frob f32 f32"), 2, "unknown op 'frob'"),
@@ -243,7 +243,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
         (("explain", "add"), 2, "expected 'OP DTYPE"),
         (("explain", "x + q", "--var", "x=f32[3]"), 2, "name 'q' is not defined"),
         (("explain", "x * (2 +", "--var", "x=f32[3]"), 2, "cannot parse the expression"),
-        (("explain", "x + y", "--var", "x=f32[3]", "--var", "y=f32[4]"), 2, "shape mismatch"),
+        (("explain", "x + y", "--var", "x=f32[3]", "--var", "y=f32[4]"), 2, "cannot be broadcast together"),
         (("explain", "add f32 f32", "--policy", "bogus"), 2, "invalid choice: 'bogus'"),
         (("export", "tests/test_project.py:_no_such_function"), 2, "has no attribute '_no_such_function'"),
         (("export", "no_such_module_xyz:f"), 2, "No module named 'no_such_module_xyz'"),
