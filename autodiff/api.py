@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff.engine import accumulate_grad, jvp_pass, reachable_eqns, vjp_pass
+from autodiff.engine import accumulate_grad, dependent_eqns, jvp_pass, reachable_eqns, vjp_pass
 from autodiff.pytree import (
     TreeDef,
     flatten_up_to,
@@ -35,6 +35,7 @@ from runtime import functions as F
 from runtime import hooks
 from runtime.graph import new_leaf
 from runtime.tensor import Tensor, asarray
+from runtime.versions import memory_owner
 
 load_rules()
 
@@ -58,10 +59,46 @@ def _leaf(x: Any, what: str, strict: bool) -> tuple[Tensor, bool]:
             )
         return t, False
     if t.node is not None:
-        return t, True
+        # A new variable, not the outer one: the inner transform's input must be distinct from
+        # the same value closed over (``grad(lambda y: y * x)(x)`` is ``x``, not ``2x``), yet
+        # derivatives of the inner result must still reach ``x`` through it (an identity
+        # convert, recorded; its value is ``x``'s own array).
+        with enable_grad():
+            inner = F.convert(t, t.dtype)
+        assert inner.node is not None
+        inner.node.value = inner._array
+        return inner, True
     t = Tensor(t._array, t.dtype)
     new_leaf(t)
     return t, False
+
+
+def _unshared(t: Tensor, seen: set[int]) -> Tensor:
+    """``t`` as a result the user may own: a copy when its array is a view, read-only, or
+    shares memory with an array already handed out or given by the user (``seen``: ids of
+    memory owners, updated).
+
+    Rules pass cotangents through unchanged where the math allows (``add`` gives both
+    operands the same one, ``reshape`` a view of it), so without this ``a.grad`` and
+    ``b.grad`` could be one array, or ``x.grad`` a view of the user's cotangent, and an
+    in-place edit of one would silently change the other. A tracked result (derivative
+    work recorded for an outer transform) is returned as it is: in-place writes into it
+    are refused anyway.
+    """
+    if t.node is not None:
+        return t
+    array = t._array
+    if isinstance(array, np.ndarray):
+        owner = memory_owner(array)
+        if owner is array and array.flags.writeable and id(owner) not in seen:
+            seen.add(id(owner))
+            return t
+    return Tensor(np.array(array, copy=True), t.dtype)
+
+
+def _seen_owners(tensors: Sequence[Any]) -> set[int]:
+    """The memory owners of the user's own arrays among ``tensors`` (see ``_unshared``)."""
+    return {id(memory_owner(t._array)) for t in tensors if isinstance(t, Tensor) and isinstance(t._array, np.ndarray)}
 
 
 # -- pytrees at the API boundary -----------------------------------------------------------------
@@ -221,7 +258,8 @@ def _record(
         outs = f(*xs)
     boundary = [x.node for x in xs if x.node is not None]
     eqns = reachable_eqns([o.node for o in outs if o.node is not None], boundary)
-    return xs, nested, outs, eqns
+    eqns, closes_over_tracked = dependent_eqns(eqns, boundary)
+    return xs, nested or closes_over_tracked, outs, eqns
 
 
 def jvp(
@@ -286,6 +324,7 @@ def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tu
             assert x.node is not None
             seeds[id(x.node)] = tt
             tracked_tangent = tracked_tangent or tt.node is not None
+        given = _seen_owners(list(seeds.values()))
         created = jvp_pass(eqns, seeds, create_graph=nested or tracked_tangent)
         results = []
         for o in outs:
@@ -295,7 +334,7 @@ def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tu
                 results.append(seeds[id(o.node)])
             else:
                 results.append(instantiate(Zero.like(o)))
-        return _unflatten(out_tree, [instantiate(r) for r in results])
+        return _unflatten(out_tree, [_unshared(instantiate(r), given) for r in results])
 
     out = _unflatten(out_tree, outs)
     if has_aux:
@@ -333,13 +372,14 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
             create = create or ct.node is not None
             key = id(o.node)
             seeds[key] = ct if key not in seeds else seeds[key] + ct
+        given = _seen_owners(list(seeds.values()))
         result = vjp_pass(eqns, seeds, create_graph=create)
         grads: list[Tensor | None] = []
         for x in xs:
             if not x.dtype.is_inexact or x.node is None:
                 grads.append(None)
             else:
-                grads.append(instantiate(result.get(id(x.node), Zero.like(x))))
+                grads.append(_unshared(instantiate(result.get(id(x.node), Zero.like(x))), given))
         result = _unflatten(in_tree, grads)
         return result if type(result) is tuple else tuple(result)
 
@@ -587,6 +627,7 @@ def backward(tensor: Tensor, cotangent: Any = None, retain_graph: bool = False, 
             )
     root = tensor.node
     eqns = reachable_eqns([root])
+    given = _seen_owners([ct])
     cts = vjp_pass(eqns, {id(root): ct}, create_graph=create_graph, release=not retain_graph)
     leaves = {id(v): v for e in eqns for v in e.inputs if v.producer is None and v.const is None}
     if root.producer is None:
@@ -597,7 +638,7 @@ def backward(tensor: Tensor, cotangent: Any = None, retain_graph: bool = False, 
             owner = var.owner() if var.owner is not None else None
             if g is None or isinstance(g, Zero) or owner is None:
                 continue
-            accumulate_grad(owner, g)
+            accumulate_grad(owner, _unshared(g, given))
 
 
 hooks.backward_hook = backward

@@ -1,0 +1,236 @@
+"""An adversarial review of what castwise computes: ways to get a wrong number without an error.
+
+Each test is a program a user testing an autodiff system could write, checked
+against the same computation in JAX (x64) or against an exact value. They
+cover perturbation confusion in nested transforms (a closure over an outer
+tracked value, the outer value passed as the inner argument) and gradients
+that alias each other or the user's cotangent, so that an in-place write into
+one silently changes another.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+import autodiff  # noqa: E402
+import runtime as rt  # noqa: E402
+from runtime import functions as F  # noqa: E402
+from runtime.tensor import Tensor  # noqa: E402
+from tests.autodiff.rule_helpers import x64  # noqa: E402
+
+
+def S(t: Tensor) -> Tensor:
+    return F.reduce_sum(t, tuple(range(t.ndim)))
+
+
+def close(got: Any, want: Any) -> None:
+    # (a Tensor's storage is read directly: a 0-d result's storage is checked on its own below)
+    got = got.numpy() if isinstance(got, Tensor) else got
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
+
+
+# -- perturbation confusion: nested transforms compared with JAX ------------------------------
+
+
+def test_inner_grad_of_a_closure_over_the_outer_argument() -> None:
+    # d/dx [x * d/dy (x * y)] = d/dx [x * x] = 2x: the inner gradient is x, a function of x
+    def ours(x: Tensor) -> Tensor:
+        g = autodiff.grad(lambda y: S(x * y))(rt.asarray(1.0))
+        return S(x * g)
+
+    with x64():
+        want = jax.grad(lambda x: x * jax.grad(lambda y: x * y)(1.0))(3.0)
+    close(autodiff.grad(ours)(rt.asarray(3.0)), want)
+
+
+def test_inner_grad_at_the_outer_argument_is_a_new_perturbation() -> None:
+    # grad_y (y * x) at y = x is x; its derivative in x is 1 (not 2: y and x are different variables)
+    def ours(x: Tensor) -> Tensor:
+        return S(autodiff.grad(lambda y: S(y * x))(x))
+
+    with x64():
+        want = jax.grad(lambda x: jax.grad(lambda y: y * x)(x))(3.0)
+    close(autodiff.grad(ours)(rt.asarray(3.0)), want)
+
+
+def test_grad_of_grad_with_a_closure_and_the_same_argument() -> None:
+    def ours(x: Tensor) -> Tensor:
+        return S(autodiff.grad(lambda y: S(y**3 * x))(x))
+
+    with x64():
+        want = jax.grad(lambda x: jax.grad(lambda y: y**3 * x)(x))(2.0)
+    close(autodiff.grad(ours)(rt.asarray(2.0)), want)
+
+
+def test_grad_at_a_tracked_leaf_that_the_function_also_closes_over() -> None:
+    # grad_a sum(a * w) at a = w is w (JAX: the argument is a new variable), not 2w
+    w = rt.asarray([1.0, 2.0], requires_grad=True)
+    close(autodiff.grad(lambda a: S(a * w))(w), [1.0, 2.0])
+
+
+def test_jvp_inside_grad_with_a_closure_over_the_outer_argument() -> None:
+    # d/dx [jvp_y (x * sin(y)) at y = 0.5 along 1] = d/dx [x cos(0.5)] = cos(0.5)... times x: x * cos
+    def ours(x: Tensor) -> Tensor:
+        _, t = autodiff.jvp(lambda y: x * x * F.sin(y), (rt.asarray(0.5),), (rt.asarray(1.0),))
+        return S(t)
+
+    def theirs(x: Any) -> Any:
+        return jax.jvp(lambda y: x * x * jnp.sin(y), (0.5,), (1.0,))[1]
+
+    with x64():
+        want = jax.grad(theirs)(1.5)
+    close(autodiff.grad(ours)(rt.asarray(1.5)), want)
+
+
+def test_hessian_of_a_function_with_an_inner_grad_over_a_closure() -> None:
+    def ours(x: Tensor) -> Tensor:
+        g = autodiff.grad(lambda y: S(F.sin(x * y)))(rt.asarray(0.7))
+        return S(g * x)
+
+    def theirs(x: Any) -> Any:
+        return jnp.sum(jax.grad(lambda y: jnp.sum(jnp.sin(x * y)))(0.7) * x)
+
+    x = np.array([0.3, -1.2])
+    with x64():
+        want = jax.hessian(theirs)(jnp.asarray(x))
+    close(autodiff.hessian(ours)(rt.asarray(x)), want)
+
+
+def test_inner_grad_after_the_outer_recording_was_released() -> None:
+    # the inner transform must not walk into (and trip over) an outer recording it does not depend on
+    w = rt.asarray([1.0, 2.0], requires_grad=True)
+    h = w * 2.0
+    S(h).backward()  # releases mul's saved values
+    got = autodiff.grad(lambda y: S(y * h))(rt.asarray([1.0, 1.0]))
+    close(got, [2.0, 4.0])
+
+
+# -- gradients that alias each other or the user's arrays ---------------------------------------
+
+
+def test_grads_of_two_leaves_are_independent_arrays() -> None:
+    a = rt.asarray([1.0, 2.0], requires_grad=True)
+    b = rt.asarray([3.0, 4.0], requires_grad=True)
+    S(a + b).backward()
+    a.grad += 1  # an in-place edit of one gradient (gradient clipping, zeroing, ...)
+    close(b.grad, [1.0, 1.0])
+    close(a.grad, [2.0, 2.0])
+
+
+def test_grad_does_not_alias_the_users_cotangent() -> None:
+    x = rt.asarray([1.0, 2.0, 3.0], requires_grad=True)
+    g = rt.asarray(np.ones((3, 1)))
+    x.reshape(3, 1).backward(g)
+    g += 1  # the user reuses their cotangent buffer
+    close(x.grad, [1.0, 1.0, 1.0])
+
+
+def test_grad_of_a_sum_is_writable_and_dense() -> None:
+    # reduce_sum's VJP broadcasts: the .grad a user gets must be an ordinary array they may edit
+    x = rt.asarray([1.0, 2.0, 3.0], requires_grad=True)
+    S(x).backward()
+    x.grad *= 2.0
+    close(x.grad, [2.0, 2.0, 2.0])
+
+
+def test_vjp_results_for_two_arguments_are_independent() -> None:
+    _, f_vjp = autodiff.vjp(lambda a, b: a + b, rt.asarray([1.0, 2.0]), rt.asarray([3.0, 4.0]))
+    ga, gb = f_vjp(rt.asarray([1.0, 1.0]))
+    ga += 1
+    close(gb, [1.0, 1.0])
+
+
+def test_vjp_result_does_not_alias_the_cotangent() -> None:
+    _, f_vjp = autodiff.vjp(lambda x: x.reshape(3), rt.asarray([[1.0, 2.0, 3.0]]))
+    ct = rt.asarray([1.0, 1.0, 1.0])
+    (g,) = f_vjp(ct)
+    ct += 1
+    close(g, [[1.0, 1.0, 1.0]])
+
+
+def test_grad_of_the_same_tensor_at_two_argnums_are_independent() -> None:
+    x = rt.asarray([2.0, 3.0])
+    ga, gb = autodiff.grad(lambda a, b: S(a + b), argnums=(0, 1))(x, x)
+    ga += 1
+    close(gb, [1.0, 1.0])
+
+
+def test_jvp_tangent_does_not_alias_the_input_tangent() -> None:
+    t = rt.asarray([1.0, 1.0])
+    _, out = autodiff.jvp(lambda x: x, (rt.asarray([1.0, 2.0]),), (t,))
+    t += 1
+    close(out, [1.0, 1.0])
+
+
+# -- custom rules inside nested transforms ------------------------------------------------------
+
+
+@autodiff.custom_vjp
+def _cv_mul(x: Tensor, y: Tensor) -> Tensor:
+    return x * y
+
+
+def _cv_mul_fwd(x: Tensor, y: Tensor) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    return x * y, (x, y)
+
+
+def _cv_mul_bwd(res: tuple[Tensor, Tensor], g: Tensor) -> tuple[Tensor, Tensor]:
+    x, y = res
+    return g * y, g * x
+
+
+_cv_mul.defvjp(_cv_mul_fwd, _cv_mul_bwd)
+
+
+@autodiff.custom_jvp
+def _cj_softplus(x: Tensor) -> Tensor:
+    return F.log1p(F.exp(x))
+
+
+@_cj_softplus.defjvp
+def _cj_softplus_jvp(primals: tuple[Tensor], tangents: tuple[Tensor]) -> tuple[Tensor, Tensor]:
+    (x,), (t,) = primals, tangents
+    return _cj_softplus(x), t / (1.0 + F.exp(-x))
+
+
+def _jax_rules() -> tuple[Any, Any]:
+    @jax.custom_vjp
+    def mul(x: Any, y: Any) -> Any:
+        return x * y
+
+    mul.defvjp(lambda x, y: (x * y, (x, y)), lambda r, g: (g * r[1], g * r[0]))
+
+    @jax.custom_jvp
+    def softplus(x: Any) -> Any:
+        return jnp.log1p(jnp.exp(x))
+
+    softplus.defjvp(lambda p, t: (softplus(p[0]), t[0] / (1.0 + jnp.exp(-p[0]))))
+    return mul, softplus
+
+
+def test_custom_vjp_inside_an_inner_grad_that_closes_over_the_outer_argument() -> None:
+    jmul, _ = _jax_rules()
+
+    def ours(x: Tensor) -> Tensor:
+        return S(x * autodiff.grad(lambda y: S(_cv_mul(x, y)))(rt.asarray(1.0)))
+
+    with x64():
+        want = jax.grad(lambda x: x * jax.grad(lambda y: jmul(x, y))(1.0))(3.0)
+    close(autodiff.grad(ours)(rt.asarray(3.0)), want)
+
+
+def test_custom_jvp_inside_an_inner_grad_that_closes_over_the_outer_argument() -> None:
+    _, jsoftplus = _jax_rules()
+
+    def ours(x: Tensor) -> Tensor:
+        return S(autodiff.grad(lambda y: S(_cj_softplus(y * x)))(rt.asarray(1.0)))
+
+    with x64():
+        want = jax.grad(lambda x: jax.grad(lambda y: jsoftplus(y * x))(1.0))(0.3)
+    close(autodiff.grad(ours)(rt.asarray(0.3)), want)
