@@ -11,7 +11,9 @@ derivative programs are ordinary graphs.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,8 +34,8 @@ from autodiff.record import enable_grad, no_grad, saving_all
 from autodiff.rules import load_rules
 from autodiff.zeros import TangentLike, Zero, instantiate
 from runtime import functions as F
-from runtime import hooks
-from runtime.graph import new_leaf
+from runtime import hooks, ops
+from runtime.graph import record_op
 from runtime.tensor import Tensor, asarray
 from runtime.versions import memory_owner
 
@@ -68,9 +70,37 @@ def _leaf(x: Any, what: str, strict: bool) -> tuple[Tensor, bool]:
         assert inner.node is not None
         inner.node.value = inner._array
         return inner, True
-    t = Tensor(t._array, t.dtype)
-    new_leaf(t)
-    return t, False
+    return _fresh_input(t), False
+
+
+def _fresh_input(t: Tensor) -> Tensor:
+    """A new variable of one transform holding ``t``'s value: ``convert(constant)``, recorded.
+
+    The transform differentiates with respect to it (it is the walk's boundary), while
+    anything recorded around the transform sees a constant behind it: when the derivative is
+    itself recorded (``jit(lambda x: grad(lambda y: x * y * y)(1.0))``, a closure over an
+    outer value) the result may read this value, and a graph input the outer trace does not
+    know would make it untraceable. The constant wraps a private Tensor, so ``t`` itself is
+    not held by the recording (in-place writes into it stay allowed, checked by versions).
+    """
+    source = Tensor(t._array, t.dtype)
+    fresh = Tensor(t._array, t.dtype)
+    record_op(ops.convert, {"new_dtype": t.dtype}, (source,), (t.dtype,), (fresh,))
+    assert fresh.node is not None
+    FRESH_INPUTS[fresh.node] = next(_SERIAL)
+    return fresh
+
+
+#: each transform input ``_fresh_input`` made, with a serial number (increasing): a custom
+#: function's closure check tells a transform's input made inside the function (an inner
+#: transform's) from one made outside it (a value the function closes over)
+FRESH_INPUTS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_SERIAL = itertools.count()
+
+
+def fresh_serial() -> int:
+    """The serial number the next transform input will get."""
+    return next(_SERIAL)
 
 
 def _unshared(t: Tensor, seen: set[int]) -> Tensor:
@@ -215,6 +245,15 @@ def _detach_aux(aux: Any, nested: bool) -> Any:
     return tree_map(lambda x: Tensor(x._array, x.dtype) if isinstance(x, Tensor) and x.node is not None else x, aux)
 
 
+def _detach_outputs(outs: Sequence[Tensor], nested: bool) -> list[Tensor]:
+    """The primal outputs as returned to the user: plain values, as JAX's are (they hang off
+    the transform's private recording otherwise, so an in-place write into one is refused and
+    ops on them record for nothing), unless an outer transform is recording through them."""
+    if nested:
+        return list(outs)
+    return [Tensor(o._array, o.dtype) if o.node is not None else o for o in outs]
+
+
 class _Traced:
     """What recording a function leaves behind: its output structure and aux."""
 
@@ -336,7 +375,7 @@ def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tu
                 results.append(instantiate(Zero.like(o)))
         return _unflatten(out_tree, [_unshared(instantiate(r), given) for r in results])
 
-    out = _unflatten(out_tree, outs)
+    out = _unflatten(out_tree, _detach_outputs(outs, nested))
     if has_aux:
         return out, f_jvp, _detach_aux(traced.aux, nested)
     return out, f_jvp
@@ -383,7 +422,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
         result = _unflatten(in_tree, grads)
         return result if type(result) is tuple else tuple(result)
 
-    out = _unflatten(out_tree, outs)
+    out = _unflatten(out_tree, _detach_outputs(outs, nested))
     if has_aux:
         return out, vjp_fn, _detach_aux(traced.aux, nested)
     return out, vjp_fn
@@ -606,8 +645,9 @@ def backward(tensor: Tensor, cotangent: Any = None, retain_graph: bool = False, 
     """``tensor.backward()``: accumulate cotangents into the ``.grad`` of tracked leaves.
 
     Leaves that receive no cotangent keep ``grad = None``. Without
-    ``retain_graph`` the saved values are released, and a second backward
-    through the same recording raises.
+    ``retain_graph`` (or ``create_graph``, which implies it, as in PyTorch) the
+    saved values are released, and a second backward through the same
+    recording raises.
     """
     if tensor.node is None:
         raise RuntimeError("backward() on a tensor that is not tracked (no input requires grad)")
@@ -628,7 +668,9 @@ def backward(tensor: Tensor, cotangent: Any = None, retain_graph: bool = False, 
     root = tensor.node
     eqns = reachable_eqns([root])
     given = _seen_owners([ct])
-    cts = vjp_pass(eqns, {id(root): ct}, create_graph=create_graph, release=not retain_graph)
+    # create_graph keeps the recording (PyTorch's retain_graph defaults to create_graph): the
+    # gradients it records read the saved values when they are differentiated in turn
+    cts = vjp_pass(eqns, {id(root): ct}, create_graph=create_graph, release=not (retain_graph or create_graph))
     leaves = {id(v): v for e in eqns for v in e.inputs if v.producer is None and v.const is None}
     if root.producer is None:
         leaves[id(root)] = root

@@ -234,3 +234,107 @@ def test_custom_jvp_inside_an_inner_grad_that_closes_over_the_outer_argument() -
     with x64():
         want = jax.grad(lambda x: jax.grad(lambda y: jsoftplus(y * x))(1.0))(0.3)
     close(autodiff.grad(ours)(rt.asarray(0.3)), want)
+
+
+# -- repeated backward ----------------------------------------------------------------------------
+
+
+def test_backward_of_a_gradient_made_with_create_graph() -> None:
+    # PyTorch: create_graph implies retain_graph, so the recorded gradient can be differentiated
+    x = rt.asarray(3.0, requires_grad=True)
+    (x * x * x).backward(create_graph=True)
+    g = x.grad
+    assert g is not None
+    close(g, 27.0)
+    x.grad = None
+    g.backward()
+    close(x.grad, 18.0)
+
+
+def test_the_value_of_value_and_grad_is_a_plain_value() -> None:
+    # as JAX's: untracked, so the user may edit it in place (it is not part of any recording they made)
+    x = rt.asarray([1.0, 2.0])
+    value, g = autodiff.value_and_grad(lambda x: S(x * x))(x)
+    assert value.node is None and not value.requires_grad
+    value += 1.0
+    close(value, 6.0)
+    close(g, [2.0, 4.0])
+    out, tangent = autodiff.jvp(lambda x: F.sin(x), (x,), (rt.asarray([1.0, 0.0]),))
+    assert out.node is None
+    close(tangent, [np.cos(1.0), 0.0])
+
+
+# -- nested transforms under jit -------------------------------------------------------------------
+
+
+def test_jit_of_an_inner_grad_that_closes_over_the_argument_is_not_baked_in() -> None:
+    # the inner gradient 2 x y at y = 1 depends on the jitted argument: each call recomputes it
+    f = autodiff.jit(lambda x: autodiff.grad(lambda y: S(x * y * y))(rt.asarray(1.0)))
+    for v in (3.0, 5.0):
+        close(f(rt.asarray(v)), 2 * v)
+
+
+def test_jit_of_grad_of_a_nested_grad_matches_jax() -> None:
+    def ours(x: Tensor) -> Tensor:
+        return S(x * autodiff.grad(lambda y: S(x * y * y))(rt.asarray(1.0)))
+
+    with x64():
+        jitted = jax.jit(jax.grad(lambda x: x * jax.grad(lambda y: x * y * y)(1.0)))
+        want = [jitted(v) for v in (3.0, -2.0)]
+    f = autodiff.jit(autodiff.grad(ours))
+    for v, w in zip((3.0, -2.0), want, strict=True):
+        close(f(rt.asarray(v)), w)
+
+
+# -- custom functions that close over a value being differentiated ------------------------------
+
+
+def _closing_vjp(a: Tensor) -> Any:
+    @autodiff.custom_vjp
+    def g(x: Tensor) -> Tensor:
+        return x * a
+
+    g.defvjp(lambda x: (x * a, None), lambda res, ct: (ct * a,))
+    return g
+
+
+def _closing_jvp(a: Tensor) -> Any:
+    @autodiff.custom_jvp
+    def g(x: Tensor) -> Tensor:
+        return x * a
+
+    g.defjvp(lambda p, t: (g(p[0]), t[0] * a))
+    return g
+
+
+@pytest.mark.parametrize("make", [_closing_vjp, _closing_jvp], ids=["custom_vjp", "custom_jvp"])
+def test_a_custom_function_closing_over_the_differentiated_value_raises(make: Any) -> None:
+    # d/da g(a) with g(x) = x * a is 2a, but the recorded call only sees x: it gave a (3, not 6)
+    # silently. JAX raises too (UnexpectedTracerError).
+    with pytest.raises(autodiff.custom.CustomClosureError, match="closes over"):
+        autodiff.grad(lambda a: S(make(a)(a)))(rt.asarray(3.0))
+
+
+@pytest.mark.parametrize("make", [_closing_vjp, _closing_jvp], ids=["custom_vjp", "custom_jvp"])
+def test_a_custom_function_closing_over_a_tracked_leaf_raises_on_the_tape(make: Any) -> None:
+    w = rt.asarray(2.0, requires_grad=True)
+    x = rt.asarray(3.0, requires_grad=True)
+    with pytest.raises(autodiff.custom.CustomClosureError):
+        make(w)(x)  # w.grad would silently miss x through the closure
+
+
+def test_a_custom_function_under_jit_closing_over_a_traced_value_raises() -> None:
+    # the compiled call would replay the value traced first, whatever later calls pass
+    def f(a: Tensor) -> Tensor:
+        return _closing_jvp(a)(a * 1.0)
+
+    with pytest.raises(autodiff.custom.CustomClosureError):
+        autodiff.jit(f)(rt.asarray(3.0))
+
+
+def test_custom_functions_that_close_over_untracked_values_still_work() -> None:
+    c = rt.asarray(3.0)
+    g = _closing_vjp(c)
+    close(autodiff.grad(lambda x: S(g(x)))(rt.asarray(2.0)), 3.0)
+    h = _closing_jvp(c)
+    close(autodiff.grad(lambda x: S(autodiff.grad(lambda y: S(h(y) * y))(x)))(rt.asarray(2.0)), 6.0)
