@@ -457,6 +457,19 @@ def _check_inexact(args: Sequence[Any], positions: Sequence[int], what: str, ver
                 )
 
 
+def _copy_leaf(x: Any) -> Any:
+    return Tensor(np.array(x._array, copy=True), x.dtype) if isinstance(x, Tensor) and x.node is None else x
+
+
+def _distinct(positions: tuple[int, ...], what: str) -> tuple[int, ...]:
+    if len(set(positions)) != len(positions):
+        raise ValueError(
+            f"{what}: argnums {positions} repeats an argument; pass each argument number once (the Jacobian "
+            "with respect to a repeated argument is the same block)"
+        )
+    return positions
+
+
 def _substitute(f: Callable[..., Any], args: Sequence[Any], positions: Sequence[int]) -> Callable[..., Any]:
     """``f`` as a function of the arguments at ``positions`` (the others fixed)."""
 
@@ -483,7 +496,9 @@ def value_and_grad(
     single = isinstance(argnums, int)
 
     def wrapped(*args: Any) -> tuple[Any, Any]:
-        positions = _argnums(argnums, len(args), "grad")
+        requested = _argnums(argnums, len(args), "grad")
+        # a repeated argnum is one argument: differentiate once, hand out a copy per repetition
+        positions = tuple(dict.fromkeys(requested))
         _check_inexact(args, positions, "grad", "gradient")
         g = _substitute(f, args, positions)
         if has_aux:
@@ -497,6 +512,13 @@ def value_and_grad(
             raise TypeError(f"grad requires a real scalar output, got {dtype}{where}")
         ones = Tensor(np.ones(out.shape, out.dtype.storage), out.dtype)
         grads = vjp_fn(ones)
+        if len(positions) != len(requested):
+            first = {p: True for p in positions}
+            repeated = []
+            for p in requested:
+                tree = grads[positions.index(p)]
+                repeated.append(tree if first.pop(p, False) else tree_map(_copy_leaf, tree))
+            grads = tuple(repeated)
         result = grads[0] if single else grads
         return ((out, aux) if has_aux else out), result
 
@@ -564,7 +586,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     single = isinstance(argnums, int)
 
     def jacobian(*args: Any) -> Any:
-        positions = _argnums(argnums, len(args), "jacfwd")
+        positions = _distinct(_argnums(argnums, len(args), "jacfwd"), "jacfwd")
         _check_inexact(args, positions, "jacfwd", "derivative")
         diff = tuple(args[p] for p in positions)
         result = linearize(_substitute(f, args, positions), *diff, has_aux=has_aux)
@@ -603,7 +625,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     single = isinstance(argnums, int)
 
     def jacobian(*args: Any) -> Any:
-        positions = _argnums(argnums, len(args), "jacrev")
+        positions = _distinct(_argnums(argnums, len(args), "jacrev"), "jacrev")
         _check_inexact(args, positions, "jacrev", "derivative")
         diff = tuple(args[p] for p in positions)
         result = vjp(_substitute(f, args, positions), *diff, has_aux=has_aux)

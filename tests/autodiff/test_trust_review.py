@@ -338,3 +338,24 @@ def test_custom_functions_that_close_over_untracked_values_still_work() -> None:
     close(autodiff.grad(lambda x: S(g(x)))(rt.asarray(2.0)), 3.0)
     h = _closing_jvp(c)
     close(autodiff.grad(lambda x: S(autodiff.grad(lambda y: S(h(y) * y))(x)))(rt.asarray(2.0)), 6.0)
+
+
+# -- argnums ------------------------------------------------------------------------------------
+
+
+def test_grad_with_a_repeated_argnum_gives_that_gradient_twice() -> None:
+    # a repeated argnum gave (0, 3): the first copy was overwritten by the second. (JAX's own
+    # grad fails on a repeated argnum; d(ab)/da = b = 3 for each entry.)
+    got = autodiff.grad(lambda a, b: S(a * b), argnums=(0, 0))(rt.asarray(2.0), rt.asarray(3.0))
+    assert len(got) == 2
+    close(got[0], 3.0)
+    close(got[1], 3.0)
+    first = got[0]
+    first += 1  # each is the user's own array
+    close(got[1], 3.0)
+
+
+@pytest.mark.parametrize("jac", [autodiff.jacfwd, autodiff.jacrev], ids=["jacfwd", "jacrev"])
+def test_a_jacobian_with_a_repeated_argnum_is_refused_not_zero(jac: Any) -> None:
+    with pytest.raises(ValueError, match="repeats"):
+        jac(lambda a, b: a * b, argnums=(0, 0))(rt.asarray([2.0]), rt.asarray([3.0]))
