@@ -359,3 +359,22 @@ def test_grad_with_a_repeated_argnum_gives_that_gradient_twice() -> None:
 def test_a_jacobian_with_a_repeated_argnum_is_refused_not_zero(jac: Any) -> None:
     with pytest.raises(ValueError, match="repeats"):
         jac(lambda a, b: a * b, argnums=(0, 0))(rt.asarray([2.0]), rt.asarray([3.0]))
+
+
+def test_forward_over_forward_with_a_closure_matches_jax() -> None:
+    one = rt.asarray(1.0)
+
+    def ours(x: Tensor) -> Tensor:
+        return autodiff.jvp(lambda y: x * y * y, (x,), (one,))[1]
+
+    with x64():
+        want = jax.jvp(lambda x: jax.jvp(lambda y: x * y * y, (x,), (1.0,))[1], (3.0,), (1.0,))[1]
+    close(autodiff.jvp(ours, (rt.asarray(3.0),), (one,))[1], want)
+
+
+def test_the_tape_sees_through_an_inner_grad_that_closes_over_a_tracked_leaf() -> None:
+    # grad_x sum(x * w * w) = w * w; its backward into w is 2 w
+    w = rt.asarray([1.0, 2.0], requires_grad=True)
+    g = autodiff.grad(lambda x: S(x * w * w))(rt.asarray([1.0, 1.0]))
+    S(g).backward()
+    close(w.grad, [2.0, 4.0])
