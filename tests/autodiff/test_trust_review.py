@@ -378,3 +378,39 @@ def test_the_tape_sees_through_an_inner_grad_that_closes_over_a_tracked_leaf() -
     g = autodiff.grad(lambda x: S(x * w * w))(rt.asarray([1.0, 1.0]))
     S(g).backward()
     close(w.grad, [2.0, 4.0])
+
+
+@pytest.mark.parametrize("inner_at_x", [False, True], ids=["inner-at-const", "inner-at-x"])
+@pytest.mark.parametrize("outer", ["grad", "jvp"])
+@pytest.mark.parametrize("inner", ["grad", "jvp"])
+@pytest.mark.parametrize("powers", [(1, 1, 2), (2, 3, 1), (0, 2, 3)], ids=str)
+def test_nested_transforms_with_closures_match_jax(
+    inner_at_x: bool, outer: str, inner: str, powers: tuple[int, int, int]
+) -> None:
+    """f(x) = x**a * D_y[x**b * y**c](y0) with y0 = x or 0.7: every combination of grad and
+    jvp, outer and inner, against JAX (perturbation confusion shows as a wrong number)."""
+    a, b, c = powers
+
+    def ours(x: Tensor) -> Tensor:
+        y0 = x if inner_at_x else rt.asarray(0.7)
+        h = lambda y: S(x**b * y**c)  # noqa: E731
+        if inner == "grad":
+            d = autodiff.grad(h)(y0)
+        else:
+            d = autodiff.jvp(h, (y0,), (rt.asarray(1.0),))[1]
+        return S(x**a * d)
+
+    def theirs(x: Any) -> Any:
+        y0 = x if inner_at_x else 0.7
+        h = lambda y: x**b * y**c  # noqa: E731
+        d = jax.grad(h)(y0) if inner == "grad" else jax.jvp(h, (y0,), (1.0,))[1]
+        return x**a * d
+
+    x = 1.3
+    with x64():
+        want = jax.grad(theirs)(x) if outer == "grad" else jax.jvp(theirs, (x,), (1.0,))[1]
+    if outer == "grad":
+        got = autodiff.grad(ours)(rt.asarray(x))
+    else:
+        got = autodiff.jvp(ours, (rt.asarray(x),), (rt.asarray(1.0),))[1]
+    close(got, want)
