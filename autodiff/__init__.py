@@ -18,7 +18,7 @@ from autodiff.api import (
     vjp,
 )
 from autodiff.batching import VmapError, vmap
-from autodiff.custom import CustomRuleError, CustomVJPForwardError, custom_jvp, custom_vjp
+from autodiff.custom import CustomClosureError, CustomRuleError, CustomVJPForwardError, custom_jvp, custom_vjp
 from autodiff.engine import detect_writes
 from autodiff.jit import Jitted, jit
 from autodiff.pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
@@ -26,6 +26,7 @@ from autodiff.record import enable_grad, is_recording, no_grad
 from autodiff.zeros import Zero
 
 __all__ = [
+    "CustomClosureError",
     "CustomRuleError",
     "CustomVJPForwardError",
     "Jitted",

@@ -11,13 +11,15 @@ derivative programs are ordinary graphs.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from autodiff.engine import accumulate_grad, jvp_pass, reachable_eqns, vjp_pass
+from autodiff.engine import accumulate_grad, dependent_eqns, jvp_pass, reachable_eqns, vjp_pass
 from autodiff.pytree import (
     TreeDef,
     flatten_up_to,
@@ -32,9 +34,10 @@ from autodiff.record import enable_grad, no_grad, saving_all
 from autodiff.rules import load_rules
 from autodiff.zeros import TangentLike, Zero, instantiate
 from runtime import functions as F
-from runtime import hooks
-from runtime.graph import new_leaf
+from runtime import hooks, ops
+from runtime.graph import record_op
 from runtime.tensor import Tensor, asarray
+from runtime.versions import memory_owner
 
 load_rules()
 
@@ -58,10 +61,74 @@ def _leaf(x: Any, what: str, strict: bool) -> tuple[Tensor, bool]:
             )
         return t, False
     if t.node is not None:
-        return t, True
-    t = Tensor(t._array, t.dtype)
-    new_leaf(t)
-    return t, False
+        # A new variable, not the outer one: the inner transform's input must be distinct from
+        # the same value closed over (``grad(lambda y: y * x)(x)`` is ``x``, not ``2x``), yet
+        # derivatives of the inner result must still reach ``x`` through it (an identity
+        # convert, recorded; its value is ``x``'s own array).
+        with enable_grad():
+            inner = F.convert(t, t.dtype)
+        assert inner.node is not None
+        inner.node.value = inner._array
+        return inner, True
+    return _fresh_input(t), False
+
+
+def _fresh_input(t: Tensor) -> Tensor:
+    """A new variable of one transform holding ``t``'s value: ``convert(constant)``, recorded.
+
+    The transform differentiates with respect to it (it is the walk's boundary), while
+    anything recorded around the transform sees a constant behind it: when the derivative is
+    itself recorded (``jit(lambda x: grad(lambda y: x * y * y)(1.0))``, a closure over an
+    outer value) the result may read this value, and a graph input the outer trace does not
+    know would make it untraceable. The constant wraps a private Tensor, so ``t`` itself is
+    not held by the recording (in-place writes into it stay allowed, checked by versions).
+    """
+    source = Tensor(t._array, t.dtype)
+    fresh = Tensor(t._array, t.dtype)
+    record_op(ops.convert, {"new_dtype": t.dtype}, (source,), (t.dtype,), (fresh,))
+    assert fresh.node is not None
+    FRESH_INPUTS[fresh.node] = next(_SERIAL)
+    return fresh
+
+
+#: each transform input ``_fresh_input`` made, with a serial number (increasing): a custom
+#: function's closure check tells a transform's input made inside the function (an inner
+#: transform's) from one made outside it (a value the function closes over)
+FRESH_INPUTS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_SERIAL = itertools.count()
+
+
+def fresh_serial() -> int:
+    """The serial number the next transform input will get."""
+    return next(_SERIAL)
+
+
+def _unshared(t: Tensor, seen: set[int]) -> Tensor:
+    """``t`` as a result the user may own: a copy when its array is a view, read-only, or
+    shares memory with an array already handed out or given by the user (``seen``: ids of
+    memory owners, updated).
+
+    Rules pass cotangents through unchanged where the math allows (``add`` gives both
+    operands the same one, ``reshape`` a view of it), so without this ``a.grad`` and
+    ``b.grad`` could be one array, or ``x.grad`` a view of the user's cotangent, and an
+    in-place edit of one would silently change the other. A tracked result (derivative
+    work recorded for an outer transform) is returned as it is: in-place writes into it
+    are refused anyway.
+    """
+    if t.node is not None:
+        return t
+    array = t._array
+    if isinstance(array, np.ndarray):
+        owner = memory_owner(array)
+        if owner is array and array.flags.writeable and id(owner) not in seen:
+            seen.add(id(owner))
+            return t
+    return Tensor(np.array(array, copy=True), t.dtype)
+
+
+def _seen_owners(tensors: Sequence[Any]) -> set[int]:
+    """The memory owners of the user's own arrays among ``tensors`` (see ``_unshared``)."""
+    return {id(memory_owner(t._array)) for t in tensors if isinstance(t, Tensor) and isinstance(t._array, np.ndarray)}
 
 
 # -- pytrees at the API boundary -----------------------------------------------------------------
@@ -178,6 +245,15 @@ def _detach_aux(aux: Any, nested: bool) -> Any:
     return tree_map(lambda x: Tensor(x._array, x.dtype) if isinstance(x, Tensor) and x.node is not None else x, aux)
 
 
+def _detach_outputs(outs: Sequence[Tensor], nested: bool) -> list[Tensor]:
+    """The primal outputs as returned to the user: plain values, as JAX's are (they hang off
+    the transform's private recording otherwise, so an in-place write into one is refused and
+    ops on them record for nothing), unless an outer transform is recording through them."""
+    if nested:
+        return list(outs)
+    return [Tensor(o._array, o.dtype) if o.node is not None else o for o in outs]
+
+
 class _Traced:
     """What recording a function leaves behind: its output structure and aux."""
 
@@ -205,15 +281,14 @@ def _flat_function(f: Callable[..., Any], in_tree: TreeDef, traced: _Traced, has
 
 def _record(
     f: Callable[..., list[Tensor]], primals: Sequence[Any], keep_all: bool = False
-) -> tuple[list[Tensor], bool, list[Tensor], list[Any], list[Any]]:
+) -> tuple[list[Tensor], bool, list[Tensor], list[Any]]:
     """Record ``f`` (leaves in, leaves out) on tracked versions of ``primals``
     (holding every value with ``keep_all``, for forward mode; otherwise what
     the VJP rules read).
 
     Returns the tracked inputs, whether any was already tracked (a nested
     transform, so derivative work must be recorded too), the output leaves,
-    the equations from the inputs to the outputs, and the fresh input leaves
-    frozen as constants because ``f`` reads a value an enclosing transform tracks.
+    and the equations from the inputs to the outputs.
     """
     leaves = [_leaf(p, f"primal {i}", strict=False) for i, p in enumerate(primals)]
     xs = [t for t, _ in leaves]
@@ -222,36 +297,8 @@ def _record(
         outs = f(*xs)
     boundary = [x.node for x in xs if x.node is not None]
     eqns = reachable_eqns([o.node for o in outs if o.node is not None], boundary)
-    frozen: list[Any] = []
-    if not nested and _reads_outer_tracked(eqns, boundary):
-        # A value closed over from an enclosing transform: the derivative work must be
-        # recorded for it, and the fresh leaves made here are constants to that enclosing
-        # recording (they are copies of untracked values), so they are frozen as such and
-        # thawed only while this transform's own reverse pass runs.
-        nested = True
-        frozen = boundary
-        _freeze(frozen, True)
-    return xs, nested, outs, eqns, frozen
-
-
-def _freeze(leaves: Sequence[Any], frozen: bool) -> None:
-    """Make fresh leaves constants (or inputs again) for the recordings that read them."""
-    for v in leaves:
-        v.const = v.value if frozen else None
-
-
-def _reads_outer_tracked(eqns: Sequence[Any], boundary: Sequence[Any]) -> bool:
-    """Whether the recording reads a tracked value other than the differentiated
-    inputs: a value closed over from an enclosing ``grad``, ``vmap`` or ``jit``
-    trace. The derivative then depends on it, so it must be recorded too
-    (otherwise the enclosing transform sees a constant and replays one
-    example's derivative for all)."""
-    inner = {id(v) for v in boundary}
-    for eqn in eqns:
-        for v in eqn.inputs:
-            if v.producer is None and v.const is None and id(v) not in inner:
-                return True
-    return False
+    eqns, closes_over_tracked = dependent_eqns(eqns, boundary)
+    return xs, nested or closes_over_tracked, outs, eqns
 
 
 def jvp(
@@ -285,7 +332,7 @@ def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tu
     flat_primals, in_tree = tensor_leaves(primals, "jvp", _argument)
     traced = _Traced()
     flat_f = _flat_function(f, in_tree, traced, has_aux, "jvp")
-    xs, nested, outs, eqns, _ = _record(flat_f, flat_primals, keep_all=True)
+    xs, nested, outs, eqns = _record(flat_f, flat_primals, keep_all=True)
     out_tree = traced.out_tree
 
     def f_jvp(*tangents: Any) -> Any:
@@ -316,6 +363,7 @@ def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tu
             assert x.node is not None
             seeds[id(x.node)] = tt
             tracked_tangent = tracked_tangent or tt.node is not None
+        given = _seen_owners(list(seeds.values()))
         created = jvp_pass(eqns, seeds, create_graph=nested or tracked_tangent)
         results = []
         for o in outs:
@@ -325,9 +373,9 @@ def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tu
                 results.append(seeds[id(o.node)])
             else:
                 results.append(instantiate(Zero.like(o)))
-        return _unflatten(out_tree, [instantiate(r) for r in results])
+        return _unflatten(out_tree, [_unshared(instantiate(r), given) for r in results])
 
-    out = _unflatten(out_tree, outs)
+    out = _unflatten(out_tree, _detach_outputs(outs, nested))
     if has_aux:
         return out, f_jvp, _detach_aux(traced.aux, nested)
     return out, f_jvp
@@ -344,7 +392,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     flat_primals, in_tree = tensor_leaves(primals, "vjp", _argument)
     traced = _Traced()
     flat_f = _flat_function(f, in_tree, traced, has_aux, "vjp")
-    xs, nested, outs, eqns, frozen = _record(flat_f, flat_primals)
+    xs, nested, outs, eqns = _record(flat_f, flat_primals)
     out_tree, out_value = traced.out_tree, traced.out
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
@@ -363,24 +411,18 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
             create = create or ct.node is not None
             key = id(o.node)
             seeds[key] = ct if key not in seeds else seeds[key] + ct
-        if frozen:
-            _freeze(frozen, False)
-            try:
-                result = vjp_pass(eqns, seeds, create_graph=create)
-            finally:
-                _freeze(frozen, True)
-        else:
-            result = vjp_pass(eqns, seeds, create_graph=create)
+        given = _seen_owners(list(seeds.values()))
+        result = vjp_pass(eqns, seeds, create_graph=create)
         grads: list[Tensor | None] = []
         for x in xs:
             if not x.dtype.is_inexact or x.node is None:
                 grads.append(None)
             else:
-                grads.append(instantiate(result.get(id(x.node), Zero.like(x))))
+                grads.append(_unshared(instantiate(result.get(id(x.node), Zero.like(x))), given))
         result = _unflatten(in_tree, grads)
         return result if type(result) is tuple else tuple(result)
 
-    out = _unflatten(out_tree, outs)
+    out = _unflatten(out_tree, _detach_outputs(outs, nested))
     if has_aux:
         return out, vjp_fn, _detach_aux(traced.aux, nested)
     return out, vjp_fn
@@ -415,6 +457,19 @@ def _check_inexact(args: Sequence[Any], positions: Sequence[int], what: str, ver
                 )
 
 
+def _copy_leaf(x: Any) -> Any:
+    return Tensor(np.array(x._array, copy=True), x.dtype) if isinstance(x, Tensor) and x.node is None else x
+
+
+def _distinct(positions: tuple[int, ...], what: str) -> tuple[int, ...]:
+    if len(set(positions)) != len(positions):
+        raise ValueError(
+            f"{what}: argnums {positions} repeats an argument; pass each argument number once (the Jacobian "
+            "with respect to a repeated argument is the same block)"
+        )
+    return positions
+
+
 def _substitute(f: Callable[..., Any], args: Sequence[Any], positions: Sequence[int]) -> Callable[..., Any]:
     """``f`` as a function of the arguments at ``positions`` (the others fixed)."""
 
@@ -441,7 +496,9 @@ def value_and_grad(
     single = isinstance(argnums, int)
 
     def wrapped(*args: Any) -> tuple[Any, Any]:
-        positions = _argnums(argnums, len(args), "grad")
+        requested = _argnums(argnums, len(args), "grad")
+        # a repeated argnum is one argument: differentiate once, hand out a copy per repetition
+        positions = tuple(dict.fromkeys(requested))
         _check_inexact(args, positions, "grad", "gradient")
         g = _substitute(f, args, positions)
         if has_aux:
@@ -455,6 +512,13 @@ def value_and_grad(
             raise TypeError(f"grad requires a real scalar output, got {dtype}{where}")
         ones = Tensor(np.ones(out.shape, out.dtype.storage), out.dtype)
         grads = vjp_fn(ones)
+        if len(positions) != len(requested):
+            first = {p: True for p in positions}
+            repeated = []
+            for p in requested:
+                tree = grads[positions.index(p)]
+                repeated.append(tree if first.pop(p, False) else tree_map(_copy_leaf, tree))
+            grads = tuple(repeated)
         result = grads[0] if single else grads
         return ((out, aux) if has_aux else out), result
 
@@ -522,7 +586,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     single = isinstance(argnums, int)
 
     def jacobian(*args: Any) -> Any:
-        positions = _argnums(argnums, len(args), "jacfwd")
+        positions = _distinct(_argnums(argnums, len(args), "jacfwd"), "jacfwd")
         _check_inexact(args, positions, "jacfwd", "derivative")
         diff = tuple(args[p] for p in positions)
         result = linearize(_substitute(f, args, positions), *diff, has_aux=has_aux)
@@ -561,7 +625,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     single = isinstance(argnums, int)
 
     def jacobian(*args: Any) -> Any:
-        positions = _argnums(argnums, len(args), "jacrev")
+        positions = _distinct(_argnums(argnums, len(args), "jacrev"), "jacrev")
         _check_inexact(args, positions, "jacrev", "derivative")
         diff = tuple(args[p] for p in positions)
         result = vjp(_substitute(f, args, positions), *diff, has_aux=has_aux)
@@ -603,8 +667,9 @@ def backward(tensor: Tensor, cotangent: Any = None, retain_graph: bool = False, 
     """``tensor.backward()``: accumulate cotangents into the ``.grad`` of tracked leaves.
 
     Leaves that receive no cotangent keep ``grad = None``. Without
-    ``retain_graph`` the saved values are released, and a second backward
-    through the same recording raises.
+    ``retain_graph`` (or ``create_graph``, which implies it, as in PyTorch) the
+    saved values are released, and a second backward through the same
+    recording raises.
     """
     if tensor.node is None:
         raise RuntimeError("backward() on a tensor that is not tracked (no input requires grad)")
@@ -624,7 +689,10 @@ def backward(tensor: Tensor, cotangent: Any = None, retain_graph: bool = False, 
             )
     root = tensor.node
     eqns = reachable_eqns([root])
-    cts = vjp_pass(eqns, {id(root): ct}, create_graph=create_graph, release=not retain_graph)
+    given = _seen_owners([ct])
+    # create_graph keeps the recording (PyTorch's retain_graph defaults to create_graph): the
+    # gradients it records read the saved values when they are differentiated in turn
+    cts = vjp_pass(eqns, {id(root): ct}, create_graph=create_graph, release=not (retain_graph or create_graph))
     leaves = {id(v): v for e in eqns for v in e.inputs if v.producer is None and v.const is None}
     if root.producer is None:
         leaves[id(root)] = root
@@ -634,7 +702,7 @@ def backward(tensor: Tensor, cotangent: Any = None, retain_graph: bool = False, 
             owner = var.owner() if var.owner is not None else None
             if g is None or isinstance(g, Zero) or owner is None:
                 continue
-            accumulate_grad(owner, g)
+            accumulate_grad(owner, _unshared(g, given))
 
 
 hooks.backward_hook = backward

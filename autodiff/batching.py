@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff.api import FRESH_INPUTS
 from autodiff.rules_batching import BATCH_RULES, broadcast_batch, move_batch_dim
 from runtime import hooks, ops
 from runtime.dtypes import DType
@@ -132,7 +133,9 @@ def _classify(roots: Sequence[Var], leaves: Sequence[Var]) -> tuple[list[Eqn], d
             if id(var) in kind:
                 continue
             eqn = var.producer
-            if eqn is None:
+            if eqn is None or var in FRESH_INPUTS:
+                # a leaf, or an enclosing transform's input (a recorded convert of a constant,
+                # autodiff.api): that transform differentiates with respect to it
                 kind[id(var)] = CONST if var.const is not None else OUTER
                 held.append(var)
                 continue

@@ -48,11 +48,11 @@ import numpy as np
 from autodiff.api import _output_leaves, tensor_leaves
 from autodiff.engine import reachable_eqns, vjp_pass
 from autodiff.pytree import TreeDef, flatten_up_to, tree_structure, tree_unflatten
-from autodiff.record import enable_grad, is_recording, no_grad
+from autodiff.record import enable_grad, is_recording
 from autodiff.rules import JVP_RULES, VJP_RULES, VJP_SAVES
 from autodiff.zeros import TangentLike, Zero, instantiate
 from runtime import hooks, ops
-from runtime.graph import PRINT_RULES, new_leaf
+from runtime.graph import PRINT_RULES, new_leaf, record_op
 from runtime.tensor import Tensor
 
 __all__ = ["CustomRuleError", "CustomVJPForwardError", "custom_jvp", "custom_vjp"]
@@ -62,6 +62,12 @@ Aval = tuple[Any, tuple[int, ...]]
 
 class CustomRuleError(TypeError):
     """A custom derivative rule returned something of the wrong structure, dtype or shape."""
+
+
+class CustomClosureError(CustomRuleError):
+    """A custom function's primal computation reads a tracked value that is not one of its
+    arguments (it closes over a value being differentiated): the recorded call could not carry
+    that dependence, so its derivative would silently miss it (JAX raises here too)."""
 
 
 class CustomVJPForwardError(TypeError):
@@ -149,8 +155,74 @@ def _diff_argument(positions: Sequence[int]) -> Callable[[int], str]:
     return lambda k: f"argument {positions[k]}"
 
 
+def _primal_run(call: _Call, fn: Callable[..., Any], what: str) -> Any:
+    """``fn`` on the call's arguments with nothing recorded (the call is recorded as one
+    equation), checking that it reads no tracked value other than its own arguments.
+
+    Where ``no_grad`` would let a closure over a tracked value pass unnoticed (and its
+    contribution to every derivative be lost), a probe recorder sees each op with a tracked
+    operand. ``fn`` gets its arguments as new variables (so a closure over the very value
+    passed as an argument is told apart from the argument); an operand that depends on a
+    tracked value made outside ``fn`` (a leaf, or a transform's input) other than through the
+    arguments is a closure over a value being differentiated: ``CustomClosureError``.
+    """
+    from autodiff.api import FRESH_INPUTS, fresh_serial
+
+    args = []
+    for x in call.leaves:
+        if x.node is None:
+            args.append(x)
+            continue
+        inner = Tensor(x._array, x.dtype)
+        with enable_grad():
+            record_op(ops.convert, {"new_dtype": x.dtype}, (x,), (x.dtype,), (inner,))
+        args.append(inner)
+    boundary = [x.node for x in args if x.node is not None]
+    allowed = {id(v) for v in boundary}
+    start = fresh_serial()
+
+    def outside(v: Any) -> bool:
+        # a tracked value that does not come from the arguments: a leaf made outside fn, or a
+        # transform input made before fn started
+        if v.const is not None:
+            return False
+        if v.producer is None:
+            return True
+        serial = FRESH_INPUTS.get(v)
+        return serial is not None and serial < start
+
+    def probe(op: ops.OpDef, params: dict[str, Any], inputs: Sequence[Tensor], targets: Any, outputs: Any) -> None:
+        for x in inputs:
+            var = x.node
+            if var is None or id(var) in allowed:
+                continue
+            stack, seen = [var], set()
+            while stack:
+                v = stack.pop()
+                if id(v) in allowed or id(v) in seen:
+                    continue
+                seen.add(id(v))
+                if outside(v):
+                    raise CustomClosureError(
+                        f"{call.kind} {call.name}: {what} reads a tracked {var.dtype.name}{list(var.shape)} value "
+                        f"that is not one of its arguments ({op.name} of a value it closes over, which is being "
+                        "differentiated). The recorded call cannot carry that dependence, so derivatives would "
+                        "silently miss it: pass the value as an argument instead (as JAX requires)."
+                    )
+                if v.producer is not None and FRESH_INPUTS.get(v) is None:
+                    stack.extend(v.producer.inputs)
+            allowed.add(id(var))
+
+    probe.closure_probe = True  # type: ignore[attr-defined]
+    with hooks.recorder_override(probe):
+        return fn(*args)
+
+
 def _recording(leaves: Sequence[Tensor]) -> bool:
-    return hooks.current_recorder() is not None and any(x.node is not None for x in leaves)
+    recorder = hooks.current_recorder()
+    if recorder is None or getattr(recorder, "closure_probe", False):
+        return False  # (inside ``_primal_run`` a custom call runs its function, as under no_grad)
+    return any(x.node is not None for x in leaves)
 
 
 def _bind(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -206,8 +278,7 @@ class custom_jvp:  # (JAX's name)
         if self.jvp is None:
             raise AttributeError(f"no JVP rule defined for the custom_jvp function {name!r}: use defjvp")
         fun = call.flat_fun()
-        with no_grad():
-            outs = fun(*call.leaves)
+        outs = _primal_run(call, fun, "the function")
         return call.record(ops.custom_jvp_call, {"fun": fun, "jvp": self._flat_jvp(call)}, outs)
 
     def _flat_jvp(self, call: _Call) -> Callable[..., tuple[list[Tensor], list[Tensor]]]:
@@ -271,8 +342,7 @@ class custom_vjp:  # (JAX's name)
         if self.fwd is None or self.bwd is None:
             raise AttributeError(f"no VJP rule defined for the custom_vjp function {name!r}: use defvjp")
         fun, fwd, bwd = call.flat_fun(), *self._flat_rules(call)
-        with no_grad():
-            outs, residuals = fwd(*call.leaves)
+        outs, residuals = _primal_run(call, fwd, "fwd")
         params = {"fun": fun, "fwd": fwd, "bwd": bwd, "residuals": tuple(residuals)}
         return call.record(ops.custom_vjp_call, params, outs)
 

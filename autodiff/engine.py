@@ -59,6 +59,33 @@ def reachable_eqns(roots: Sequence[Var], boundary: Sequence[Var] = ()) -> list[E
     return order
 
 
+def dependent_eqns(eqns: Sequence[Eqn], inputs: Sequence[Var]) -> tuple[list[Eqn], bool]:
+    """The equations of ``eqns`` (topologically ordered) that depend on ``inputs``, and whether
+    any of them also reads a tracked value that does not (an outer transform's variable that the
+    function closes over).
+
+    A transform differentiates with respect to its own inputs only: equations that do not
+    depend on them carry no derivative (the walk from the outputs reaches them when the
+    function closes over an outer recording, possibly one an earlier ``backward()`` released).
+    When the dependent ones read an outer tracked value, the derivative is a function of it,
+    so the transform must record its derivative work for the outer one (``create_graph``):
+    ``grad(lambda x: x * grad(lambda y: x * y)(1.0))(3.0)`` is ``6``, not ``3``.
+    """
+    depends = {id(v) for v in inputs}
+    kept: list[Eqn] = []
+    outer = False
+    for eqn in eqns:
+        ins = eqn.inputs
+        if not any(id(v) in depends for v in ins):
+            continue
+        kept.append(eqn)
+        for v in eqn.outputs:
+            depends.add(id(v))
+        if not outer:
+            outer = any(v.const is None and id(v) not in depends and v.dtype.is_inexact for v in ins)
+    return kept, outer
+
+
 def primal_tensor(var: Var, create_graph: bool) -> Tensor:
     """The primal value of ``var`` as a Tensor; tracked (attached to ``var``) when
     the derivative computation must itself be recorded."""

@@ -81,7 +81,9 @@ def _detach(base: np.ndarray) -> tuple[rt.Tensor, Any]:
 @_alias("conj of real")
 def _conj(base: np.ndarray) -> tuple[rt.Tensor, Any]:
     c = rt.asarray(base)
-    return c, lambda: c.conj().__iadd__(1.0)
+    # conj of a real tensor is the tensor itself (no equation), so its write would be refused at once;
+    # a reshape of it is a second Tensor over the same memory
+    return c, lambda: c.conj().reshape(3, 2).__iadd__(1.0)
 
 
 @_alias("second asarray")
