@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from runtime import chunked, hooks, kernels, memory, ops, shapes
 from runtime import dtypes as dt
-from runtime import hooks, kernels, memory, ops, shapes
 from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.plan import PlanInput, plan
@@ -565,7 +565,7 @@ def _run_fast(entry: tuple[Any, ...], x: Tensor, y: Tensor) -> Tensor:
             if storage is None:
                 result = ufunc(a, b, out=out)
             else:
-                result = ufunc(a, b, out=out, dtype=storage, casting="unsafe")
+                result = chunked.ufunc_into(ufunc, a, b, out, storage)
         return Tensor(result, out_dtype)
     arrays = [
         a._array if a.dtype is t else convert_array(a._array, a.dtype, t) for a, t in zip((x, y), targets, strict=True)
@@ -681,7 +681,7 @@ def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str
             a, b = inputs[0]._array, inputs[1]._array
             storage = sig.in_storage[0]
             out = memory.empty_like_broadcast(a, b, storage)
-            outs: Any = (sig.ufunc(a, b, out=out, dtype=storage, casting="unsafe"),)
+            outs: Any = (chunked.ufunc_into(sig.ufunc, a, b, out, storage),)
         else:
             for x, t, storage in zip(inputs, sig.targets, sig.in_storage, strict=True):
                 array = x._array
@@ -760,7 +760,8 @@ def _apply_general(
             out_avals = shapes.abstract_eval(op, [(t, x.shape) for t, x in zip(targets, inputs, strict=True)], params)
             # NumPy casts each operand inside its buffered loop: no converted copy,
             # and bit for bit what convert + kernel computes.
-            result = _UFUNC_BINARY[op](inputs[0]._array, inputs[1]._array, dtype=targets[0].storage, casting="unsafe")
+            a, b, storage = inputs[0]._array, inputs[1]._array, targets[0].storage
+            result = chunked.ufunc_into(_UFUNC_BINARY[op], a, b, memory.empty_like_broadcast(a, b, storage), storage)
             outs: tuple[np.ndarray, ...] = (result,)
         else:
             arrays = [
