@@ -1,4 +1,4 @@
-"""Mixed-dtype binary ufuncs on large arrays at memory speed: cast in chunks, then the same-dtype loop.
+"""Mixed dtypes on large arrays at memory speed: binary ufuncs cast in chunks, converts into cached memory.
 
 ``np.add(f32, f64, dtype=f64, casting="unsafe")`` casts the float32 operand
 inside NumPy's buffered loop: 8,192 elements at a time through a small buffer,
@@ -13,6 +13,10 @@ whole op reads each input once and writes the output once, like the same-dtype
 op, and needs no memory beyond the output. Results are bit for bit those of the
 in-loop cast (and so of ``convert`` + kernel): an elementwise op computes each
 element from the two cast elements alone, whatever the chunking.
+
+``convert_array`` serves the other mixed ops (their operand is converted, then
+their kernel runs): a large convert that is a plain cast writes into a buffer
+of the cache (``runtime.memory``) instead of fresh pages from the C allocator.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 import numpy as np
+
+from runtime import dtypes as dt
+from runtime import memory
 
 #: Output bytes per chunk: both steps of a chunk run in cache (measured best at 1-4 MiB on a 2 MiB L2).
 CHUNK_BYTES: Final = 2 << 20
@@ -62,4 +69,37 @@ def ufunc_into(ufunc: np.ufunc, a: np.ndarray, b: np.ndarray, out: np.ndarray | 
             ufunc(chunk, rest, out=chunk)
         else:
             ufunc(rest, chunk, out=chunk)
+    return out
+
+
+# -- converts -------------------------------------------------------------------------------------
+
+_INTS: Final = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32, dt.uint64)
+#: (source, target) converts where ``jax.lax.convert_element_type`` is NumPy's plain cast: integers
+#: wrap (as ``astype``), integers round to float32/float64 once, float32 <-> float64, and exact widenings
+#: into complex. The castwise ``convert`` kernel runs ``astype`` for each of them (or an exact two-step
+#: widening), so a cast into a cached output is bit for bit the kernel's result.
+PLAIN_CONVERTS: Final[frozenset[tuple[dt.DType, dt.DType]]] = frozenset(
+    {(s, t) for s in _INTS for t in _INTS if s is not t}
+    | {(s, t) for s in _INTS for t in (dt.float32, dt.float64)}
+    | {(dt.float32, dt.float64), (dt.float64, dt.float32)}
+    | {(dt.float32, dt.complex64), (dt.float32, dt.complex128), (dt.float64, dt.complex128)}
+    | {(dt.complex64, dt.complex128)}
+)
+
+
+def convert_array(array: np.ndarray, source: dt.DType, target: dt.DType) -> np.ndarray | None:
+    """``array`` (of ``source``'s storage) converted to ``target``: for a large result of a plain cast
+    (``PLAIN_CONVERTS``), a cast into a cached output buffer, at memory speed; else ``None`` (the
+    caller runs the ``convert`` kernel, which also reports a wrong storage)."""
+    storage = target.storage
+    if (
+        array.size * storage.itemsize < memory.POOL_MIN_BYTES
+        or (source, target) not in PLAIN_CONVERTS
+        or array.dtype != source.storage
+    ):
+        return None
+    out = memory.empty(array.shape, storage)
+    with np.errstate(over="ignore", invalid="ignore"):  # float64 -> float32 overflows to inf, as the kernel's
+        np.copyto(out, array, casting="unsafe")
     return out

@@ -789,6 +789,8 @@ def _apply_general(
 
 def convert_array(array: np.ndarray, source: DType, target: DType) -> np.ndarray:
     """Convert storage with the ``convert`` kernel (what a recorded convert replays)."""
+    if (out := chunked.convert_array(array, source, target)) is not None:
+        return out  # a large plain cast, into cached memory
     outs, _ = kernels.run_kernel(ops.convert, (source,), (array,), {"new_dtype": target})
     return outs[0]
 

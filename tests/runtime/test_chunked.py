@@ -168,3 +168,65 @@ def test_large_mixed_add_allocates_at_most_its_output() -> None:
         tracemalloc.stop()
     assert result.numpy().nbytes == _N * 8
     assert peak <= _N * 8 + 64 * 1024  # the output (plus its alignment and bookkeeping), no converted input
+
+
+# -- large converts into cached memory ------------------------------------------------------------
+
+
+def _extreme_values(dtype: rt.DType, n: int, rng: np.random.Generator) -> np.ndarray:
+    storage = dtype.storage
+    if storage.kind in "iu":
+        info = np.iinfo(storage)
+        x = rng.integers(info.min, info.max, size=n, dtype=storage, endpoint=True)
+        x[:4] = [info.min, info.max, 0, -1 if storage.kind == "i" else 1]
+        return x
+    if storage.kind == "c":
+        part = np.float32 if storage == np.complex64 else np.float64
+        re = _extreme_values(rt.float32 if part is np.float32 else rt.float64, n, rng)
+        return (re + 1j * re[::-1]).astype(storage)
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-45, 300, n)).astype(storage)
+    x[:6] = [
+        np.inf,
+        -np.inf,
+        np.nan,
+        -0.0,
+        1e300 if storage == np.float64 else 3e38,
+        5e-324 if storage == np.float64 else 1e-45,
+    ]
+    return x
+
+
+@pytest.mark.parametrize(
+    ("source", "target"), sorted(chunked.PLAIN_CONVERTS, key=lambda p: (p[0].name, p[1].name)), ids=str
+)
+def test_large_plain_converts_equal_the_convert_kernel(source: rt.DType, target: rt.DType) -> None:
+    from runtime import kernels
+
+    n = memory.POOL_MIN_BYTES // target.storage.itemsize + 7  # just large enough for the cache
+    with np.errstate(all="ignore"):  # the test data overflows float32 on purpose
+        x = _extreme_values(source, n, np.random.default_rng(5))
+    got = chunked.convert_array(x, source, target)
+    assert got is not None
+    with np.errstate(all="ignore"):
+        want = kernels.convert_array(x, target)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def test_converts_it_leaves_to_the_kernel() -> None:
+    big = np.ones(memory.POOL_MIN_BYTES, np.float32)
+    assert chunked.convert_array(big[:10], rt.float32, rt.float64) is None  # small
+    assert chunked.convert_array(big, rt.float32, rt.int32) is None  # float -> int saturates in XLA: not a cast
+    assert chunked.convert_array(big, rt.float32, rt.bfloat16) is None  # rounds through the kernel's path
+    assert chunked.convert_array(big.view(np.int32), rt.float32, rt.float64) is None  # wrong storage
+
+
+@pytest.mark.parametrize("name", ["div", "max", "atan2", "pow"])
+def test_large_mixed_ops_through_converts_equal_convert_then_kernel(name: str) -> None:
+    rng = np.random.default_rng(6)
+    x32 = rt.asarray(np.abs(rng.standard_normal(_N)).astype(np.float32) + 0.5)
+    x64 = rt.asarray(rng.standard_normal(_N))
+    f = getattr(F, name)
+    want = f(F.convert(x32, rt.float64), x64).numpy()
+    for _ in range(2):  # the general path, then the cached one
+        got = f(x32, x64)
+        assert got.dtype == rt.float64 and got.numpy().tobytes() == want.tobytes()
