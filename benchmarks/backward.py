@@ -12,7 +12,8 @@ For each: castwise ``autodiff.grad`` (eager); PyTorch eager
 machine; HIPS ``autograd.grad``; ``jax.grad`` eager; ``jax.jit(jax.grad)``
 (compile excluded, reported separately); and a NumPy-only forward plus a
 hand-written backward. Ratios are castwise / other, wall clock, measured in the
-same run. PyTorch, autograd and JAX are optional (``pip install
+same run, with the contenders taking turns block by block (best block of
+``--repeat`` rounds). PyTorch, autograd and JAX are optional (``pip install
 castwise[bench]`` installs them): a missing one prints "not installed" and its
 columns are skipped.
 
@@ -35,7 +36,6 @@ from __future__ import annotations
 import argparse
 import os
 import time
-import timeit
 from collections.abc import Callable
 from typing import Any
 
@@ -46,10 +46,6 @@ import runtime as rt
 from runtime import functions as F
 
 CHAIN_REPEATS = 50  # x 3 ops = 150
-
-
-def best(fn, number: int, repeat: int) -> float:  # type: ignore[no-untyped-def]
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
 # -- castwise -------------------------------------------------------------------------------
@@ -153,22 +149,24 @@ def autograd_grads(x_chain: np.ndarray, mlps: dict[str, tuple[np.ndarray, ...]])
     return calls
 
 
-def torch_best_threads(
-    calls: dict[str, Callable[[], Any]], number: dict[str, int], repeat: int, threads: list[int]
-) -> tuple[dict[str, float], dict[str, tuple[float, int]]]:
-    """PyTorch's time per workload at 1 thread, and its best time over ``threads`` (with that count)."""
-    import torch
+#: a contender: its zero-argument call, calls per timed block, and what to run before each block
+Contender = tuple[Callable[[], Any], int, Callable[[], Any] | None]
 
-    saved = torch.get_num_threads()
-    at: dict[int, dict[str, float]] = {}
-    try:
-        for k in sorted(set(threads) | {1}):
-            torch.set_num_threads(k)
-            at[k] = {name: best(fn, number[name], repeat) for name, fn in calls.items()}
-    finally:
-        torch.set_num_threads(saved)
-    best_of = {name: min((at[k][name], k) for k in at) for name in calls}
-    return at[1], best_of
+
+def interleaved(contenders: dict[tuple[str, str], Contender], repeat: int) -> dict[tuple[str, str], float]:
+    """Best seconds per call of each contender over ``repeat`` rounds. In each round every
+    contender runs one timed block of calls in turn, so all of them see the same machine state
+    (on a loaded machine, timing one contender after another compares different moments)."""
+    best_of = dict.fromkeys(contenders, float("inf"))
+    for _ in range(repeat):
+        for key, (fn, number, setup) in contenders.items():
+            if setup is not None:
+                setup()  # (PyTorch's thread count, outside the timed block)
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best_of[key] = min(best_of[key], (time.perf_counter() - start) / number)
+    return best_of
 
 
 # -- NumPy forward + hand-written backward -------------------------------------------------------
@@ -237,32 +235,37 @@ def main() -> None:
         for got, want in zip(cw_mlp_grad(*t_mlps[name]), np_mlp_grad(*arrays), strict=True):
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
 
-    rows: dict[str, dict[str, float]] = {"chain": {}, "mlp": {}, "mlp large": {}}
-    rows["chain"]["castwise"] = best(lambda: cw_chain_grad(t_chain), number["chain"], args.repeat)
-    rows["chain"]["numpy"] = best(lambda: np_chain_grad(x_chain), number["chain"], args.repeat)
+    # every contender is checked first, then all are timed together, block by block (``interleaved``)
+    contenders: dict[tuple[str, str], Contender] = {
+        ("chain", "castwise"): (lambda: cw_chain_grad(t_chain), number["chain"], None),
+        ("chain", "numpy"): (lambda: np_chain_grad(x_chain), number["chain"], None),
+    }
     for name, arrays in mlps.items():
         t = t_mlps[name]
-        rows[name]["castwise"] = best(lambda t=t: cw_mlp_grad(*t), number[name], args.repeat)
-        rows[name]["numpy"] = best(lambda arrays=arrays: np_mlp_grad(*arrays), number[name], args.repeat)
+        contenders[name, "castwise"] = (lambda t=t: cw_mlp_grad(*t), number[name], None)
+        contenders[name, "numpy"] = (lambda arrays=arrays: np_mlp_grad(*arrays), number[name], None)
     for got, want in zip(np_mlp_ops_castwise_runs(w1, b1, w2, x_mlp), np_mlp_grad(w1, b1, w2, x_mlp), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
-    floor = best(lambda: np_mlp_ops_castwise_runs(w1, b1, w2, x_mlp), number["mlp"], args.repeat)
+    contenders["mlp", "floor"] = (lambda: np_mlp_ops_castwise_runs(w1, b1, w2, x_mlp), number["mlp"], None)
 
-    torch_threads: dict[str, int] = {}
+    torch_counts: list[int] = []
     try:
         calls = torch_grads(x_chain, mlps)
     except ImportError as err:  # a torch whose native libraries are missing fails here too
         why = "" if isinstance(err, ModuleNotFoundError) else f" ({err})"
         print(f"torch not installed{why}: PyTorch columns skipped (pip install castwise[bench])")
     else:
+        import torch
+
         for name, fn in calls.items():  # PyTorch agrees before it is timed, too
             want = np_chain_grad(x_chain) if name == "chain" else np_mlp_grad(*mlps[name])
             for got, w in zip(fn(), want if name != "chain" else (want,), strict=True):
                 np.testing.assert_allclose(got.numpy(), w, rtol=1e-4, atol=1e-5)
-        one, best_of = torch_best_threads(calls, number, args.repeat, threads)
-        for name in calls:
-            rows[name]["torch 1 thr"] = one[name]
-            rows[name]["torch best"], torch_threads[name] = best_of[name]
+        torch_saved_threads = torch.get_num_threads()
+        torch_counts = sorted(set(threads) | {1})
+        for name, fn in calls.items():
+            for k in torch_counts:
+                contenders[name, f"torch {k}"] = (fn, number[name], lambda k=k: torch.set_num_threads(k))
     try:
         ag_calls = autograd_grads(x_chain, mlps)
     except ImportError:
@@ -272,9 +275,8 @@ def main() -> None:
             want = np_chain_grad(x_chain) if name == "chain" else np_mlp_grad(*mlps[name])
             for got, w in zip((fn(),) if name == "chain" else fn(), want if name != "chain" else (want,), strict=True):
                 np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-5)
-            rows[name]["autograd"] = best(fn, number[name], args.repeat)
+            contenders[name, "autograd"] = (fn, number[name], None)
 
-    compiled: dict[str, float] = {}
     compile_times: dict[str, float] = {}
     try:
         import jax
@@ -286,29 +288,50 @@ def main() -> None:
         eager_chain = jax.grad(jx_chain)
         eager_mlp = jax.grad(jx_mlp, argnums=(0, 1, 2))
         eager_chain(jx_x).block_until_ready()
-        rows["chain"]["jax eager"] = best(lambda: eager_chain(jx_x).block_until_ready(), 3, args.repeat)
+        contenders["chain", "jax eager"] = (lambda: eager_chain(jx_x).block_until_ready(), 1, None)
         jit_chain, jit_mlp = jax.jit(eager_chain), jax.jit(eager_mlp)
         start = time.perf_counter()
         jit_chain(jx_x).block_until_ready()
         compile_times["chain"] = time.perf_counter() - start
-        rows["chain"]["jax.jit"] = best(lambda: jit_chain(jx_x).block_until_ready(), 3, args.repeat)
+        contenders["chain", "jax.jit"] = (lambda: jit_chain(jx_x).block_until_ready(), number["chain"], None)
         cw_chain_jit = autodiff.jit(cw_chain_grad)
         cw_chain_jit(t_chain)
-        compiled["chain"] = best(lambda: cw_chain_jit(t_chain), 3, args.repeat)
+        contenders["chain", "castwise jit"] = (lambda: cw_chain_jit(t_chain), number["chain"], None)
         cw_mlp_jit = autodiff.jit(cw_mlp_grad)
         for name, arrays in mlps.items():
             jx_args = [jnp.asarray(a) for a in arrays]
             jax.block_until_ready(eager_mlp(*jx_args))
-            rows[name]["jax eager"] = best(lambda a=jx_args: jax.block_until_ready(eager_mlp(*a)), number[name], 3)
+            contenders[name, "jax eager"] = (
+                lambda a=jx_args: jax.block_until_ready(eager_mlp(*a)),
+                max(1, number[name] // 4),
+                None,
+            )
             start = time.perf_counter()
             jax.block_until_ready(jit_mlp(*jx_args))
             compile_times[name] = time.perf_counter() - start
-            rows[name]["jax.jit"] = best(
-                lambda a=jx_args: jax.block_until_ready(jit_mlp(*a)), number[name], args.repeat
-            )
+            contenders[name, "jax.jit"] = (lambda a=jx_args: jax.block_until_ready(jit_mlp(*a)), number[name], None)
             t = t_mlps[name]
             cw_mlp_jit(*t)
-            compiled[name] = best(lambda t=t: cw_mlp_jit(*t), number[name], args.repeat)
+            contenders[name, "castwise jit"] = (lambda t=t: cw_mlp_jit(*t), number[name], None)
+
+    timed = interleaved(contenders, args.repeat)
+    if torch_counts:
+        torch.set_num_threads(torch_saved_threads)
+    rows: dict[str, dict[str, float]] = {"chain": {}, "mlp": {}, "mlp large": {}}
+    compiled: dict[str, float] = {}
+    torch_threads: dict[str, int] = {}
+    for (workload, name), seconds in timed.items():
+        if name == "castwise jit":
+            compiled[workload] = seconds
+        elif name != "floor" and not name.startswith("torch "):
+            rows[workload][name] = seconds
+    for workload in rows:
+        if torch_counts:
+            rows[workload]["torch 1 thr"] = timed[workload, "torch 1"]
+            rows[workload]["torch best"], torch_threads[workload] = min(
+                (timed[workload, f"torch {k}"], k) for k in torch_counts
+            )
+    floor = timed["mlp", "floor"]
 
     for workload, times in rows.items():
         cw = times["castwise"]
