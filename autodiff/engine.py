@@ -137,7 +137,10 @@ def _vjp_primals(vars_: Sequence[Var], saved: Sequence[int] | None, create_graph
     poison = _Poison.active
     out = []
     for i, v in enumerate(vars_):
-        if i in saved or not v.dtype.is_inexact or (v.value is not None and not poison):
+        value = v.value
+        if value is not None and not create_graph and (not poison or i in saved or not v.dtype.is_inexact):
+            out.append(Tensor(value, v.dtype))  # primal_tensor's common case, without its calls
+        elif i in saved or not v.dtype.is_inexact or (value is not None and not poison):
             out.append(primal_tensor(v, create_graph))
         else:
             out.append(_stand_in(v))

@@ -159,22 +159,52 @@ def _dot_transpose(ct: Tensor, other: Tensor, x_ndim: int, dims: Any, x_is_lhs: 
     own axis orders for a plain matrix product (no transpose is recorded); other
     contractions end with a transpose back to ``x``'s order.
     """
-    (lc, rc), (lb, rb) = dot_dimension_numbers(dims)
+    try:
+        key: Any = (dims, x_ndim, other.ndim, x_is_lhs)
+        plan = _DOT_TRANSPOSE_PLANS.get(key)
+    except TypeError:  # unhashable dimension numbers (lists): plan without the cache
+        key, plan = None, None
+    if plan is None:
+        plan = _dot_transpose_plan(dot_dimension_numbers(dims), x_ndim, other.ndim, x_is_lhs)
+        if key is not None:
+            if len(_DOT_TRANSPOSE_PLANS) >= 1024:
+                _DOT_TRANSPOSE_PLANS.clear()
+            _DOT_TRANSPOSE_PLANS[key] = plan
+    out_dims, perm = plan
+    if x_is_lhs:
+        out = dot_general(ct, _conj(other), out_dims)
+    else:
+        out = dot_general(_conj(other), ct, out_dims)
+    return out if perm is None else transpose(out, perm)
+
+
+#: (dimension numbers, x's rank, the other operand's rank, x is the lhs) -> ``_dot_transpose_plan``:
+#: the index arithmetic depends on nothing else, and a backward pass repeats it for every matmul
+_DOT_TRANSPOSE_PLANS: dict[Any, tuple[Any, tuple[int, ...] | None]] = {}
+
+
+def _dot_transpose_plan(
+    dims: Any, x_ndim: int, other_ndim: int, x_is_lhs: bool
+) -> tuple[Any, tuple[int, ...] | None]:
+    """``_dot_transpose``'s dimension numbers for the product, and the transpose back to
+    ``x``'s axis order (``None`` when the product is already in it)."""
+    (lc, rc), (lb, rb) = dims
     xc, xb, yc, yb = (lc, lb, rc, rb) if x_is_lhs else (rc, rb, lc, lb)
     x_free = [d for d in range(x_ndim) if d not in xc and d not in xb]
-    y_free = tuple(d for d in range(other.ndim) if d not in yc and d not in yb)
+    y_free = tuple(d for d in range(other_ndim) if d not in yc and d not in yb)
     nb = len(xb)
     first = nb + (len(x_free) if x_is_lhs else 0)  # where ct's other-free axes start
     ct_y_free = tuple(range(first, first + len(y_free)))
     batch = tuple(range(nb))
     contracted = [xc[yc.index(d)] for d in sorted(yc)]  # the x axis each of other's remaining axes stands for
     if x_is_lhs:
-        out = dot_general(ct, _conj(other), ((ct_y_free, y_free), (batch, tuple(yb))))
+        out_dims: Any = ((ct_y_free, y_free), (batch, tuple(yb)))
         held = [*xb, *x_free, *contracted]  # the x axis each axis of out holds
     else:
-        out = dot_general(_conj(other), ct, ((y_free, ct_y_free), (tuple(yb), batch)))
+        out_dims = ((y_free, ct_y_free), (tuple(yb), batch))
         held = [*xb, *contracted, *x_free]
-    return _maybe_transpose(out, [held.index(j) for j in range(x_ndim)])
+    perm = tuple(held.index(j) for j in range(x_ndim))
+    return out_dims, (None if perm == tuple(range(x_ndim)) else perm)
 
 
 def dot_general_jvp(

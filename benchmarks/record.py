@@ -1,8 +1,9 @@
 """Recording overhead and planning cost, measured in one run.
 
 1. Time per op for a small (16-element) ``mul`` untracked against the same op
-   with a tracked input (recorded), as a ratio. Target (issue 4): recording adds
-   at most 2x to a small op's eager time.
+   with a tracked input (recorded), as a ratio. Targets: recording adds at most
+   2x to a small op's eager time (issue 4), and at most 1.5x (issue 17); the
+   last lines say which are met.
 2. ``plan`` time for a ``concatenate`` of 10 .. 100,000 operands (mixed f32/f64),
    per operand, showing linear growth (the per-operand time stays flat).
 
@@ -49,6 +50,10 @@ def main() -> None:
         dtypes = [rt.float32 if i % 2 else rt.float64 for i in range(n)]
         t = best(lambda dtypes=dtypes: plan(ops.concatenate, dtypes), number=max(1, 20000 // n))
         print(f"{n:<22}{t * 1e3:>12.3f}ms{t / n * 1e9:>12.1f}ns")
+    ratio = times["mul f64[16] recorded"] / base
+    print("targets (a tracked small op against the untracked one):")
+    for label, limit in (("issue 4: <= 2x", 2.0), ("issue 17: <= 1.5x", 1.5)):
+        print(f"  {label:<20} {ratio:5.2f}x  {'met' if ratio <= limit else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from runtime import chunked, hooks, kernels, memory, ops, shapes
 from runtime import dtypes as dt
-from runtime import hooks, kernels, memory, ops, shapes
 from runtime import weak as weak_rules
 from runtime.dtypes import DType
 from runtime.ops import OpDef
@@ -712,7 +712,7 @@ def _run_fast(entry: tuple[Any, ...], x: Tensor, y: Tensor) -> Tensor:
             if storage is None:
                 result = ufunc(a, b, out=out)
             else:
-                result = ufunc(a, b, out=out, dtype=storage, casting="unsafe")
+                result = chunked.ufunc_into(ufunc, a, b, out, storage)
         return Tensor(result, out_dtype)
     arrays = [
         a._array if a.dtype is t else convert_array(a._array, a.dtype, t) for a, t in zip((x, y), targets, strict=True)
@@ -851,7 +851,7 @@ def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str
             a, b = inputs[0]._array, inputs[1]._array
             storage = sig.in_storage[0]
             out = memory.empty_like_broadcast(a, b, storage)
-            outs: Any = (sig.ufunc(a, b, out=out, dtype=storage, casting="unsafe"),)
+            outs: Any = (chunked.ufunc_into(sig.ufunc, a, b, out, storage),)
         else:
             for x, t, storage in zip(inputs, sig.targets, sig.in_storage, strict=True):
                 array = x._array
@@ -982,9 +982,10 @@ def _apply_general(
         if mixed_ufunc:
             in_shapes = [x.shape for x in inputs] if bshapes is None else bshapes
             out_avals = shapes.abstract_eval(op, list(zip(targets, in_shapes, strict=True)), params)
-            # NumPy casts each operand inside its buffered loop (and broadcasts it): no
-            # converted copy, and bit for bit what convert + broadcast + kernel compute.
-            result = _UFUNC_BINARY[op](inputs[0]._array, inputs[1]._array, dtype=targets[0].storage, casting="unsafe")
+            # NumPy casts each operand inside its buffered loop: no converted copy,
+            # and bit for bit what convert + kernel computes.
+            a, b, storage = inputs[0]._array, inputs[1]._array, targets[0].storage
+            result = chunked.ufunc_into(_UFUNC_BINARY[op], a, b, memory.empty_like_broadcast(a, b, storage), storage)
             outs: tuple[np.ndarray, ...] = (result,)
         else:
             # the shape rule (memoised; run_kernel asks it again) sizes the outputs first
@@ -1062,6 +1063,8 @@ def _broadcast_arrays(arrays: Sequence[np.ndarray], bshapes: Sequence[tuple[int,
 
 def convert_array(array: np.ndarray, source: DType, target: DType) -> np.ndarray:
     """Convert storage with the ``convert`` kernel (what a recorded convert replays)."""
+    if (out := chunked.convert_array(array, source, target)) is not None:
+        return out  # a large plain cast, into cached memory
     outs, _ = kernels.run_kernel(ops.convert, (source,), (array,), {"new_dtype": target})
     return outs[0]
 
