@@ -212,7 +212,7 @@ class Tensor:
     def sum(self, axis: int | Sequence[int] | None = None) -> Tensor:
         from runtime import functions
 
-        return functions.reduce_sum(self._strong(), _axes(axis, self.ndim))
+        return functions.sum_(self._strong(), axis)  # jnp.sum: float16/bfloat16 accumulate in float32
 
     def prod(self, axis: int | Sequence[int] | None = None) -> Tensor:
         from runtime import functions
@@ -230,13 +230,11 @@ class Tensor:
         return functions.reduce_min(self._strong(), _axes(axis, self.ndim))
 
     def mean(self, axis: int | Sequence[int] | None = None) -> Tensor:
-        """Sum divided by the count (integer tensors divide into the policy's float)."""
+        """Sum divided by the count, as ``jnp.mean`` (integer tensors divide into the policy's
+        float; float16/bfloat16 accumulate in float32, so a long mean does not overflow)."""
         from runtime import functions
 
-        axes = _axes(axis, self.ndim)
-        total = functions.reduce_sum(self._strong(), axes)  # validates the axes (errors name reduce_sum)
-        count = int(np.prod([self.shape[a] for a in axes], dtype=np.int64))
-        return functions.div(total, count)
+        return functions.mean(self._strong(), axis)
 
     def _strong(self) -> Tensor:
         """This tensor without its weak flag: jax.numpy's reductions drop it first (a

@@ -124,7 +124,6 @@ def test_sum_and_mean_record_the_float32_accumulation_explicitly(d: DType) -> No
     assert [e.op.name for e in plain.eqns] == ["reduce_sum"]
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.sum/.mean call F.sum_/F.mean once runtime/tensor.py is wired")
 def test_tensor_methods_are_jnp_sum_and_mean() -> None:
     x = rt.asarray(np.full(10000, 10.0), dtype=rt.float16)
     assert float(np.asarray(x.mean())) == 10.0
