@@ -539,13 +539,12 @@ def mean(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
     mean of many values does not overflow where JAX's does not.
     """
     t = x if isinstance(x, Tensor) else asarray(x)
-    axes = _reduced_axes(axis, t.ndim)
-    count = 1
-    for a in axes:
-        count *= t.shape[a]
-    if t.dtype in _SUM_IN_FLOAT32:
-        return convert(div(reduce_sum(convert(t, dt.float32), axes), count), t.dtype)
-    return div(reduce_sum(t, axes), count)
+    wide = t.dtype in _SUM_IN_FLOAT32
+    # reduce_sum validates the axes (its errors name it, the operands and the policy)
+    total = reduce_sum(convert(t, dt.float32) if wide else t, _reduced_axes(axis, t.ndim))
+    count = t.size // total.size if total.size else 1
+    out = div(total, count)
+    return convert(out, t.dtype) if wide else out
 
 
 def _reduced_axes(axis: Sequence[int] | int | None, ndim: int) -> tuple[int, ...]:
