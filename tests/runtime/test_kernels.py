@@ -200,6 +200,7 @@ class Elementwise:
     exact: bool = True  # exact for real dtypes
     exact_complex: bool = True
     accept_ref: Callable[..., Any] | None = None  # lax function whose dtype rule we mirror, if not ref
+    params: tuple[tuple[str, Any], ...] = ()  # the op's params (round's rounding_method)
 
 
 def _pow_ref(x: Any, y: Any) -> Any:
@@ -229,6 +230,11 @@ BINARY = [
     Elementwise("and", lax.bitwise_and, ("any", "any")),
     Elementwise("or", lax.bitwise_or, ("any", "any")),
     Elementwise("xor", lax.bitwise_xor, ("any", "any")),
+    Elementwise("shift_left", lax.shift_left, ("any", "any")),
+    Elementwise("shift_right_arithmetic", lax.shift_right_arithmetic, ("any", "any")),
+    Elementwise("shift_right_logical", lax.shift_right_logical, ("any", "any")),
+    Elementwise("nextafter", lax.nextafter, ("any", "any")),
+    Elementwise("complex", lax.complex, ("any", "any")),
 ]
 
 UNARY = [
@@ -251,6 +257,26 @@ UNARY = [
     Elementwise("imag", lax.imag, ("any",)),
     Elementwise("square", lax.square, ("any",), exact_complex=False),
     Elementwise("reciprocal", lax.reciprocal, ("nonzero",), exact_complex=False),
+    Elementwise("floor", lax.floor, ("any",)),
+    Elementwise("ceil", lax.ceil, ("any",)),
+    Elementwise(
+        "round", lambda x: lax.round(x, lax.RoundingMethod.AWAY_FROM_ZERO), ("any",), params=(("rounding_method", 0),)
+    ),
+    Elementwise("is_finite", lax.is_finite, ("any",)),
+    Elementwise("exp2", lax.exp2, ("unit",), exact=False, exact_complex=False),
+    Elementwise("sinh", lax.sinh, ("unit",), exact=False, exact_complex=False),
+    Elementwise("cosh", lax.cosh, ("unit",), exact=False, exact_complex=False),
+    Elementwise("tan", lax.tan, ("unit",), exact=False, exact_complex=False),
+    Elementwise("asin", lax.asin, ("unit",), exact=False, exact_complex=False),
+    Elementwise("acos", lax.acos, ("unit",), exact=False, exact_complex=False),
+    Elementwise("atan", lax.atan, ("unit",), exact=False, exact_complex=False),
+    Elementwise("asinh", lax.asinh, ("unit",), exact=False, exact_complex=False),
+    Elementwise("acosh", lax.acosh, ("positive",), exact=False, exact_complex=False),
+    Elementwise("atanh", lax.atanh, ("unit",), exact=False, exact_complex=False),
+    Elementwise("cbrt", lax.cbrt, ("any",), exact=False),
+    Elementwise("not", lax.bitwise_not, ("any",)),
+    Elementwise("population_count", lax.population_count, ("any",)),
+    Elementwise("clz", lax.clz, ("any",)),
 ]
 ELEMENTWISE = {case.op: case for case in BINARY + UNARY}
 
@@ -281,7 +307,7 @@ ELEMENTWISE_PARAMS = [
     pytest.param(case.op, d, id=f"{case.op}-{d.short}")
     for case in BINARY + UNARY
     for d in STANDARD
-    if ours_accepts(case.op, *[(d, SHAPE)] * len(case.domains))
+    if ours_accepts(case.op, *[(d, SHAPE)] * len(case.domains), **dict(case.params))
 ]
 
 
@@ -310,7 +336,8 @@ def test_elementwise_dtype_acceptance_matches_lax(case: Elementwise) -> None:
     """For every dtype, we accept exactly what lax accepts (OpTypeError otherwise), bar documented exceptions."""
     for d in STANDARD + JAX_SMALL_FLOATS:
         avals = [(d, SHAPE)] * len(case.domains)
-        theirs, mine = lax_accepts(case.accept_ref or case.ref, *avals), ours_accepts(case.op, *avals)
+        theirs = lax_accepts(case.accept_ref or case.ref, *avals)
+        mine = ours_accepts(case.op, *avals, **dict(case.params))
         exception = ACCEPTANCE_EXCEPTIONS.get((case.op, d.kind))
         if exception in ("lax only", "jnp only"):
             assert not mine, (case.op, d)
@@ -324,7 +351,7 @@ def test_elementwise_dtype_acceptance_matches_lax(case: Elementwise) -> None:
 def test_elementwise_matches_lax(op: str, d: DType) -> None:
     case = ELEMENTWISE[op]
     args = _inputs(case, d)
-    check(ours(op, *args), case.ref(*args), _elementwise_tol(case, d))
+    check(ours(op, *args, **dict(case.params)), case.ref(*args), _elementwise_tol(case, d))
 
 
 @pytest.mark.parametrize("d", JAX_SMALL_FLOATS, ids=_ids)
