@@ -743,7 +743,7 @@ def round_lowering(eqn: Eqn, x: Any) -> Lowered:
     """lax.round with the recorded method (0: away from zero, 1: to nearest even)."""
     from jax import lax
 
-    method = lax.RoundingMethod(int(eqn.params["rounding_method"]))
+    method = lax.RoundingMethod(int(_param(eqn, "rounding_method")))
     return (lax.round(x, method),)
 
 

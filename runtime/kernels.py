@@ -1152,7 +1152,7 @@ def ceil_kernel(x: Array) -> tuple[Array, ...]:
 KERNELS["ceil"] = ceil_kernel
 
 
-def round_kernel(x: Array, *, rounding_method: int) -> tuple[Array, ...]:
+def round_kernel(x: Array, *, rounding_method: int = 0) -> tuple[Array, ...]:
     """lax.round: halves away from zero (method 0) or to even (method 1, np.rint)."""
     with np.errstate(invalid="ignore"):
         return (_map1(np.rint if int(rounding_method) == 1 else _round_half_away, x),)

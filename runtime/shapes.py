@@ -351,6 +351,7 @@ PARAM_DEFAULTS: Final[dict[str, dict[str, Any]]] = {
     "slice": {"strides": None},
     "pad": {"padding_value": 0},
     "eigh": {"lower": True},
+    "round": {"rounding_method": 0},  # lax.round's default: half away from zero
     "triangular_solve": {
         "left_side": False,
         "lower": False,
@@ -1046,7 +1047,7 @@ ROUNDING_METHODS: Final = (0, 1)
 
 def round_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
     """lax.round: real floats; ``rounding_method`` 0 (half away from zero) or 1 (half to even)."""
-    method = params["rounding_method"]
+    method = param(op, params, "rounding_method")
     if isinstance(method, bool) or not isinstance(method, (int, np.integer)) or int(method) not in ROUNDING_METHODS:
         raise _fail(ShapeError, op, avals, f"rounding_method must be 0 (away from zero) or 1 (to even), got {method!r}")
     return _unary(op, avals, _FLOAT)
