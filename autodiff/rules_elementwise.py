@@ -774,9 +774,10 @@ def complex_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[
     (x, y), (tx, ty), (out,) = primals, tangents, outputs
     if is_zero(tx) and is_zero(ty):
         return [Zero.like(out)]
-    re = _zeros_like(x) if is_zero(tx) else tx
-    im = _zeros_like(y) if is_zero(ty) else ty
-    return [_jvp_out(make_complex(re, im), out)]  # type: ignore[arg-type]  # d (x + i y) = dx + i dy
+    if is_zero(ty):
+        return [_jvp_out(convert(tx, out.dtype), out)]  # type: ignore[arg-type]  # dx embedded: one op
+    re = _scalar(0, y) if is_zero(tx) else tx  # a 0-d zero broadcasts (lax's scalar rule)
+    return [_jvp_out(make_complex(re, ty), out)]  # type: ignore[arg-type]  # d (x + i y) = dx + i dy
 JVP_RULES["complex"] = complex_jvp
 
 
