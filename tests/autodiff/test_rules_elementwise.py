@@ -639,3 +639,35 @@ def test_narrow_float_rules_keep_dtypes(dtype: DType) -> None:
         for g, g32 in zip(vjp_fn(ct), grads32, strict=True):
             assert g is not None and g32 is not None and g.dtype is dtype, name
             np.testing.assert_allclose(g.numpy().astype(np.float32), g32.numpy(), rtol=5e-2, atol=5e-2, err_msg=name)
+
+
+# -- the new ops: non-differentiable declarations, fmax / fmin -------------------------------------
+
+
+def test_rounding_tests_and_integer_ops_are_declared_non_differentiable() -> None:
+    """As JAX's zero JVPs say (and nextafter has none): no rule, no tangent."""
+    for name in ("floor", "ceil", "round", "is_finite", "nextafter", "not", "population_count", "clz",
+                 "shift_left", "shift_right_arithmetic", "shift_right_logical"):  # fmt: skip
+        assert not rt.ops.get(name).differentiable, name
+        assert name not in JVP_RULES and name not in VJP_RULES, name
+    x = rt.asarray(np.array([0.4, 1.6, -2.5]))
+    _, t = autodiff.jvp(lambda v: F.mul(F.floor(v), v), [x], [rt.asarray(np.ones(3))])
+    np.testing.assert_array_equal(t.numpy(), np.floor(x.numpy()))  # d(floor(x) x) = floor(x) dx
+
+
+def test_fmax_fmin_ignore_nan_like_numpy() -> None:
+    x = np.array([1.0, np.nan, 3.0, np.nan, -0.5])
+    y = np.array([2.0, 1.0, np.nan, np.nan, -1.5])
+    np.testing.assert_array_equal(F.fmax(x, y).numpy(), np.fmax(x, y))
+    np.testing.assert_array_equal(F.fmin(x, y).numpy(), np.fmin(x, y))
+
+
+def test_fmax_fmin_send_the_cotangent_to_the_operand_picked_and_to_x_on_ties() -> None:
+    """PyTorch's fmax/fmin backward: the picked operand gets it all; a tie goes to x (max splits it)."""
+    x = np.array([1.0, np.nan, 3.0, 2.0])
+    y = np.array([2.0, 1.0, np.nan, 2.0])
+    for fn, to_x in ((F.fmax, [0.0, 0.0, 1.0, 1.0]), (F.fmin, [1.0, 0.0, 1.0, 1.0])):
+        _, vjp_fn = autodiff.vjp(fn, rt.asarray(x), rt.asarray(y))
+        gx, gy = vjp_fn(rt.asarray(np.ones(4)))
+        np.testing.assert_array_equal(gx.numpy(), to_x)
+        np.testing.assert_array_equal(gy.numpy(), 1.0 - np.array(to_x))
