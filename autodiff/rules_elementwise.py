@@ -45,6 +45,7 @@ from runtime.functions import (
     conj,
     convert,
     cos,
+    cosh,
     div,
     eq,
     floor_div,
@@ -61,14 +62,15 @@ from runtime.functions import (
     reciprocal,
     reduce_sum,
     reshape,
+    rsqrt,
     select,
     sign,
     sin,
+    sinh,
     square,
     sub,
 )
 from runtime.functions import complex as make_complex
-from runtime.functions import cosh, rsqrt, sinh
 from runtime.functions import pow as power
 from runtime.tensor import Tensor
 
@@ -771,7 +773,7 @@ VJP_SAVES["cbrt"] = SAVES_OUTPUT
 
 
 def complex_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
-    (x, y), (tx, ty), (out,) = primals, tangents, outputs
+    (_, y), (tx, ty), (out,) = primals, tangents, outputs
     if is_zero(tx) and is_zero(ty):
         return [Zero.like(out)]
     if is_zero(ty):

@@ -66,9 +66,9 @@ __all__ = [
     "is_finite",
     "le",
     "log",
-    "log10",
     "log1p",
     "log2",
+    "log10",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -747,7 +747,9 @@ def slice(  # noqa: A001
     )  # fmt: skip
 
 
-def pad(x: Operand, padding_value: bool | int | float | complex, padding_config: Sequence[Sequence[int]]) -> Tensor:
+def pad(
+    x: Operand, padding_value: bool | int | float | builtins.complex, padding_config: Sequence[Sequence[int]]
+) -> Tensor:
     """Pad with ``(low, high, interior)`` per axis, as ``jax.lax.pad`` (negative low/high crop)."""
     config = tuple(tuple(_ints(c, "padding_config")) for c in padding_config)
     return _one(ops.pad, x, padding_config=config, padding_value=padding_value)
@@ -765,7 +767,7 @@ def iota(dtype: Any, shape: Sequence[int] | int, dimension: int = 0) -> Tensor:
     )  # type: ignore[return-value]
 
 
-def full(shape: Sequence[int] | int, fill_value: bool | int | float | complex, dtype: Any = None) -> Tensor:
+def full(shape: Sequence[int] | int, fill_value: bool | int | float | builtins.complex, dtype: Any = None) -> Tensor:
     """An array of ``shape`` filled with ``fill_value`` (dtype: given, or the policy's default)."""
     if dtype is None:
         dtype = asarray(fill_value).dtype

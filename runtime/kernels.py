@@ -1222,7 +1222,7 @@ def _step_rounding(storage: np.dtype[Any]) -> Callable[[Any], Array]:
 
 def _finite_max(r: Callable[[Any], Array]) -> float:
     """The largest finite value of the format ``r`` rounds to."""
-    return float(getattr(r, "finite_max"))
+    return float(r.finite_max)  # type: ignore[attr-defined]
 
 
 def _narrow_expansion(expand: Callable[[Array, Callable[[Any], Array]], Array], x: Array) -> Array:
@@ -1279,23 +1279,25 @@ def _expanded_kernel(name: str, f: Callable[[Any], Any], steps: Callable[..., Ar
     return kernel
 
 
-for _name, _f, _steps, _doc in (
+_EXPANDED: list[tuple[str, Callable[[Any], Any], Callable[..., Array], str]] = [
     ("asin", np.arcsin, _asin_steps, "Inverse sine (principal branch)."),
     ("acos", np.arccos, _acos_steps, "Inverse cosine (principal branch)."),
     ("asinh", np.arcsinh, _asinh_steps, "Inverse hyperbolic sine."),
     ("acosh", np.arccosh, _acosh_steps, "Inverse hyperbolic cosine (NaN below 1 for reals)."),
     ("atanh", np.arctanh, _atanh_steps, "Inverse hyperbolic tangent."),
-):
+]
+for _name, _f, _steps, _doc in _EXPANDED:
     KERNELS[_name] = _expanded_kernel(_name, _f, _steps, _doc)
 
 
-for _name, _f, _doc in (
+_PLAIN: list[tuple[str, Callable[[Any], Any], str]] = [
     ("sinh", np.sinh, "Hyperbolic sine."),
     ("cosh", np.cosh, "Hyperbolic cosine."),
     ("tan", np.tan, "Tangent."),
     ("atan", np.arctan, "Inverse tangent (principal branch)."),
     ("cbrt", np.cbrt, "Real cube root."),
-):
+]
+for _name, _f, _doc in _PLAIN:
     KERNELS[_name] = _unary_float_kernel(_name, _f, _doc)
 
 

@@ -1066,7 +1066,9 @@ def test_round_halves_follow_both_lax_methods(d: DType, method: int) -> None:
     check(ours("round", x, rounding_method=method), lax.round(x, lax.RoundingMethod(method)))
 
 
-@pytest.mark.parametrize("d", [dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32, dt.uint64], ids=_ids)
+@pytest.mark.parametrize(
+    "d", [dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32, dt.uint64], ids=_ids
+)
 @pytest.mark.parametrize("op", ["shift_left", "shift_right_arithmetic", "shift_right_logical"])
 def test_shifts_by_every_amount_follow_lax(op: str, d: DType) -> None:
     """Amounts from -2 to the width + 2: in range, at the width, past it, negative (read unsigned)."""
