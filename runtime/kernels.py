@@ -1304,7 +1304,8 @@ for _name, _f, _doc in _PLAIN:
 def nextafter_kernel(x: Array, y: Array) -> tuple[Array, ...]:
     """The next representable value after x towards y, in x's own format (ml_dtypes' formats
     have their own nextafter loop: stepping in the float32 compute dtype would not move them)."""
-    return (np.nextafter(x, y),)
+    with np.errstate(over="ignore"):  # the largest finite value steps to infinity, as in lax
+        return (np.nextafter(x, y),)
 
 
 KERNELS["nextafter"] = nextafter_kernel
