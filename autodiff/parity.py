@@ -588,6 +588,18 @@ def _rem_valid(operands: list[Any]) -> bool:
     return bool(np.all((frac > 0.05) & (frac < 0.95)))
 
 
+def _inside_unit(operands: list[Any]) -> bool:
+    """asin / acos / atanh: real operands inside (-1, 1), away from the singular ends (complex: any)."""
+    (x,) = operands
+    return bool(np.iscomplexobj(x) or np.all(np.abs(_as_float(x)) < 0.9))
+
+
+def _above_one(operands: list[Any]) -> bool:
+    """acosh: real operands above 1, away from the singular end (complex: any)."""
+    (x,) = operands
+    return bool(np.iscomplexobj(x) or np.all(_as_float(x) > 1.1))
+
+
 #: Kinds whose primal must be bit-identical to JAX (correctly rounded ops).
 _REAL_EXACT: Final = frozenset({"bool", "int", "uint", "float"})
 _ALL_EXACT: Final = frozenset({"bool", "int", "uint", "float", "complex"})
@@ -618,7 +630,8 @@ def _binary_spec(name: str, lax_name: str | Callable[..., Any], jnp_name: str | 
 
 
 def _unary_spec(name: str, lax_ref: Callable[..., Any] | None = None, domain: str = "any",
-                exact: frozenset[str] = _INT_EXACT) -> Spec:  # fmt: skip
+                exact: frozenset[str] = _INT_EXACT,
+                valid: Callable[[list[Any]], bool] | None = None) -> Spec:  # fmt: skip
     """An elementwise unary op on shape [3]; the lax reference defaults to ``lax.<name>``."""
     fn = getattr(F, name)
     if lax_ref is None:
@@ -626,7 +639,7 @@ def _unary_spec(name: str, lax_ref: Callable[..., Any] | None = None, domain: st
         def lax_ref(x: Any, _n: str = name) -> Any:
             return getattr(_lax(), _n)(x)
 
-    return Spec(name, name, fn, lax_ref, ("x",), ((3,),), (domain,), plan_layout=(0,), exact=exact)
+    return Spec(name, name, fn, lax_ref, ("x",), ((3,),), (domain,), plan_layout=(0,), exact=exact, valid=valid)
 
 
 def _structural_spec(name: str, op: str, ours: Callable[..., Any], lax_ref: Callable[..., Any],
@@ -815,6 +828,31 @@ def build_specs() -> tuple[Spec, ...]:
         _unary_spec("imag", exact=_ALL_EXACT),
         _unary_spec("square", exact=_REAL_EXACT),
         _unary_spec("reciprocal", domain="nonzero", exact=_REAL_EXACT),
+        _unary_spec("floor", exact=_REAL_EXACT),
+        _unary_spec("ceil", exact=_REAL_EXACT),
+        Spec("round", "round", lambda x: F.round(x, 0), lambda x: _lax().round(x, _lax().RoundingMethod(0)),
+             ("x",), ((3,),), ("any",), plan_layout=(0,), exact=_REAL_EXACT),
+        Spec("round-even", "round", lambda x: F.round(x, 1), lambda x: _lax().round(x, _lax().RoundingMethod(1)),
+             ("x",), ((3,),), ("any",), plan_layout=(0,), exact=_REAL_EXACT),
+        _unary_spec("is_finite", exact=_REAL_EXACT),
+        _unary_spec("exp2"),
+        _unary_spec("sinh"),
+        _unary_spec("cosh"),
+        _unary_spec("tan"),
+        _unary_spec("asin", valid=_inside_unit),
+        _unary_spec("acos", valid=_inside_unit),
+        _unary_spec("atan"),
+        _unary_spec("asinh"),
+        _unary_spec("acosh", domain="pos", valid=_above_one),
+        _unary_spec("atanh", valid=_inside_unit),
+        _unary_spec("cbrt", domain="nonzero"),
+        Spec("not", "not", F.logical_not, lambda x: _lax().bitwise_not(x), ("x",), ((3,),), ("any",),
+             plan_layout=(0,), exact=_ALL_EXACT),
+        _unary_spec("population_count", exact=_ALL_EXACT),
+        _unary_spec("clz", exact=_ALL_EXACT),
+        *(_binary_spec(n, n, None, exact=_ALL_EXACT)
+          for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical", "nextafter")),
+        _binary_spec("complex", "complex", None, exact=_ALL_EXACT),
         Spec("convert", "convert", lambda x, dtype: F.convert(x, dtype),
              lambda x, dtype: _lax().convert_element_type(x, dtype.storage), ("x",), ((3,),), ("any",),
              plan_layout=(0,), dtype_param=True, exact=_ALL_EXACT),

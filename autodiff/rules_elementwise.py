@@ -45,6 +45,7 @@ from runtime.functions import (
     conj,
     convert,
     cos,
+    cosh,
     div,
     eq,
     floor_div,
@@ -61,12 +62,15 @@ from runtime.functions import (
     reciprocal,
     reduce_sum,
     reshape,
+    rsqrt,
     select,
     sign,
     sin,
+    sinh,
     square,
     sub,
 )
+from runtime.functions import complex as make_complex
 from runtime.functions import pow as power
 from runtime.tensor import Tensor
 
@@ -600,6 +604,193 @@ def reciprocal_vjp(
     return _holomorphic_unary_vjp(_single_ct(cotangents), _reciprocal_deriv(outputs[0]))  # x-bar = -ct conj(1/x**2)
 VJP_RULES["reciprocal"] = reciprocal_vjp
 VJP_SAVES["reciprocal"] = SAVES_OUTPUT
+
+
+# -- exponentials, trigonometric and hyperbolic ------------------------------------------------
+# (floor, ceil, round, is_finite, nextafter and the integer ops are declared non-differentiable:
+# their outputs carry no tangent, as JAX's zero JVPs say.)
+
+
+def _exp2_deriv(x: Tensor, out: Tensor) -> Tensor:
+    return mul(out, log(_scalar(2, out)))  # log(2) 2**x (log(2) in the operand's dtype, as JAX)
+
+
+def exp2_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return _holomorphic_unary_jvp(tangents[0], _exp2_deriv(primals[0], outputs[0]))  # d 2**x = log 2 2**x dx
+JVP_RULES["exp2"] = exp2_jvp
+
+
+def exp2_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    deriv = _exp2_deriv(primals[0], outputs[0])
+    return _holomorphic_unary_vjp(_single_ct(cotangents), deriv)  # x-bar = ct conj(log 2 2**x)
+VJP_RULES["exp2"] = exp2_vjp
+VJP_SAVES["exp2"] = SAVES_OUTPUT
+
+
+def sinh_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return _holomorphic_unary_jvp(tangents[0], cosh(primals[0]))  # d sinh x = cosh x dx
+JVP_RULES["sinh"] = sinh_jvp
+
+
+def sinh_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    return _holomorphic_unary_vjp(_single_ct(cotangents), cosh(primals[0]))  # x-bar = ct conj(cosh x)
+VJP_RULES["sinh"] = sinh_vjp
+VJP_SAVES["sinh"] = SAVES_INPUT
+
+
+def cosh_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return _holomorphic_unary_jvp(tangents[0], sinh(primals[0]))  # d cosh x = sinh x dx
+JVP_RULES["cosh"] = cosh_jvp
+
+
+def cosh_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    return _holomorphic_unary_vjp(_single_ct(cotangents), sinh(primals[0]))  # x-bar = ct conj(sinh x)
+VJP_RULES["cosh"] = cosh_vjp
+VJP_SAVES["cosh"] = SAVES_INPUT
+
+
+def _tan_deriv(out: Tensor) -> Tensor:
+    return add(_scalar(1, out), square(out))  # 1 + tan(x)**2, from the output (as JAX)
+
+
+def tan_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return _holomorphic_unary_jvp(tangents[0], _tan_deriv(outputs[0]))  # d tan x = (1 + tan(x)**2) dx
+JVP_RULES["tan"] = tan_jvp
+
+
+def tan_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    return _holomorphic_unary_vjp(_single_ct(cotangents), _tan_deriv(outputs[0]))  # x-bar = ct conj(1 + tan**2)
+VJP_RULES["tan"] = tan_vjp
+VJP_SAVES["tan"] = SAVES_OUTPUT
+
+
+def _asin_deriv(x: Tensor) -> Tensor:
+    return rsqrt(sub(_scalar(1, x), square(x)))  # 1 / sqrt(1 - x**2)
+
+
+def asin_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return _holomorphic_unary_jvp(tangents[0], _asin_deriv(primals[0]))  # d asin x = dx / sqrt(1 - x**2)
+JVP_RULES["asin"] = asin_jvp
+
+
+def asin_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    return _holomorphic_unary_vjp(_single_ct(cotangents), _asin_deriv(primals[0]))  # x-bar = ct conj(1/sqrt(1-x**2))
+VJP_RULES["asin"] = asin_vjp
+VJP_SAVES["asin"] = SAVES_INPUT
+
+
+def _acos_deriv(x: Tensor) -> Tensor:
+    return neg(_asin_deriv(x))  # -1 / sqrt(1 - x**2)
+
+
+def acos_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return _holomorphic_unary_jvp(tangents[0], _acos_deriv(primals[0]))  # d acos x = -dx / sqrt(1 - x**2)
+JVP_RULES["acos"] = acos_jvp
+
+
+def acos_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    return _holomorphic_unary_vjp(_single_ct(cotangents), _acos_deriv(primals[0]))  # x-bar = -ct conj(1/sqrt(1-x**2))
+VJP_RULES["acos"] = acos_vjp
+VJP_SAVES["acos"] = SAVES_INPUT
+
+
+def _atan_denominator(x: Tensor) -> Tensor:
+    return add(_scalar(1, x), square(x))  # 1 + x**2
+
+
+def atan_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return [div(tangents[0], _atan_denominator(primals[0]))]  # type: ignore[arg-type]  # d atan x = dx / (1 + x**2)
+JVP_RULES["atan"] = atan_jvp
+
+
+def atan_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    return [div(_single_ct(cotangents), _conj(_atan_denominator(primals[0])))]  # x-bar = ct / conj(1 + x**2)
+VJP_RULES["atan"] = atan_vjp
+VJP_SAVES["atan"] = SAVES_INPUT
+
+
+def _asinh_deriv(x: Tensor) -> Tensor:
+    return rsqrt(add(square(x), _scalar(1, x)))  # 1 / sqrt(x**2 + 1)
+
+
+def asinh_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return _holomorphic_unary_jvp(tangents[0], _asinh_deriv(primals[0]))  # d asinh x = dx / sqrt(x**2 + 1)
+JVP_RULES["asinh"] = asinh_jvp
+
+
+def asinh_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    deriv = _asinh_deriv(primals[0])
+    return _holomorphic_unary_vjp(_single_ct(cotangents), deriv)  # x-bar = ct conj(1 / sqrt(x**2 + 1))
+VJP_RULES["asinh"] = asinh_vjp
+VJP_SAVES["asinh"] = SAVES_INPUT
+
+
+def _acosh_deriv(x: Tensor) -> Tensor:
+    return rsqrt(sub(square(x), _scalar(1, x)))  # 1 / sqrt(x**2 - 1) (JAX's form: the domain is x >= 1)
+
+
+def acosh_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return _holomorphic_unary_jvp(tangents[0], _acosh_deriv(primals[0]))  # d acosh x = dx / sqrt(x**2 - 1)
+JVP_RULES["acosh"] = acosh_jvp
+
+
+def acosh_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    deriv = _acosh_deriv(primals[0])
+    return _holomorphic_unary_vjp(_single_ct(cotangents), deriv)  # x-bar = ct conj(1 / sqrt(x**2 - 1))
+VJP_RULES["acosh"] = acosh_vjp
+VJP_SAVES["acosh"] = SAVES_INPUT
+
+
+def _atanh_deriv(x: Tensor) -> Tensor:
+    one = _scalar(1, x)
+    return mul(reciprocal(add(one, x)), reciprocal(sub(one, x)))  # 1 / ((1 + x) (1 - x)), factored as JAX
+
+
+def atanh_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return _holomorphic_unary_jvp(tangents[0], _atanh_deriv(primals[0]))  # d atanh x = dx / (1 - x**2)
+JVP_RULES["atanh"] = atanh_jvp
+
+
+def atanh_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    return _holomorphic_unary_vjp(_single_ct(cotangents), _atanh_deriv(primals[0]))  # x-bar = ct conj(1/(1-x**2))
+VJP_RULES["atanh"] = atanh_vjp
+VJP_SAVES["atanh"] = SAVES_INPUT
+
+
+def _cbrt_deriv(out: Tensor) -> Tensor:
+    return div(_scalar(1 / 3, out), square(out))  # 1 / (3 cbrt(x)**2), from the output (as JAX)
+
+
+def cbrt_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    return _holomorphic_unary_jvp(tangents[0], _cbrt_deriv(outputs[0]))  # d cbrt x = dx / (3 cbrt(x)**2)
+JVP_RULES["cbrt"] = cbrt_jvp
+
+
+def cbrt_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    return _holomorphic_unary_vjp(_single_ct(cotangents), _cbrt_deriv(outputs[0]))  # x-bar = ct / (3 cbrt(x)**2)
+VJP_RULES["cbrt"] = cbrt_vjp
+VJP_SAVES["cbrt"] = SAVES_OUTPUT
+
+
+def complex_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    (_, y), (tx, ty), (out,) = primals, tangents, outputs
+    if is_zero(tx) and is_zero(ty):
+        return [Zero.like(out)]
+    if is_zero(ty):
+        return [_jvp_out(convert(tx, out.dtype), out)]  # type: ignore[arg-type]  # dx embedded: one op
+    re = _scalar(0, y) if is_zero(tx) else tx  # a 0-d zero broadcasts (lax's scalar rule)
+    return [_jvp_out(make_complex(re, ty), out)]  # type: ignore[arg-type]  # d (x + i y) = dx + i dy
+JVP_RULES["complex"] = complex_jvp
+
+
+def complex_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    ct, (x, y) = _single_ct(cotangents), primals
+    # <ct, dx + i dy> = Re(ct) dx + Im(ct) dy under the real inner product
+    gx = _vjp_in(real(ct), x) if needs[0] else Zero.like(x)
+    gy = _vjp_in(imag(ct), y) if needs[1] else Zero.like(y)
+    return [gx, gy]  # x-bar = Re ct, y-bar = Im ct
+VJP_RULES["complex"] = complex_vjp
+VJP_SAVES["complex"] = SAVES_NOTHING
 
 
 # -- convert ----------------------------------------------------------------------------------

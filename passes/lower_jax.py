@@ -701,6 +701,55 @@ def reciprocal_lowering(eqn: Eqn, x: Any) -> Lowered:
 LOWERINGS["reciprocal"] = reciprocal_lowering
 
 
+def _lax_unary_lowering(lax_name: str) -> Callable[..., Lowered]:
+    """The lowering of an op that is ``jax.lax.<lax_name>`` one for one."""
+
+    def lowering(eqn: Eqn, x: Any) -> Lowered:
+        from jax import lax
+
+        return (getattr(lax, lax_name)(x),)
+
+    lowering.__name__ = lowering.__qualname__ = f"{lax_name}_lowering"
+    lowering.__doc__ = f"lax.{lax_name}."
+    return lowering
+
+
+def _lax_binary_lowering(lax_name: str) -> Callable[..., Lowered]:
+    """The lowering of a binary op that is ``jax.lax.<lax_name>`` one for one."""
+
+    def lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
+        from jax import lax
+
+        return (getattr(lax, lax_name)(x, y),)
+
+    lowering.__name__ = lowering.__qualname__ = f"{lax_name}_lowering"
+    lowering.__doc__ = f"lax.{lax_name}."
+    return lowering
+
+
+for _op_name, _lax_name in (
+    ("floor", "floor"), ("ceil", "ceil"), ("is_finite", "is_finite"), ("exp2", "exp2"), ("sinh", "sinh"),
+    ("cosh", "cosh"), ("tan", "tan"), ("asin", "asin"), ("acos", "acos"), ("atan", "atan"), ("asinh", "asinh"),
+    ("acosh", "acosh"), ("atanh", "atanh"), ("cbrt", "cbrt"), ("not", "bitwise_not"),
+    ("population_count", "population_count"), ("clz", "clz"),
+):  # fmt: skip
+    LOWERINGS[_op_name] = _lax_unary_lowering(_lax_name)
+
+for _op_name in ("shift_left", "shift_right_arithmetic", "shift_right_logical", "nextafter", "complex"):
+    LOWERINGS[_op_name] = _lax_binary_lowering(_op_name)
+
+
+def round_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.round with the recorded method (0: away from zero, 1: to nearest even)."""
+    from jax import lax
+
+    method = lax.RoundingMethod(int(_param(eqn, "rounding_method")))
+    return (lax.round(x, method),)
+
+
+LOWERINGS["round"] = round_lowering
+
+
 def convert_lowering(eqn: Eqn, x: Any) -> Lowered:
     """lax.convert_element_type to the target's storage; complex -> real takes lax.real first."""
     from jax import lax

@@ -24,16 +24,28 @@ Operand = Any  # Tensor | np.ndarray | Python scalar
 
 __all__ = [
     "abs",
+    "acos",
+    "acosh",
     "add",
+    "asin",
+    "asinh",
+    "atan",
     "atan2",
+    "atanh",
     "basic_index",
+    "bitwise_not",
     "broadcast_in_dim",
+    "cbrt",
+    "ceil",
     "cholesky",
     "clamp",
+    "clz",
+    "complex",
     "concatenate",
     "conj",
     "convert",
     "cos",
+    "cosh",
     "div",
     "dot_general",
     "dynamic_slice",
@@ -41,18 +53,26 @@ __all__ = [
     "eigh",
     "eq",
     "exp",
+    "exp2",
     "expm1",
+    "floor",
     "floor_div",
+    "fmax",
+    "fmin",
     "full",
     "gather",
     "ge",
     "gt",
     "imag",
     "iota",
+    "is_finite",
     "le",
     "log",
     "log1p",
+    "log2",
+    "log10",
     "logical_and",
+    "logical_not",
     "logical_or",
     "logical_xor",
     "logistic",
@@ -65,8 +85,10 @@ __all__ = [
     "mul",
     "ne",
     "neg",
+    "nextafter",
     "ones",
     "pad",
+    "population_count",
     "pow",
     "real",
     "reciprocal",
@@ -77,18 +99,24 @@ __all__ = [
     "rem",
     "reshape",
     "reverse",
+    "round",
     "rsqrt",
     "scatter",
     "scatter_add",
     "select",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
     "sign",
     "sin",
+    "sinh",
     "slice",
     "sqrt",
     "square",
     "stack",
     "sub",
     "sum_",
+    "tan",
     "tanh",
     "transpose",
     "triangular_solve",
@@ -498,6 +526,180 @@ def reciprocal(x: Operand) -> Tensor:
     return _one(ops.reciprocal, x)
 
 
+# -- rounding, tests, exponentials, trigonometric and hyperbolic ------------------------------------
+
+
+def floor(x: Operand) -> Tensor:
+    """Largest integer not above x (floats; no derivative)."""
+    return _one(ops.floor, x)
+
+
+def ceil(x: Operand) -> Tensor:
+    """Smallest integer not below x (floats; no derivative)."""
+    return _one(ops.ceil, x)
+
+
+def round(x: Operand, rounding_method: int = 0) -> Tensor:  # noqa: A001
+    """x rounded to an integer: halves away from zero (``rounding_method=0``, lax's default)
+    or to even (``1``, NumPy's ``rint``); ``jax.lax.RoundingMethod`` values are accepted too."""
+    method = int(rounding_method) if isinstance(rounding_method, int) else rounding_method
+    return _one(ops.round, x, rounding_method=method)
+
+
+def is_finite(x: Operand) -> Tensor:
+    """True where x is neither infinite nor NaN (floats; a bool result)."""
+    return _one(ops.is_finite, x)
+
+
+def exp2(x: Operand) -> Tensor:
+    """2 ** x."""
+    return _one(ops.exp2, x)
+
+
+def log2(x: Operand) -> Tensor:
+    """Base-2 logarithm, as jax.numpy builds it: ``log(x) / log(2)`` (parts divided for complex).
+
+    No op of its own (lax has none): it records ``log``, ``full`` and ``div``.
+    """
+    x = asarray(x)
+    if x.dtype in (dt.complex64, dt.complex128):
+        r = log(x)
+        ln2 = log(full((), 2, real(r).dtype))
+        return complex(div(real(r), ln2), div(imag(r), ln2))
+    return div(log(x), log(full((), 2, x.dtype)))
+
+
+#: 1 / log(10), the constant jnp.log10 multiplies by.
+_ONE_OVER_LOG10 = 0.4342944819032518
+
+
+def log10(x: Operand) -> Tensor:
+    """Base-10 logarithm, as jax.numpy builds it: ``log(x) * (1 / log(10))`` (parts for complex).
+
+    No op of its own (lax has none): it records ``log``, ``full`` and ``mul``.
+    """
+    x = asarray(x)
+    if x.dtype in (dt.complex64, dt.complex128):
+        r = log(x)
+        c = full((), _ONE_OVER_LOG10, real(r).dtype)
+        return complex(mul(real(r), c), mul(imag(r), c))
+    return mul(log(x), full((), _ONE_OVER_LOG10, dt.COMPLEX_PART.get(x.dtype, x.dtype)))
+
+
+def sinh(x: Operand) -> Tensor:
+    """Hyperbolic sine."""
+    return _one(ops.sinh, x)
+
+
+def cosh(x: Operand) -> Tensor:
+    """Hyperbolic cosine."""
+    return _one(ops.cosh, x)
+
+
+def tan(x: Operand) -> Tensor:
+    """Tangent."""
+    return _one(ops.tan, x)
+
+
+def asin(x: Operand) -> Tensor:
+    """Inverse sine."""
+    return _one(ops.asin, x)
+
+
+def acos(x: Operand) -> Tensor:
+    """Inverse cosine."""
+    return _one(ops.acos, x)
+
+
+def atan(x: Operand) -> Tensor:
+    """Inverse tangent."""
+    return _one(ops.atan, x)
+
+
+def asinh(x: Operand) -> Tensor:
+    """Inverse hyperbolic sine."""
+    return _one(ops.asinh, x)
+
+
+def acosh(x: Operand) -> Tensor:
+    """Inverse hyperbolic cosine."""
+    return _one(ops.acosh, x)
+
+
+def atanh(x: Operand) -> Tensor:
+    """Inverse hyperbolic tangent."""
+    return _one(ops.atanh, x)
+
+
+def cbrt(x: Operand) -> Tensor:
+    """Real cube root (floats)."""
+    return _one(ops.cbrt, x)
+
+
+def nextafter(x: Operand, y: Operand) -> Tensor:
+    """The next value of x's format after x towards y (floats; no derivative)."""
+    return apply_binary(ops.nextafter, x, y)
+
+
+def complex(x: Operand, y: Operand) -> Tensor:  # noqa: A001
+    """x + i y from float32 (complex64) or float64 (complex128) parts."""
+    return apply_binary(ops.complex, x, y)
+
+
+def fmax(x: Operand, y: Operand) -> Tensor:
+    """PyTorch's ``fmax``: the larger operand, ignoring a NaN (NaN only where both are).
+
+    A composition, no op of its own: ``select(x >= y or y != y, x, y)``, so its
+    derivative is select's: the whole cotangent goes to the operand picked, to x on
+    ties (as PyTorch's ``fmax`` backward does; ``max`` splits ties, as JAX does).
+    """
+    return select(logical_or(ge(x, y), ne(y, y)), x, y)
+
+
+def fmin(x: Operand, y: Operand) -> Tensor:
+    """PyTorch's ``fmin``: the smaller operand, ignoring a NaN (NaN only where both are).
+
+    ``select(x <= y or y != y, x, y)``; ties send the cotangent to x, as PyTorch does.
+    """
+    return select(logical_or(le(x, y), ne(y, y)), x, y)
+
+
+# -- integer bit operations ---------------------------------------------------------------------------
+
+
+def logical_not(x: Operand) -> Tensor:
+    """``lax.bitwise_not``: not for bool, every bit flipped for integers (op ``not``)."""
+    return _one(ops.logical_not, x)
+
+
+bitwise_not = logical_not
+
+
+def population_count(x: Operand) -> Tensor:
+    """The number of set bits of each integer (two's complement)."""
+    return _one(ops.population_count, x)
+
+
+def clz(x: Operand) -> Tensor:
+    """The number of leading zero bits of each integer in its own width."""
+    return _one(ops.clz, x)
+
+
+def shift_left(x: Operand, y: Operand) -> Tensor:
+    """x << y (0 where y is outside [0, bit width))."""
+    return apply_binary(ops.shift_left, x, y)
+
+
+def shift_right_arithmetic(x: Operand, y: Operand) -> Tensor:
+    """x >> y, filling with the sign bit (all sign bits where y is outside [0, bit width))."""
+    return apply_binary(ops.shift_right_arithmetic, x, y)
+
+
+def shift_right_logical(x: Operand, y: Operand) -> Tensor:
+    """x >> y, filling with zeros (0 where y is outside [0, bit width))."""
+    return apply_binary(ops.shift_right_logical, x, y)
+
+
 def convert(x: Operand, dtype: Any) -> Tensor:
     """``x`` converted to ``dtype`` (``jax.lax.convert_element_type`` values)."""
     return _one(ops.convert, x, new_dtype=_dtype_param(dtype))
@@ -600,7 +802,9 @@ def slice(  # noqa: A001
     )  # fmt: skip
 
 
-def pad(x: Operand, padding_value: bool | int | float | complex, padding_config: Sequence[Sequence[int]]) -> Tensor:
+def pad(
+    x: Operand, padding_value: bool | int | float | builtins.complex, padding_config: Sequence[Sequence[int]]
+) -> Tensor:
     """Pad with ``(low, high, interior)`` per axis, as ``jax.lax.pad`` (negative low/high crop)."""
     try:
         config: Any = tuple(tuple(_ints(c, "padding_config")) for c in padding_config)
@@ -620,7 +824,7 @@ def iota(dtype: Any, shape: Sequence[int] | int, dimension: int = 0) -> Tensor:
     return apply(ops.iota, (), params)  # type: ignore[return-value]
 
 
-def full(shape: Sequence[int] | int, fill_value: bool | int | float | complex, dtype: Any = None) -> Tensor:
+def full(shape: Sequence[int] | int, fill_value: bool | int | float | builtins.complex, dtype: Any = None) -> Tensor:
     """An array of ``shape`` filled with ``fill_value`` (dtype: given, or the policy's default).
 
     Without ``dtype``, a Python int/float/complex fill gives a weakly typed result under
@@ -631,7 +835,7 @@ def full(shape: Sequence[int] | int, fill_value: bool | int | float | complex, d
     return out
 
 
-def _full(shape: Sequence[int] | int, fill_value: bool | int | float | complex, dtype: Any = None) -> Tensor:
+def _full(shape: Sequence[int] | int, fill_value: bool | int | float | builtins.complex, dtype: Any = None) -> Tensor:
     if dtype is None:
         try:
             dtype = asarray(fill_value).dtype

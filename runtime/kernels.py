@@ -1133,6 +1133,301 @@ def reciprocal_kernel(x: Array) -> tuple[Array, ...]:
 KERNELS["reciprocal"] = reciprocal_kernel
 
 
+# -- rounding, tests, exponentials, trigonometric and hyperbolic ---------------------------------
+
+
+def floor_kernel(x: Array) -> tuple[Array, ...]:
+    """Largest integer <= x (exact in every float format)."""
+    return (_map1(np.floor, x),)
+
+
+KERNELS["floor"] = floor_kernel
+
+
+def ceil_kernel(x: Array) -> tuple[Array, ...]:
+    """Smallest integer >= x."""
+    return (_map1(np.ceil, x),)
+
+
+KERNELS["ceil"] = ceil_kernel
+
+
+def round_kernel(x: Array, *, rounding_method: int = 0) -> tuple[Array, ...]:
+    """lax.round: halves away from zero (method 0) or to even (method 1, np.rint)."""
+    with np.errstate(invalid="ignore"):
+        return (_map1(np.rint if int(rounding_method) == 1 else _round_half_away, x),)
+
+
+KERNELS["round"] = round_kernel
+
+
+def is_finite_kernel(x: Array) -> tuple[Array, ...]:
+    """Neither infinite nor NaN (widening is exact, so no rounding back)."""
+    wide = _WIDEN.get(x.dtype)
+    return (np.isfinite(x if wide is None else x.astype(wide)),)
+
+
+KERNELS["is_finite"] = is_finite_kernel
+
+
+def _exp2(x: Array) -> Array:
+    # XLA's lowering of lax.exp2: exp(log(2) * x), the constant rounded to x's dtype
+    return np.exp(np.asarray(np.log(2), x.dtype) * x)
+
+
+def _exp2_narrow(x: Array) -> Array:
+    # each of the lowering's two ops rounds to the narrow format, as XLA does
+    storage = x.dtype
+    c = np.asarray(np.log(2)).astype(storage).astype(_F32)
+    m = np.asarray(_back(c * x.astype(_F32), storage)).astype(_F32)
+    return _back(np.exp(m), storage)
+
+
+def exp2_kernel(x: Array) -> tuple[Array, ...]:
+    """2**x, computed as XLA lowers lax.exp2: exp(log(2) * x)."""
+    if x.dtype in _NARROW_FLOAT:
+        with np.errstate(all="ignore"):
+            return (_exp2_narrow(x),)
+    return _unary_float(_exp2, x)
+
+
+KERNELS["exp2"] = exp2_kernel
+
+
+def _unary_float_kernel(name: str, f: Callable[[Any], Any], doc: str) -> Kernel:
+    def kernel(x: Array) -> tuple[Array, ...]:
+        return _unary_float(f, x)
+
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    kernel.__doc__ = doc
+    return kernel
+
+
+def _step_rounding(storage: np.dtype[Any]) -> Callable[[Any], Array]:
+    """How XLA rounds each step of an expansion it runs for a narrow float: to the format
+    itself (as ``_back`` does), values kept in float32. bfloat16's steps run in float32 with
+    subnormals flushed to zero (float16's subnormals are float32 normals, so nothing flushes)."""
+    flush = storage == dt.bfloat16.storage
+    tiny = np.float32(ml_dtypes.finfo(np.float32).smallest_normal)
+
+    def r(v: Any) -> Array:
+        v = np.asarray(v, _F32)
+        if flush:
+            v = np.where(np.abs(v) < tiny, v * np.float32(0), v)
+        return np.asarray(_back(v, storage)).astype(_F32)
+
+    r.finite_max = float(ml_dtypes.finfo(storage).max)  # type: ignore[attr-defined]
+    return r
+
+
+def _finite_max(r: Callable[[Any], Array]) -> float:
+    """The largest finite value of the format ``r`` rounds to."""
+    return float(r.finite_max)  # type: ignore[attr-defined]
+
+
+def _narrow_expansion(expand: Callable[[Array, Callable[[Any], Array]], Array], x: Array) -> Array:
+    """A narrow-float op as XLA CPU computes it: the op's expansion, each step rounded.
+
+    XLA expands lax.asin / acos / asinh / acosh / atanh / sinh / cosh into elementary ops
+    before it picks compute types, so every step of the expansion rounds to the narrow
+    format; bfloat16 also reads subnormals as zero there. Checked bit for bit against JAX
+    on every finite float16 and bfloat16 (tests/runtime/test_kernels.py).
+    """
+    storage = x.dtype
+    r = _step_rounding(storage)
+    with np.errstate(all="ignore"):
+        return _back(expand(r(x.astype(_F32)), r), storage)
+
+
+def _asin_steps(x: Array, r: Callable[[Any], Array]) -> Array:
+    return r(2 * r(np.arctan2(x, r(1 + r(np.sqrt(r(r(1 - x) * r(1 + x))))))))  # 2 atan2(x, 1 + sqrt((1-x)(1+x)))
+
+
+def _acos_steps(x: Array, r: Callable[[Any], Array]) -> Array:
+    return r(np.arctan2(r(np.sqrt(r(r(1 - x) * r(1 + x)))), x))  # atan2(sqrt((1-x)(1+x)), x)
+
+
+def _asinh_steps(x: Array, r: Callable[[Any], Array]) -> Array:
+    # sign(x) log1p(|x| + x**2 / (1 + sqrt(1 + x**2))); log(2) + log|x| where x**2 would overflow
+    a = np.abs(x)
+    xx = r(a * a)
+    small = r(np.log1p(r(a + r(xx / r(1 + r(np.sqrt(r(1 + xx))))))))
+    big = r(r(np.log(a)) + r(np.log(2)))
+    return r(np.sign(x) * np.where(a >= np.float32(np.sqrt(_finite_max(r))), big, small))
+
+
+def _acosh_steps(x: Array, r: Callable[[Any], Array]) -> Array:
+    # log1p(sqrt(x-1) (sqrt(x+1) + sqrt(x-1))); log(2) + log(x) where x + x would overflow
+    xm = r(np.sqrt(r(x - 1)))
+    small = r(np.log1p(r(xm * r(r(np.sqrt(r(x + 1))) + xm))))
+    big = r(r(np.log(x)) + r(np.log(2)))
+    return np.where(x >= np.float32(_finite_max(r) / 2), big, small)
+
+
+def _atanh_steps(x: Array, r: Callable[[Any], Array]) -> Array:
+    return r(np.float32(0.5) * r(r(np.log1p(x)) - r(np.log1p(-x))))  # (log1p(x) - log1p(-x)) / 2
+
+
+def _expanded_kernel(name: str, f: Callable[[Any], Any], steps: Callable[..., Array], doc: str) -> Kernel:
+    def kernel(x: Array) -> tuple[Array, ...]:
+        if x.dtype in _NARROW_FLOAT:
+            return (_narrow_expansion(steps, x),)
+        return _unary_float(f, x)
+
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    kernel.__doc__ = doc
+    return kernel
+
+
+_EXPANDED: list[tuple[str, Callable[[Any], Any], Callable[..., Array], str]] = [
+    ("asin", np.arcsin, _asin_steps, "Inverse sine (principal branch)."),
+    ("acos", np.arccos, _acos_steps, "Inverse cosine (principal branch)."),
+    ("asinh", np.arcsinh, _asinh_steps, "Inverse hyperbolic sine."),
+    ("acosh", np.arccosh, _acosh_steps, "Inverse hyperbolic cosine (NaN below 1 for reals)."),
+    ("atanh", np.arctanh, _atanh_steps, "Inverse hyperbolic tangent."),
+]
+for _name, _f, _steps, _doc in _EXPANDED:
+    KERNELS[_name] = _expanded_kernel(_name, _f, _steps, _doc)
+
+
+_PLAIN: list[tuple[str, Callable[[Any], Any], str]] = [
+    ("sinh", np.sinh, "Hyperbolic sine."),
+    ("cosh", np.cosh, "Hyperbolic cosine."),
+    ("tan", np.tan, "Tangent."),
+    ("atan", np.arctan, "Inverse tangent (principal branch)."),
+    ("cbrt", np.cbrt, "Real cube root."),
+]
+for _name, _f, _doc in _PLAIN:
+    KERNELS[_name] = _unary_float_kernel(_name, _f, _doc)
+
+
+def nextafter_kernel(x: Array, y: Array) -> tuple[Array, ...]:
+    """The next representable value after x towards y, in x's own format (ml_dtypes' formats
+    have their own nextafter loop: stepping in the float32 compute dtype would not move them)."""
+    with np.errstate(over="ignore"):  # the largest finite value steps to infinity, as in lax
+        return (np.nextafter(x, y),)
+
+
+KERNELS["nextafter"] = nextafter_kernel
+
+
+def complex_kernel(x: Array, y: Array) -> tuple[Array, ...]:
+    """x + i y, set by parts (x + 1j * y would turn an imaginary -0.0 into +0.0)."""
+    x, y = np.broadcast_arrays(x, y)
+    out = np.empty(x.shape, np.complex64 if x.dtype == _F32 else np.complex128)
+    out.real = x
+    out.imag = y
+    return (out,)
+
+
+KERNELS["complex"] = complex_kernel
+
+
+# -- integer bit operations -----------------------------------------------------------------------
+
+
+def _bits(storage: np.dtype[Any]) -> int:
+    return dt.from_numpy(storage).bits
+
+
+def _pattern(x: Array) -> Array:
+    """The two's complement bit pattern of integers (or bools) as uint64, masked to the format's width."""
+    n = _bits(x.dtype)
+    if x.dtype in _SUB_BYTE_INT:
+        x = x.astype(_WIDEN[x.dtype])
+    p = x.astype(np.int64).view(np.uint64) if x.dtype.kind != "u" else x.astype(np.uint64)
+    return p if n == 64 else p & np.uint64((1 << n) - 1)
+
+
+def _from_pattern(p: Array, storage: np.dtype[Any]) -> Array:
+    """Integers of ``storage`` from n-bit patterns (sign-extended for signed formats)."""
+    n = _bits(storage)
+    if storage.kind == "b":
+        return p.astype(np.bool_)
+    if storage in _SIGNED_INT and n < 64:
+        sign = np.uint64(1 << (n - 1))
+        v = (p ^ sign).astype(np.int64) - np.int64(1 << (n - 1))
+    else:
+        v = p.view(np.int64) if storage in _SIGNED_INT else p
+    return np.asarray(v).astype(storage)
+
+
+def not_kernel(x: Array) -> tuple[Array, ...]:
+    """lax.bitwise_not: logical not for bool, every bit flipped for integers."""
+    if x.dtype.kind == "b":
+        return (np.logical_not(x),)
+    n = _bits(x.dtype)
+    mask = np.uint64((1 << n) - 1) if n < 64 else np.uint64(2**64 - 1)
+    return (_from_pattern(~_pattern(x) & mask, x.dtype),)
+
+
+KERNELS["not"] = not_kernel
+
+
+def population_count_kernel(x: Array) -> tuple[Array, ...]:
+    """The number of set bits of each integer's two's complement pattern."""
+    return (_from_pattern(np.bitwise_count(_pattern(x)).astype(np.uint64), x.dtype),)
+
+
+KERNELS["population_count"] = population_count_kernel
+
+
+def clz_kernel(x: Array) -> tuple[Array, ...]:
+    """Leading zero bits of each integer's pattern in its own width (the width itself for 0)."""
+    p = _pattern(x)
+    n = _bits(x.dtype)
+    length = np.zeros(p.shape, np.uint64)
+    for k in range(n):  # bit length: one past the highest set bit
+        length = np.where((p >> np.uint64(k)) != 0, np.uint64(k + 1), length)
+    return (_from_pattern(np.uint64(n) - length, x.dtype),)
+
+
+KERNELS["clz"] = clz_kernel
+
+
+def _shift(x: Array, y: Array, kind: str) -> Array:
+    """XLA's shifts: an amount outside [0, width) (read as unsigned) shifts every bit out,
+    which gives 0, or the sign for an arithmetic right shift."""
+    n = _bits(x.dtype)
+    mask = np.uint64((1 << n) - 1) if n < 64 else np.uint64(2**64 - 1)
+    p, s = np.broadcast_arrays(_pattern(x), _pattern(y))
+    out = s >= np.uint64(n)
+    amount = np.minimum(s, np.uint64(n - 1))
+    if kind == "left":
+        r = np.where(out, np.uint64(0), (p << amount) & mask)
+    elif kind == "logical":
+        r = np.where(out, np.uint64(0), p >> amount)
+    else:  # arithmetic: the pattern as a signed n-bit value, shifted with sign fill
+        sign = np.uint64(1 << (n - 1))
+        v = p.view(np.int64) if n == 64 else (p ^ sign).astype(np.int64) - np.int64(1 << (n - 1))
+        r = (v >> amount.astype(np.int64)).view(np.uint64) & mask
+    return _from_pattern(np.asarray(r, np.uint64), x.dtype)
+
+
+def shift_left_kernel(x: Array, y: Array) -> tuple[Array, ...]:
+    """x << y (0 for amounts outside [0, width))."""
+    return (_shift(x, y, "left"),)
+
+
+KERNELS["shift_left"] = shift_left_kernel
+
+
+def shift_right_arithmetic_kernel(x: Array, y: Array) -> tuple[Array, ...]:
+    """x >> y with sign fill (of the pattern's top bit, unsigned formats too)."""
+    return (_shift(x, y, "arithmetic"),)
+
+
+KERNELS["shift_right_arithmetic"] = shift_right_arithmetic_kernel
+
+
+def shift_right_logical_kernel(x: Array, y: Array) -> tuple[Array, ...]:
+    """x >> y with zero fill."""
+    return (_shift(x, y, "logical"),)
+
+
+KERNELS["shift_right_logical"] = shift_right_logical_kernel
+
+
 def convert_kernel(x: Array, *, new_dtype: Any, weak_type: bool = False) -> tuple[Array, ...]:
     """lax.convert_element_type to a castwise dtype (see ``convert_array``); ``weak_type``
     only marks the result's abstract value (``runtime.weak``)."""

@@ -152,6 +152,34 @@ square = declare("square", UNARY, ("x",))
 reciprocal = declare("reciprocal", UNARY, ("x",))
 convert = declare("convert", CONVERT, ("x",), ("new_dtype", "weak_type"))  # weak_type: JAX's weak flag (runtime.weak)
 
+# -- elementwise unary: rounding, tests, exponentials, trigonometric and hyperbolic ---------------
+floor = declare("floor", UNARY, ("x",), differentiable=False)  # piecewise constant
+ceil = declare("ceil", UNARY, ("x",), differentiable=False)
+# rounding_method: 0 rounds half away from zero, 1 to nearest even (lax.RoundingMethod's values)
+round = declare("round", UNARY, ("x",), ("rounding_method",), differentiable=False)  # noqa: A001
+is_finite = declare("is_finite", UNARY, ("x",), differentiable=False)  # bool result
+exp2 = declare("exp2", UNARY, ("x",))
+sinh = declare("sinh", UNARY, ("x",))
+cosh = declare("cosh", UNARY, ("x",))
+tan = declare("tan", UNARY, ("x",))
+asin = declare("asin", UNARY, ("x",))
+acos = declare("acos", UNARY, ("x",))
+atan = declare("atan", UNARY, ("x",))
+asinh = declare("asinh", UNARY, ("x",))
+acosh = declare("acosh", UNARY, ("x",))
+atanh = declare("atanh", UNARY, ("x",))
+cbrt = declare("cbrt", UNARY, ("x",))
+# -- elementwise integer ops -------------------------------------------------------------------
+logical_not = declare("not", UNARY, ("x",), differentiable=False)  # lax.bitwise_not: bool and integers
+population_count = declare("population_count", UNARY, ("x",), differentiable=False)
+clz = declare("clz", UNARY, ("x",), differentiable=False)
+shift_left = declare("shift_left", BINARY, XY, differentiable=False)
+shift_right_arithmetic = declare("shift_right_arithmetic", BINARY, XY, differentiable=False)
+shift_right_logical = declare("shift_right_logical", BINARY, XY, differentiable=False)
+# -- elementwise binary: floats ----------------------------------------------------------------
+nextafter = declare("nextafter", BINARY, XY, differentiable=False)  # no derivative in JAX either
+complex = declare("complex", BINARY, XY)  # noqa: A001  # re + i im: float32/float64 -> complex
+
 # -- reductions -----------------------------------------------------------------------
 reduce_sum = declare("reduce_sum", REDUCE, ("x",), ("axes",))
 reduce_prod = declare("reduce_prod", REDUCE, ("x",), ("axes",))

@@ -374,6 +374,7 @@ PARAM_DEFAULTS: Final[dict[str, dict[str, Any]]] = {
     "pad": {"padding_value": 0},
     "convert": {"weak_type": False},
     "eigh": {"lower": True},
+    "round": {"rounding_method": 0},  # lax.round's default: half away from zero
     "triangular_solve": {
         "left_side": False,
         "lower": False,
@@ -1036,6 +1037,94 @@ def reciprocal_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any])
 
 
 SHAPE_RULES["reciprocal"] = reciprocal_rule
+
+
+# -- rounding, tests, exponentials, trigonometric and hyperbolic ---------------------------------
+
+
+def _float_unary_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.floor / ceil / cbrt: real floats only."""
+    return _unary(op, avals, _FLOAT)
+
+
+def _inexact_unary_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.exp2 / sinh / cosh / tan / asin / acos / atan / asinh / acosh / atanh: floats and complex."""
+    return _unary(op, avals, _INEXACT)
+
+
+def _integer_unary_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.population_count / clz: signed and unsigned integers."""
+    return _unary(op, avals, _INTEGER)
+
+
+for _name in ("floor", "ceil", "cbrt"):
+    SHAPE_RULES[_name] = _float_unary_rule
+for _name in ("exp2", "sinh", "cosh", "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh"):
+    SHAPE_RULES[_name] = _inexact_unary_rule
+for _name in ("population_count", "clz"):
+    SHAPE_RULES[_name] = _integer_unary_rule
+
+#: lax.RoundingMethod's values: 0 rounds half away from zero, 1 half to even.
+ROUNDING_METHODS: Final = (0, 1)
+
+
+def round_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.round: real floats; ``rounding_method`` 0 (half away from zero) or 1 (half to even)."""
+    method = param(op, params, "rounding_method")
+    if isinstance(method, bool) or not isinstance(method, (int, np.integer)) or int(method) not in ROUNDING_METHODS:
+        raise _fail(ShapeError, op, avals, f"rounding_method must be 0 (away from zero) or 1 (to even), got {method!r}")
+    return _unary(op, avals, _FLOAT)
+
+
+SHAPE_RULES["round"] = round_rule
+
+
+def is_finite_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.is_finite: real floats, bool result."""
+    _accept(op, avals, 0, _FLOAT)
+    return ((dt.bool_, avals[0][1]),)
+
+
+SHAPE_RULES["is_finite"] = is_finite_rule
+
+
+def not_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.bitwise_not: bool and integers."""
+    return _unary(op, avals, _BOOL_INT)
+
+
+SHAPE_RULES["not"] = not_rule
+
+
+def _shift_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.shift_left / shift_right_arithmetic / shift_right_logical: integers of one dtype."""
+    return _binary(op, avals, _INTEGER)
+
+
+for _name in ("shift_left", "shift_right_arithmetic", "shift_right_logical"):
+    SHAPE_RULES[_name] = _shift_rule
+
+
+def nextafter_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.nextafter: real floats of one dtype."""
+    return _binary(op, avals, _FLOAT)
+
+
+SHAPE_RULES["nextafter"] = nextafter_rule
+
+#: lax.complex's part dtypes and the complex dtype each makes.
+COMPLEX_OF: Final[dict[DType, DType]] = {dt.float32: dt.complex64, dt.float64: dt.complex128}
+
+
+def complex_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.complex(re, im): float32 -> complex64, float64 -> complex128 (as lax, no narrow parts)."""
+    dtype = _same_dtype(op, avals, (0, 1))
+    if dtype not in COMPLEX_OF:
+        raise _fail(OpTypeError, op, avals, f"x dtype {dtype.short} not accepted (accepts float32, float64)")
+    return ((COMPLEX_OF[dtype], _elementwise_shape(op, avals, (0, 1))),)
+
+
+SHAPE_RULES["complex"] = complex_rule
 
 
 def convert_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:

@@ -72,6 +72,16 @@ def pos_value(k: int) -> Callable[[DType], np.ndarray]:
     return lambda d: _arr(_POS[k], 0.5 * _IM[k], d)
 
 
+def unit_value(k: int) -> Callable[[DType], np.ndarray]:
+    """Reals inside (-1, 1) (asin, acos, atanh); complex values near them, off the branch cuts."""
+    return lambda d: _arr(np.clip(_RE[k], -0.8, 0.8), 0.5 * _IM[k], d)
+
+
+def above_one_value(k: int) -> Callable[[DType], np.ndarray]:
+    """Reals above 1 (acosh); complex values near them, off the branch cut."""
+    return lambda d: _arr(_POS[k] + 1.0, 0.5 * _IM[k], d)
+
+
 def fixed(values: Sequence[float]) -> Callable[[DType], np.ndarray]:
     return lambda d: np.asarray(values).astype(d.storage)
 
@@ -157,6 +167,23 @@ CASES: list[Case] = [
     _unary("imag", lax.imag, dtypes=COMPLEX),
     _unary("square", lax.square),
     _unary("reciprocal", lax.reciprocal),
+    _unary("exp2", lax.exp2),
+    _unary("sinh", lax.sinh),
+    _unary("cosh", lax.cosh),
+    _unary("tan", lax.tan),
+    _unary("asin", lax.asin, unit_value(0)),
+    _unary("acos", lax.acos, unit_value(0)),
+    _unary("atan", lax.atan),
+    _unary("asinh", lax.asinh),
+    _unary("acosh", lax.acosh, above_one_value(0)),
+    _unary("atanh", lax.atanh, unit_value(0)),
+    _unary("cbrt", lax.cbrt, dtypes=REAL),  # real only, as lax.cbrt
+    _unary("log2", jnp.log2, pos_value(0)),  # functions built from log and div, as jnp builds them
+    _unary("log10", jnp.log10, pos_value(0)),
+    _binary("complex", lax.complex, any_value(0), any_value(1), REAL),
+    # PyTorch's NaN-ignoring max / min: compositions of select (no ties here; see the fmax tests)
+    _binary("fmax", jnp.fmax, any_value(0), any_value(1), REAL),
+    _binary("fmin", jnp.fmin, any_value(0), any_value(1), REAL),
     _convert(f32, f64),
     _convert(f64, f32, eps=1e-3, atol=1e-3),
     _convert(f32, c64),
@@ -326,7 +353,8 @@ BINARY = [c for c in CASES if len(c.inputs) == 2 and c.id in JVP_RULES]
 
 
 #: ops both operands' rules share (atan2: the x**2 + y**2 denominator)
-SHARED_OPS = {"atan2": 3}
+#: (complex: each one-sided tangent still takes one op to embed its part, the two-sided one a single op)
+SHARED_OPS = {"atan2": 3, "complex": 1}
 
 
 @pytest.mark.parametrize("case", BINARY, ids=lambda c: c.id)
@@ -338,7 +366,7 @@ def test_binary_rules_skip_the_inactive_operand(case: Case, monkeypatch: pytest.
     x, y = (_t(a) for a in _inputs(case, dtype))
     out = case.ours(x, y)
     t = _t(_random(dtype, x.shape, np.random.default_rng(0)))
-    ct = _t(_random(dtype, out.shape, np.random.default_rng(1)))
+    ct = _t(_random(out.dtype, out.shape, np.random.default_rng(1)))  # the output's dtype (complex's is complex)
     jvp_rule, vjp_rule = JVP_RULES[case.id], VJP_RULES[case.id]
     shared = SHARED_OPS.get(case.id, 0)
 
@@ -611,3 +639,35 @@ def test_narrow_float_rules_keep_dtypes(dtype: DType) -> None:
         for g, g32 in zip(vjp_fn(ct), grads32, strict=True):
             assert g is not None and g32 is not None and g.dtype is dtype, name
             np.testing.assert_allclose(g.numpy().astype(np.float32), g32.numpy(), rtol=5e-2, atol=5e-2, err_msg=name)
+
+
+# -- the new ops: non-differentiable declarations, fmax / fmin -------------------------------------
+
+
+def test_rounding_tests_and_integer_ops_are_declared_non_differentiable() -> None:
+    """As JAX's zero JVPs say (and nextafter has none): no rule, no tangent."""
+    for name in ("floor", "ceil", "round", "is_finite", "nextafter", "not", "population_count", "clz",
+                 "shift_left", "shift_right_arithmetic", "shift_right_logical"):  # fmt: skip
+        assert not rt.ops.get(name).differentiable, name
+        assert name not in JVP_RULES and name not in VJP_RULES, name
+    x = rt.asarray(np.array([0.4, 1.6, -2.5]))
+    _, t = autodiff.jvp(lambda v: F.mul(F.floor(v), v), [x], [rt.asarray(np.ones(3))])
+    np.testing.assert_array_equal(t.numpy(), np.floor(x.numpy()))  # d(floor(x) x) = floor(x) dx
+
+
+def test_fmax_fmin_ignore_nan_like_numpy() -> None:
+    x = np.array([1.0, np.nan, 3.0, np.nan, -0.5])
+    y = np.array([2.0, 1.0, np.nan, np.nan, -1.5])
+    np.testing.assert_array_equal(F.fmax(x, y).numpy(), np.fmax(x, y))
+    np.testing.assert_array_equal(F.fmin(x, y).numpy(), np.fmin(x, y))
+
+
+def test_fmax_fmin_send_the_cotangent_to_the_operand_picked_and_to_x_on_ties() -> None:
+    """PyTorch's fmax/fmin backward: the picked operand gets it all; a tie goes to x (max splits it)."""
+    x = np.array([1.0, np.nan, 3.0, 2.0])
+    y = np.array([2.0, 1.0, np.nan, 2.0])
+    for fn, to_x in ((F.fmax, [0.0, 0.0, 1.0, 1.0]), (F.fmin, [1.0, 0.0, 1.0, 1.0])):
+        _, vjp_fn = autodiff.vjp(fn, rt.asarray(x), rt.asarray(y))
+        gx, gy = vjp_fn(rt.asarray(np.ones(4)))
+        np.testing.assert_array_equal(gx.numpy(), to_x)
+        np.testing.assert_array_equal(gy.numpy(), 1.0 - np.array(to_x))

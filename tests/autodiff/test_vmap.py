@@ -38,7 +38,8 @@ from tests.autodiff.rule_helpers import PARITY_TOL, assert_close, random_array, 
 
 BATCH = 3
 FLOAT_DTYPES = (rt.float32, rt.float64, rt.complex128)
-INT_ONLY = {"and", "or", "xor"}
+INT_ONLY = {"and", "or", "xor", "not", "population_count", "clz", "shift_left", "shift_right_arithmetic",
+            "shift_right_logical"}  # fmt: skip
 REAL_ONLY = {"max", "min", "atan2", "rem", "floor_div", "lt", "le", "gt", "ge", "clamp", "reduce_max",
              "reduce_min", "sign"}  # fmt: skip
 

@@ -310,6 +310,34 @@ for _d in ("c64", "c128"):
 for _d in ("f32", "i16", "u8", "c128", "bf16"):
     case("square", _d, F.square, lambda _d=_d: data(_d, lo=-9, hi=9))
 
+# rounding, tests, exponentials, trigonometric and hyperbolic; integer bit ops
+_HALVES = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.0, 3.7, np.nan, np.inf]
+for _d in ("f32", "bf16", "f64"):
+    case("floor", _d, F.floor, lambda _d=_d: data(_d, lo=-9, hi=9))
+    case("ceil", _d, F.ceil, lambda _d=_d: data(_d, lo=-9, hi=9))
+    case("round", f"{_d}-away", lambda x: F.round(x, 0), of(_d, _HALVES))
+    case("round", f"{_d}-even", lambda x: F.round(x, 1), of(_d, _HALVES))
+    case("is_finite", _d, F.is_finite, of(_d, _HALVES))
+    case("cbrt", _d, F.cbrt, lambda _d=_d: data(_d, lo=-9, hi=9))
+    case("nextafter", _d, F.nextafter, lambda _d=_d: data(_d), lambda _d=_d: data(_d, seed=1))
+for _op, _fn, _lo, _hi in (("exp2", F.exp2, -2.0, 2.0), ("sinh", F.sinh, -2.0, 2.0), ("cosh", F.cosh, -2.0, 2.0),
+                           ("tan", F.tan, -1.0, 1.0), ("asin", F.asin, -0.9, 0.9), ("acos", F.acos, -0.9, 0.9),
+                           ("atan", F.atan, -3.0, 3.0), ("asinh", F.asinh, -3.0, 3.0), ("acosh", F.acosh, 1.1, 4.0),
+                           ("atanh", F.atanh, -0.9, 0.9)):  # fmt: skip
+    for _d in ("f32", "f64", "bf16", "f16", "c64"):
+        case(_op, _d, _fn, lambda _d=_d, lo=_lo, hi=_hi: data(_d, lo=lo, hi=hi))
+for _d in ("f32", "f64"):
+    case("complex", _d, F.complex, lambda _d=_d: data(_d), lambda _d=_d: data(_d, seed=1))
+for _d in ("i8", "u16", "i32", "u64", "i4"):
+    case("not", _d, F.logical_not, lambda _d=_d: data(_d, lo=-9, hi=9))
+    if _d != "i4":  # XLA CPU counts an int4's bits in its 8-bit sign extension (-1 -> 8 -> wraps to -8)
+        case("population_count", _d, F.population_count, lambda _d=_d: data(_d, lo=-9, hi=9))
+    case("clz", _d, F.clz, lambda _d=_d: data(_d, lo=-9, hi=9))
+    for _op, _fn in (("shift_left", F.shift_left), ("shift_right_arithmetic", F.shift_right_arithmetic),
+                     ("shift_right_logical", F.shift_right_logical)):  # fmt: skip
+        case(_op, _d, _fn, lambda _d=_d: data(_d, lo=-9, hi=9), lambda _d=_d: data(_d, lo=-2, hi=9, seed=1))
+case("not", "bool", F.logical_not, data("bool"))
+
 # conversions (saturation, NaN -> 0, wrap-around, real part, rounding into narrow floats)
 _SATURATE = [np.nan, np.inf, -np.inf, 3.7, -3.7, 1e10, -1e10, 255.5, -0.9]
 for _src, _dst, _vals in (

@@ -87,7 +87,21 @@ def _xla_rem(x: int, y: int, d: DType) -> int:
     return wrap(x - y * _trunc_div(x, y), d)
 
 
+def _shift(x: int, y: int, d: DType, kind: str) -> int:
+    """XLA's shifts on exact integers: the amount read as unsigned; at or past the width every bit goes."""
+    amount, pattern = y % (1 << d.bits), x % (1 << d.bits)
+    signed = pattern - (1 << d.bits) if pattern >> (d.bits - 1) else pattern
+    if kind == "left":
+        return 0 if amount >= d.bits else wrap(pattern << amount, d)
+    if kind == "logical":
+        return 0 if amount >= d.bits else wrap(pattern >> amount, d)
+    return wrap(signed >> min(amount, d.bits - 1), d)
+
+
 INT_BINARY: dict[str, Callable[[int, int, DType], int | bool | None]] = {
+    "shift_left": lambda x, y, d: _shift(x, y, d, "left"),
+    "shift_right_logical": lambda x, y, d: _shift(x, y, d, "logical"),
+    "shift_right_arithmetic": lambda x, y, d: _shift(x, y, d, "arithmetic"),
     "add": lambda x, y, d: wrap(x + y, d),
     "sub": lambda x, y, d: wrap(x - y, d),
     "mul": lambda x, y, d: wrap(x * y, d),
@@ -112,6 +126,9 @@ INT_UNARY: dict[str, Callable[[int, DType], int]] = {
     "abs": lambda x, d: wrap(abs(x), d),
     "sign": lambda x, d: (x > 0) - (x < 0),
     "square": lambda x, d: wrap(x * x, d),
+    "not": lambda x, d: wrap(~x, d),
+    "population_count": lambda x, d: wrap(bin(x % (1 << d.bits)).count("1"), d),
+    "clz": lambda x, d: wrap(d.bits - (x % (1 << d.bits)).bit_length(), d),
 }
 
 
@@ -323,6 +340,16 @@ COMPLEX_ELEMENTWISE: dict[str, tuple[Callable[..., Any], tuple[str, ...], bool]]
     "abs": (lax.abs, ("any",), False),
     "real": (lax.real, ("any",), True),
     "imag": (lax.imag, ("any",), True),
+    "exp2": (lax.exp2, ("unit",), False),
+    "sinh": (lax.sinh, ("unit",), False),
+    "cosh": (lax.cosh, ("unit",), False),
+    "tan": (lax.tan, ("unit",), False),
+    "asin": (lax.asin, ("unit",), False),
+    "acos": (lax.acos, ("unit",), False),
+    "atan": (lax.atan, ("unit",), False),
+    "asinh": (lax.asinh, ("unit",), False),
+    "acosh": (lax.acosh, ("positive",), False),
+    "atanh": (lax.atanh, ("unit",), False),
 }
 
 

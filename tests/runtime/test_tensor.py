@@ -257,7 +257,7 @@ def test_unary_operators_and_matmul() -> None:
 
 
 def test_every_op_has_a_function() -> None:
-    aliases = {"and": "logical_and", "or": "logical_or", "xor": "logical_xor"}
+    aliases = {"and": "logical_and", "or": "logical_or", "xor": "logical_xor", "not": "logical_not"}
     for name in ops.OPS:
         if ops.OPS[name].family == ops.CALL:
             continue  # user calls are made by autodiff.custom_jvp / custom_vjp (tests/autodiff/test_custom_rules.py)
