@@ -223,8 +223,9 @@ custom_vjp_call = declare(
 #: to the policy's inexact dtype (``runtime.plan.plan_inexact_operands``), as
 #: jax.numpy, NumPy and PyTorch do; the recording shows that ``convert``.
 FLOAT_ONLY: Final = frozenset(
-    {exp, log, expm1, log1p, sin, cos, tanh, logistic, sqrt, rsqrt, reciprocal, atan2, cholesky, eigh, triangular_solve}
-)
+    {exp, log, expm1, log1p, sin, cos, tanh, logistic, sqrt, rsqrt, reciprocal, atan2, cholesky, eigh, triangular_solve,
+     exp2, sinh, cosh, tan, asin, acos, atan, asinh, acosh, atanh, cbrt, nextafter}
+)  # fmt: skip
 #: Ops whose meaning on a real operand is an identity or a constant
 #: (``real(x) = x``, ``conj(x) = x``, ``imag(x) = 0``): the plan's rewrite
 #: rules (``runtime.plan.rewrite``) record them as such.

@@ -73,6 +73,10 @@ VALID: dict[str, Call] = {
         for op in ops.OPS.values()
         if op.family in (ops.BINARY, ops.COMPARE) and op.name != "floor_div"
     },
+    **{
+        name: _same(lambda: of("i32", [1, 2, 3]))
+        for name in ("shift_left", "shift_right_arithmetic", "shift_right_logical")
+    },
     "floor_div": _same(lambda: f64(3)),
     **{name: _same(lambda: of("i32", [1, 2, 3])) for name in ("and", "or", "xor")},
     "dot_general": lambda: ([f64(2, 3), f64(3, 4)], {"dimension_numbers": (((1,), (0,)), ((), ()))}),
@@ -90,6 +94,7 @@ VALID: dict[str, Call] = {
     **{op.name: _same(lambda: f64(3), 1) for op in ops.OPS.values() if op.family == ops.UNARY},
     "real": _same(lambda: of("c128", [1 + 2j, 3j]), 1),
     "imag": _same(lambda: of("c128", [1 + 2j, 3j]), 1),
+    **{name: _same(lambda: of("i32", [1, 2, 3]), 1) for name in ("population_count", "clz", "not")},
     "convert": lambda: ([f64(3)], {"new_dtype": rt.float32}),
     **{op.name: (lambda: ([f64(2, 3)], {"axes": (1,)})) for op in ops.OPS.values() if op.family == ops.REDUCE},
     "reshape": lambda: ([f64(6)], {"new_sizes": (2, 3)}),

@@ -252,6 +252,31 @@ ROWS["iota"] = (lambda: lax.iota(np.float64, 3), [], {"dtype": rt.float64, "shap
 ROWS["full"] = (lambda: lax.full((3,), 2.5, np.float64), [], {"shape": (3,), "fill_value": 2.5, "dtype": rt.float64})
 ROWS["eigh"] = (lambda x: lax.linalg.eigh(x), [(_F, (2, 2))], {})
 ROWS["cholesky"] = (lambda x: lax.linalg.cholesky(x), [(_F, (2, 2))], {})
+for _name in (
+    "floor",
+    "ceil",
+    "is_finite",
+    "exp2",
+    "sinh",
+    "cosh",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "cbrt",
+):
+    ROWS[_name] = (getattr(lax, _name), [(_F, (3,))], {})
+ROWS["round"] = (lax.round, [(_F, (3,))], {"rounding_method": 0})
+ROWS["population_count"] = (lax.population_count, [(np.int64, (3,))], {})
+ROWS["clz"] = (lax.clz, [(np.int64, (3,))], {})
+ROWS["not"] = (lax.bitwise_not, [(np.int64, (3,))], {})
+ROWS["nextafter"] = (lax.nextafter, [(_F, (3,)), (_F, (3,))], {})
+ROWS["complex"] = (lax.complex, [(_F, (3,)), (_F, (3,))], {})
+for _name in ("shift_left", "shift_right_arithmetic", "shift_right_logical"):
+    ROWS[_name] = (getattr(lax, _name), [(np.int64, (3,)), (np.int64, (3,))], {})
 ROWS["triangular_solve"] = (
     lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True),
     [(_F, (2, 2)), (_F, (2, 2))],
