@@ -40,7 +40,12 @@ JNP: dict[str, Any] = {
     "le": jnp.less_equal, "gt": jnp.greater, "ge": jnp.greater_equal, "and": jnp.logical_and,
     "or": jnp.logical_or, "xor": jnp.logical_xor,
     "select": jnp.where, "clamp": lambda lo, x, hi: jnp.minimum(jnp.maximum(x, lo), hi),
+    "nextafter": jnp.nextafter, "complex": lambda re, im: re + 1j * im, "shift_left": jnp.left_shift,
+    "shift_right_arithmetic": jnp.right_shift,
+    "shift_right_logical": lambda x, y: jnp.right_shift(x.astype(jnp.uint64), y.astype(jnp.uint64)).astype(x.dtype),
 }  # fmt: skip
+#: the integer-only ops of the binary family
+_INTEGER_OPS = {"shift_left", "shift_right_arithmetic", "shift_right_logical"}
 ELEMENTWISE = [op for op in ops.OPS.values() if op.family in BROADCASTING]
 POLICIES = rt.policies()
 
@@ -48,6 +53,8 @@ POLICIES = rt.policies()
 def _operand(op: ops.OpDef, i: int, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     if op.family == ops.LOGICAL or (op.family == ops.SELECT and i == 0):
         return rng.random(shape) < 0.5
+    if op.name in _INTEGER_OPS:
+        return rng.integers(0, 2**20 if i == 0 else 8, shape, dtype=np.int64)
     values = rng.uniform(0.5, 2.0, shape)
     if op.family == ops.CLAMP:
         values = values + (0.0, 0.5, 1.0)[i] * 1.5  # min < operand range < max, mostly

@@ -185,10 +185,29 @@ def _torch() -> Any:
 
 
 TORCH_NAMES = {
-    "exp": "exp", "log": "log", "expm1": "expm1", "log1p": "log1p", "sin": "sin", "cos": "cos", "tanh": "tanh",
-    "sqrt": "sqrt", "rsqrt": "rsqrt", "reciprocal": "reciprocal", "logistic": "sigmoid", "atan2": "atan2",
-    "exp2": "exp2", "sinh": "sinh", "cosh": "cosh", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
-    "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "nextafter": "nextafter",
+    "exp": "exp",
+    "log": "log",
+    "expm1": "expm1",
+    "log1p": "log1p",
+    "sin": "sin",
+    "cos": "cos",
+    "tanh": "tanh",
+    "sqrt": "sqrt",
+    "rsqrt": "rsqrt",
+    "reciprocal": "reciprocal",
+    "logistic": "sigmoid",
+    "atan2": "atan2",
+    "exp2": "exp2",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "tan": "tan",
+    "asin": "asin",
+    "acos": "acos",
+    "atan": "atan",
+    "asinh": "asinh",
+    "acosh": "acosh",
+    "atanh": "atanh",
+    "nextafter": "nextafter",
 }  # fmt: skip  (torch has no cbrt)
 TORCH_INTEGRAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"]
 
