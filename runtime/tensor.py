@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from runtime import chunked, hooks, kernels, memory, ops, shapes
@@ -1071,6 +1072,10 @@ def _materialize(value: Scalar, target: DType, op: OpDef, xs: Sequence[Any]) -> 
     try:
         if target.kind != "complex" and isinstance(value, complex):
             raise TypeError(f"a Python complex cannot become {target.name}")
+        if target in dt.SUB_BYTE_INTS and type(value) is int:  # ml_dtypes wraps these silently
+            info = ml_dtypes.iinfo(target.storage)
+            if not int(info.min) <= value <= int(info.max):
+                raise OverflowError(f"Python integer {value} out of bounds for {target.name}")
         return Tensor(np.asarray(value, dtype=target.storage), target)
     except (OverflowError, ValueError, TypeError) as err:
         raise PromotionError(

@@ -493,3 +493,15 @@ def test_torch_float16_plus_python_complex_runs_in_complex32() -> None:
     # the 0-d complex128 is converted to complex32 first (2 - 1j is exact), then complex64 arithmetic, rounded
     want = round_parts(x.astype(np.complex64) * np.complex64(2 - 1j), rt.complex32)
     assert np.array_equal(z.numpy().astype(np.complex64), want.astype(np.complex64))
+
+
+@pytest.mark.parametrize("d", [rt.int1, rt.uint1, rt.int2, rt.uint2, rt.int4, rt.uint4], ids=lambda d: d.name)
+def test_a_python_int_that_does_not_fit_a_sub_byte_int_is_refused(d: rt.DType) -> None:
+    # ml_dtypes wraps an out-of-range Python int silently; castwise refuses it, as int8 + 300 is refused
+    info = ml_dtypes.iinfo(d.storage)
+    x = rt.asarray(np.zeros(2, d.storage), d)
+    for _ in range(2):  # the general path, then the cached one
+        assert (x + int(info.max)).tolist() == [int(info.max)] * 2
+        for bad in (int(info.max) + 1, int(info.min) - 1):
+            with pytest.raises(rt.PromotionError, match=f"does not fit the planned dtype {d.name}"):
+                x + bad
