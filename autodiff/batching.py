@@ -32,9 +32,7 @@ import numpy as np
 from autodiff.api import FRESH_INPUTS
 from autodiff.rules_batching import BATCH_RULES, broadcast_batch, move_batch_dim
 from runtime import hooks, ops
-from runtime.dtypes import DType
-from runtime.graph import Eqn, Var, emit, new_leaf, primal_value, record_op
-from runtime.ops import OpDef
+from runtime.graph import Eqn, Var, emit, new_leaf, primal_value, record_holding_all
 from runtime.tensor import Tensor, apply, asarray
 
 __all__ = ["VmapError", "vmap"]
@@ -93,19 +91,6 @@ def _describe(x: Tensor) -> str:
 
 
 # -- recording f on one example ------------------------------------------------------------------------------
-
-
-def _recorder(
-    op: OpDef,
-    params: dict[str, Any],
-    inputs: Sequence[Tensor],
-    targets: tuple[DType, ...],
-    outputs: Sequence[Tensor],
-    target_shapes: Sequence[tuple[int, ...]] | None = None,
-) -> None:
-    # every value held: the replay reads none, a tracer does; a broadcast operand gets its
-    # ``broadcast_in_dim`` equation, which the replay batches like any other
-    record_op(op, params, inputs, targets, outputs, None, target_shapes)
 
 
 #: what a recorded value is to the replay (``_classify``)
@@ -327,7 +312,7 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
             leaves.append(leaf)
             env[id(leaf)] = (v, axis)
             call.append(example)
-        with hooks.recorder_override(_recorder):
+        with hooks.recorder_override(record_holding_all):
             result = f(*call)
         outs, out_spec = _flatten(result)
         for i, o in enumerate(outs):

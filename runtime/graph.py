@@ -664,7 +664,7 @@ def _evaluate_recorded(graph: Graph, args: Sequence[Any]) -> list[Tensor]:
 # -- tracing -------------------------------------------------------------------------------------
 
 
-def _trace_recorder(
+def record_holding_all(
     op: OpDef,
     params: dict[str, Any],
     inputs: Sequence[Tensor],
@@ -672,6 +672,8 @@ def _trace_recorder(
     outputs: Sequence[Tensor],
     target_shapes: Sequence[tuple[int, ...]] | None = None,
 ) -> None:
+    """A recorder (``runtime.hooks``) whose recordings hold every value: ``trace``, and
+    ``autodiff.vmap``'s recording of one example (its replay and a tracer read them all)."""
     record_op(op, params, inputs, targets, outputs, None, target_shapes)
 
 
@@ -702,7 +704,7 @@ def trace(f: Callable[..., Any], *example_args: Any) -> Graph:
         t.weak = weak  # the abstract value is (dtype, shape, weak): a weak example traces weak
         new_leaf(t)
         traced.append(t)
-    with hooks.recorder_override(_trace_recorder):
+    with hooks.recorder_override(record_holding_all):
         result = f(*traced)
     results = list(result) if isinstance(result, (tuple, list)) else [result]
     out_vars = []
