@@ -654,7 +654,7 @@ def test_64_bit_graphs_run_eagerly_without_x64_and_refuse_to_trace_without_it() 
     (F.mul, [of("f64", [1e-200]), of("f64", [1e-120])]),
 ], ids=["f64-to-f32", "f64-to-bf16", "f32-mul", "f32-subnormal-input", "f64-mul"])  # fmt: skip
 def test_subnormals_are_kept_where_xla_cpu_flushes_them(fn: Callable[..., Any], args: list[Tensor]) -> None:
-    """A documented departure (runtime/kernels.py, docs/jax.md): castwise's kernels
+    """A documented departure (runtime/kernels/, docs/jax.md): castwise's kernels
     follow IEEE gradual underflow like NumPy; XLA on CPU flushes subnormals to zero."""
     if jax.default_backend() != "cpu":
         pytest.skip("flushing subnormals is XLA CPU's behaviour")

@@ -4,7 +4,7 @@ XLA's CPU compiler rewrites a reduction over a dimension longer than 32 into
 windows of 32 (padded evenly at both ends) and reduces each window, then the
 window results, left to right; its reducers round to the dtype after every
 step (bfloat16 and the 8-bit formats through a conversion). castwise's
-``reduce_sum`` / ``reduce_prod`` follow that order (``runtime/kernels.py
+``reduce_sum`` / ``reduce_prod`` follow that order (``runtime/kernels/
 _xla_fold``), so over one axis they match JAX bit for bit in every float
 dtype, and bfloat16 and the 8-bit formats match over any axes. Where XLA
 does something else castwise does not replicate (float32/float64 sums of 4096

@@ -1,0 +1,32 @@
+"""The parity sweep's rows of the structural ops (``runtime.ops`` families ``structural``).
+
+``specs()`` returns them; ``cases.build_specs`` assembles every family's rows.
+"""
+
+from __future__ import annotations
+
+from autodiff.parity._common import _ALL_EXACT, Spec, _jnp, _lax, _structural_spec
+from runtime import functions as F
+
+
+def specs() -> list[Spec]:
+    """The sweep's rows of the structural ops."""
+    return [
+        _structural_spec("reshape", "reshape", lambda x: F.reshape(x, (2, 6)),
+                         lambda x: _lax().reshape(x, (2, 6)), (3, 4)),
+        _structural_spec("transpose", "transpose", lambda x: F.transpose(x, (1, 0)),
+                         lambda x: _lax().transpose(x, (1, 0)), (3, 4)),
+        _structural_spec("broadcast_in_dim", "broadcast_in_dim", lambda x: F.broadcast_in_dim(x, (2, 3, 4), (1, 2)),
+                         lambda x: _lax().broadcast_in_dim(x, (2, 3, 4), (1, 2)), (3, 1)),
+        _structural_spec("slice", "slice", lambda x: F.slice(x, (1, 0), (3, 4), (1, 2)),
+                         lambda x: _lax().slice(x, (1, 0), (3, 4), (1, 2)), (3, 4)),
+        _structural_spec("pad", "pad", lambda x: F.pad(x, 1, ((1, 0, 1), (0, -1, 0))),
+                         lambda x: _lax().pad(x, _jnp().asarray(1, x.dtype), ((1, 0, 1), (0, -1, 0))), (3, 4)),
+        _structural_spec("reverse", "reverse", lambda x: F.reverse(x, (0,)), lambda x: _lax().rev(x, (0,)), (3, 4)),
+        Spec("iota", "iota", lambda dtype: F.iota(dtype, (2, 3), 1),
+             lambda dtype: _lax().broadcasted_iota(dtype.storage, (2, 3), 1), (), (), dtype_param=True,
+             exact=_ALL_EXACT),
+        *(Spec(f"full-{kind}", "full", lambda dtype, _v=value: F.full((2, 3), _v, dtype),
+               lambda dtype, _v=value: _lax().full((2, 3), _v, dtype.storage), (), (), dtype_param=True,
+               exact=_ALL_EXACT) for kind, value in (("int", 3), ("float", 1.5), ("complex", 1.5 - 0.5j))),
+    ]  # fmt: skip

@@ -1,0 +1,229 @@
+"""Documented, deliberate departures from JAX, and the known failures the sweep reports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from autodiff.parity._common import NARROW_INT_DTYPES, Case, CheckResult, PyScalar, _has, _planned, _run_jax
+from runtime import dtypes as dt
+from runtime.promotion import PromotionError
+
+
+def _no_refusal(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> bool:
+    return False
+
+
+def _no_check(case: Case, check: CheckResult) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Departure:
+    """A documented place where castwise and JAX differ by design.
+
+    ``applies(case, operands, ours_refused, jax_refused)`` says whether it
+    explains a disagreement on acceptance (castwise refuses what JAX accepts,
+    or the reverse); ``explains(case, check)``, whether it explains a failed
+    check of a case both accept (a result dtype or value). ``where`` names the
+    documentation.
+    """
+
+    name: str
+    reason: str
+    where: str
+    applies: Callable[[Case, Sequence[Any], bool, bool], bool] = _no_refusal
+    explains: Callable[[Case, CheckResult], bool] = _no_check
+
+
+def _kinds(case: Case) -> set[str]:
+    """The kinds among a case's operands, Python scalars included (``py-complex`` is complex)."""
+    return {s.kind for s in case.operand_slots}
+
+
+def _lax_refuses_too(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> bool:
+    """Under ``jax`` the reference is jax.numpy, which converts operands jax.lax refuses
+    (bool arithmetic, atan2 of integers, ordering complex numbers ...): castwise follows
+    jax.lax, so its refusal stands when lax, at JAX's own promoted dtype, refuses too."""
+    if case.policy != "jax" or case.spec.jnp is None or not ours_refused or jax_refused:
+        return False
+    try:
+        _run_jax(case, operands, lax_only=True)
+    except Exception:
+        return True
+    return False
+
+
+def _refuses_kind(op: str, kind: str) -> Callable[[Case, Sequence[Any], bool, bool], bool]:
+    def applies(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> bool:
+        return case.spec.op == op and ours_refused and not jax_refused and kind in _kinds(case)
+
+    return applies
+
+
+def _integer_pow(case: Case, check: CheckResult) -> bool:
+    """pow under jax with a Python int or bool exponent, where jnp.power calls lax.integer_pow:
+    a bool base becomes int32 there (int64 in castwise's plan), and in float8_e8m0fnu castwise's
+    ``y * x**(y - 1)`` is NaN for ``y = 1`` (0 does not exist) where integer_pow's is not."""
+    exponent = case.slots[1] if case.spec.op == "pow" and len(case.slots) == 2 else None
+    if case.policy != "jax" or not isinstance(exponent, PyScalar) or exponent.kind not in ("int", "bool"):
+        return False
+    if check.check == "primal":
+        return case.slots[0] is dt.bool_ and _message_has(check, "dtype int64, expected int32")
+    return (check.check in ("jvp", "vjp") and case.slots[0] is dt.float8_e8m0fnu
+            and _message_has(check, "NaN in different positions"))  # fmt: skip
+
+
+def _e8m0_derivative_formula(case: Case, check: CheckResult) -> bool:
+    """The float8_e8m0fnu derivatives whose formulae differ from JAX's (see DEPARTURES)."""
+    return (check.check in ("jvp", "vjp") and case.spec.op in ("scatter_add", "reduce_prod")
+            and _has(case, dt.float8_e8m0fnu) and _message_has(check, "NaN in different positions"))  # fmt: skip
+
+
+#: What XLA on CPU refuses for the 2-bit ints, which castwise computes in 8 bits and wraps.
+_NARROW_INT_XLA_GAPS: Final = frozenset({"pow", "dot_general", "abs", "concatenate"})
+
+
+def _plans_half_complex(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> bool:
+    """A case castwise runs in complex32/bcomplex32 (torch: float16 with a complex scalar), JAX cannot."""
+    if ours_refused or not jax_refused or case.policy == "jax":
+        return False
+    if _has(case, *dt.SMALL_COMPLEX):
+        return True
+    try:
+        return any(t in dt.SMALL_COMPLEX for t in _planned(case))
+    except PromotionError:
+        return False
+
+
+def _narrow_int_true_divide(case: Case, check: CheckResult) -> bool:
+    """div of 2-bit ints under jax: jnp.true_divide keeps int2/uint2 (see DEPARTURES)."""
+    return (case.policy == "jax" and case.spec.op == "div" and check.check == "primal"
+            and _has(case, *NARROW_INT_DTYPES) and _message_has(check, "dtype float32, expected "))  # fmt: skip
+
+
+DEPARTURES: Final[tuple[Departure, ...]] = (
+    Departure(
+        "jnp-converts",
+        "castwise ops follow jax.lax dtype rules: where jax.numpy converts first (bool arithmetic, atan2 of "
+        "integers, ordering complex numbers) and jax.lax refuses, castwise refuses too",
+        "runtime/shapes/ (accepted dtypes follow jax.lax); docs/promotion.md (bool arithmetic)",
+        _lax_refuses_too,
+    ),
+    Departure(
+        "atan2-complex",
+        "atan2 is real-only in castwise; jax.lax.atan2 also takes complex operands",
+        "runtime/shapes/binary.py: atan2_rule",
+        _refuses_kind("atan2", "complex"),
+    ),
+    Departure(
+        "clamp-complex",
+        "clamp refuses complex operands (XLA's complex clamp has no documented order); jax.lax.clamp accepts them",
+        "runtime/shapes/contraction.py: clamp_rule",
+        _refuses_kind("clamp", "complex"),
+    ),
+    Departure(
+        "full-complex-fill",
+        "full refuses a complex fill value for a non-complex dtype (taking the real part silently would hide a "
+        "bug); jax.lax.full converts it to bool as bool(fill)",
+        "runtime/shapes/_common.py: _check_scalar_param",
+        lambda c, x, o, j: c.spec.name == "full-complex" and o and not j,
+    ),
+    Departure(
+        "floor_div-bool",
+        "floor_div of bools is refused where the policy has no bool rule (torch: PyTorch refuses it; neuron); "
+        "the reference after the plan, jnp.floor_divide, turns bool operands into int32",
+        "runtime/plan.py: NUMERIC_OF_BOOL; runtime/shapes/binary.py: floor_div_rule",
+        _refuses_kind("floor_div", "bool"),
+    ),
+    Departure(
+        "pow-integer-exponent",
+        "with a Python int or bool exponent, jnp.power is lax.integer_pow: the exponent takes no part in "
+        "promotion (a bool base becomes int32, even with x64) and the derivative is n * x**(n-1) through "
+        "integer_pow; castwise's pow is the binary op, planned like every other (bool and a Python int give "
+        "int64, as jnp.result_type and jnp.add do) and differentiated as y * x**(y - 1), which is NaN in "
+        "float8_e8m0fnu for y = 1 (the format has no 0)",
+        "docs/promotion.md (departures); docs/parity.md",
+        explains=_integer_pow,
+    ),
+    Departure(
+        "narrow-int-xla",
+        "castwise computes every integer op on int2/uint2 in 8 bits and wraps back; XLA on CPU has no 2-bit "
+        "integer pow (jnp.power's integer algorithm), dot or concatenate (its compiler aborts), and jnp.abs "
+        "refuses narrow integers as platform-dependent",
+        "runtime/kernels/ (module docstring); tests/runtime/test_kernels_new_dtypes.py (exact integers)",
+        lambda c, x, o, j: c.spec.op in _NARROW_INT_XLA_GAPS and not o and j and _has(c, *NARROW_INT_DTYPES),
+    ),
+    Departure(
+        "half-complex-no-jax",
+        "under torch, float16 with a complex scalar or 0-d tensor is complex32 (PyTorch's ComplexHalf), which JAX "
+        "does not have: no JAX reference; castwise computes it in complex64 and rounds each part to float16",
+        "docs/promotion.md (torch); tests/runtime/test_kernels_new_dtypes.py",
+        _plans_half_complex,
+    ),
+    Departure(
+        "narrow-int-true-divide",
+        "jnp.true_divide keeps int1/int2/uint1/uint2 (JAX's to_inexact_dtype has no entry for them) and divides "
+        "as integers; castwise's true division of every integer narrower than 64 bits is float32, as for int4",
+        "docs/promotion.md (jax)",
+        explains=_narrow_int_true_divide,
+    ),
+    Departure(
+        "e8m0-derivative-formula",
+        "float8_e8m0fnu has no zero and no negative values, so a derivative formula that materialises a zero "
+        "or sums from one is NaN in it. castwise keeps scatter_add's zero update tangent symbolic where JAX "
+        "materialises it (NaN at the scattered positions), and differentiates reduce_prod as "
+        "sum_i t_i * prod_{j != i} x_j (a sum from 0: NaN) where JAX differentiates a product tree (finite)",
+        "docs/autodiff.md (symbolic zeros); autodiff/rules_structural.py",
+        explains=_e8m0_derivative_formula,
+    ),
+)
+
+
+def departure_for(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> Departure | None:
+    """The documented departure that explains an acceptance disagreement, if any."""
+    for dep in DEPARTURES:
+        if dep.applies(case, operands, ours_refused, jax_refused):
+            return dep
+    return None
+
+
+def departure_explaining(case: Case, check: CheckResult) -> Departure | None:
+    """The documented departure that explains a failed check, if any."""
+    for dep in DEPARTURES:
+        if dep.explains(case, check):
+            return dep
+    return None
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    """A castwise bug the sweep found and reported, not yet fixed.
+
+    Failures it ``matches`` are listed as known (``castwise parity --strict``
+    counts them as failures). Remove the entry with the fix: the sweep then
+    checks the case like any other.
+    """
+
+    name: str
+    description: str
+    matches: Callable[[Case, CheckResult], bool]
+
+
+def _message_has(check: CheckResult, *texts: str) -> bool:
+    """Whether the failure message contains every one of ``texts``."""
+    return all(t in check.message for t in texts)
+
+
+#: Known castwise bugs, found by this sweep and reported (docs/parity.md has the details
+#: and a reproducer for each). Each matcher is as narrow as the bug.
+KNOWN_FAILURES: tuple[KnownFailure, ...] = ()
+
+
+def known_failure_for(case: Case, check: CheckResult) -> KnownFailure | None:
+    """The ``KNOWN_FAILURES`` entry a failed check is, if any."""
+    for known in KNOWN_FAILURES:
+        if known.matches(case, check):
+            return known
+    return None

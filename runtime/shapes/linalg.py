@@ -1,0 +1,88 @@
+"""Shape rules of the linear algebra ops (``runtime.ops`` families ``linalg``).
+
+Each rule is a named function followed by its registration in ``SHAPE_RULES``; the checks and
+their order are described in ``runtime.shapes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from runtime import dtypes as dt
+from runtime.dtypes import DType
+from runtime.ops import OpDef
+from runtime.shapes._common import (
+    _INEXACT,
+    REAL_DTYPE,
+    SHAPE_RULES,
+    Aval,
+    OpTypeError,
+    Shape,
+    ShapeError,
+    _accept,
+    _fail,
+    _same_dtype,
+    operand_names,
+    param,
+)
+
+# -- small helpers ----------------------------------------------------------------------------
+
+
+#: dtypes LAPACK (and so jax.lax.linalg.eigh/cholesky on CPU) works in.
+_LAPACK: Final = frozenset({dt.float32, dt.float32r, dt.float64, dt.complex64, dt.complex128})
+
+
+# -- linear algebra -----------------------------------------------------------------------------
+
+
+def _square(op: OpDef, avals: Sequence[Aval], i: int) -> Shape:
+    shape = avals[i][1]
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        name = operand_names(op, len(avals))[i]
+        raise _fail(ShapeError, op, avals, f"{name} must be a (batch of) square matrices")
+    return shape
+
+
+def _lapack(op: OpDef, avals: Sequence[Aval]) -> DType:
+    dtype = avals[0][0]
+    if dtype not in _LAPACK:
+        raise _fail(OpTypeError, op, avals, f"x dtype {dtype.short} not accepted (accepts f32, f64, c64, c128)")
+    return dtype
+
+
+def eigh_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.linalg.eigh: (eigenvectors like x, eigenvalues of the real dtype, batch + [n])."""
+    dtype = _lapack(op, avals)
+    shape = _square(op, avals, 0)
+    return ((dtype, shape), (REAL_DTYPE.get(dtype, dtype), shape[:-1]))
+
+
+SHAPE_RULES["eigh"] = eigh_rule
+
+
+def cholesky_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.linalg.cholesky: lower factor shaped like x."""
+    dtype = _lapack(op, avals)
+    return ((dtype, _square(op, avals, 0)),)
+
+
+SHAPE_RULES["cholesky"] = cholesky_rule
+
+
+def triangular_solve_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.linalg.triangular_solve: a is [..., m, m]; b is [..., m, n] (left) or [..., n, m] (right)."""
+    # The plan leaves linalg operands alone, yet a and b must agree, as in lax.
+    dtype = _same_dtype(op, avals, (0, 1))
+    _accept(op, avals, 0, _INEXACT)
+    a = _square(op, avals, 0)
+    b = avals[1][1]
+    left = bool(param(op, params, "left_side"))
+    if len(b) != len(a) or b[:-2] != a[:-2] or (b[-2] if left else b[-1]) != a[-1]:
+        side = "left" if left else "right"
+        raise _fail(ShapeError, op, avals, f"b does not match a for a {side}-side solve")
+    return ((dtype, b),)
+
+
+SHAPE_RULES["triangular_solve"] = triangular_solve_rule
