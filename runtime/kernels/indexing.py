@@ -119,7 +119,8 @@ def gather_kernel(
         for j, pos in enumerate(batch_pos):
             mask_shape[pos] = batch[j]
         out = np.where(valid.reshape(mask_shape), out, scalar_array(fill, dt.from_numpy(operand.dtype)))
-    return (np.ascontiguousarray(out),)
+    # np.asarray, not np.ascontiguousarray: the latter makes a 0-d result 1-d
+    return (np.asarray(out, order="C"),)
 
 
 KERNELS["gather"] = gather_kernel

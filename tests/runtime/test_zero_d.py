@@ -136,10 +136,7 @@ CASES: dict[str, Case | str] = {
 
 #: kernels that fail on 0-d operands today (JAX gives a 0-d result for both); the
 #: kernels work owns them (issue 13 section 6 names pad)
-_KNOWN_KERNEL_GAPS = {
-    "pad": "pad of a 0-d operand fails in its kernel (issue 13 section 6)",
-    "gather": "gather of a 0-d operand with empty index vectors returns shape (1,), not () as lax.gather",
-}
+_KNOWN_KERNEL_GAPS: dict[str, str] = {}
 
 
 def test_every_op_has_a_row() -> None:
