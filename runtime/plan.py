@@ -251,6 +251,7 @@ INEXACT_BY_OP: dict[tuple[str, str], InexactRule] = {("numpy", name): float64_in
 INEXACT_REFUSED: dict[tuple[str, str], str] = {
     ("numpy", "reciprocal"): "NumPy's reciprocal of an integer is an integer (1 // x)",
     **{("torch", name): "PyTorch's linalg functions take floating or complex tensors only" for name in _LINALG},
+    ("torch", "nextafter"): "PyTorch's nextafter takes floating tensors only",
 }
 
 

@@ -221,7 +221,12 @@ def test_float_only_ops_on_integers_follow_torch(op: ops.OpDef, name: str) -> No
     d = rt.dtype(name)
     x = _values(d)
     tx = torch.from_numpy(x.astype(np.int64)).to(getattr(torch, name))
-    expected = getattr(torch, TORCH_NAMES[op.name])(*[tx] * (op.arity or 1))
+    try:
+        expected = getattr(torch, TORCH_NAMES[op.name])(*[tx] * (op.arity or 1))
+    except (NotImplementedError, RuntimeError, TypeError):  # PyTorch refuses the dtype: so must castwise
+        with rt.use_policy("torch"), pytest.raises(rt.PromotionError, match=f"{op.name}.*{name}"):
+            apply(op, [rt.asarray(x, d)] * (op.arity or 1), {})
+        return
     with rt.use_policy("torch"):
         got = apply(op, [rt.asarray(x, d)] * (op.arity or 1), {})
     assert isinstance(got, rt.Tensor)
