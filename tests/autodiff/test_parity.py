@@ -416,3 +416,9 @@ def test_per_example_vmap_reference_stacks_along_the_output_batch_axis() -> None
     for primal_ok in (True, False):
         rows = parity.cli._check_vmap(case, operands, 0, f32, True, primal_ok)
         assert len(rows) == 6 and all(c.ok for c in rows), [c.message for c in rows if not c.ok]
+
+
+def test_dtypes_a_policy_does_not_know_leave_it_without_cases() -> None:
+    # kael has four dtypes: --dtypes narrow-int leaves it none, which must not crash the case builder
+    cases = build_cases(parity.DEFAULT_POLICIES, ("add", "mul"), parity.NARROW_INT_DTYPES)
+    assert cases and not any(c.policy == "kael" for c in cases)
