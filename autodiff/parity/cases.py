@@ -245,7 +245,7 @@ def _slot_tuples(spec: Spec, policy: str, dtypes: Sequence[DType], seed: int) ->
             for triple in ((dt.uint64, dt.int64, dt.float32), (dt.float32, dt.uint64, dt.int64)):
                 if all(d in dtypes for d in triple):
                     add(fill(dict(zip(mixed_positions, triple, strict=False))))
-    if spec.scalar_ok and len(free) >= 2:
+    if spec.scalar_ok and len(free) >= 2 and dtypes:  # (none: kael with --dtypes narrow-int)
         tensors = list(dtypes)
         for py in PY_SCALARS:
             for position in spec.scalar_ok:

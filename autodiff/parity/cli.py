@@ -357,6 +357,13 @@ def _vmap_rows(case: Case) -> list[tuple[int, tuple[int, ...]]]:
     return [(axis, batched) for axis in (0, 1) for batched in sets]
 
 
+def _stack_outputs(per_example: Sequence[Sequence[np.ndarray]]) -> list[np.ndarray]:
+    """Per-example outputs stacked along axis 0, where ``vmap`` (``out_axes=0``) puts the batch
+    whatever the operands' batch axis (stacking them along the input batch axis compared
+    ``[B, 3, 4]`` with ``[3, B, 4]`` whenever the shapes coincided)."""
+    return [np.stack([p[k] for p in per_example], axis=0) for k in range(len(per_example[0]))]
+
+
 def _check_vmap(case: Case, operands: Sequence[Any], seed: int, tol_dtype: DType | None, exact: bool,
                 primal_ok: bool) -> list[CheckResult]:  # fmt: skip
     """``autodiff.vmap`` of the op against ``jax.vmap`` of the JAX reference, one check per row.
@@ -390,13 +397,13 @@ def _check_vmap(case: Case, operands: Sequence[Any], seed: int, tol_dtype: DType
             except Exception:  # jax.vmap refuses what jax.lax accepts: JAX's results per example instead
                 per_jax = [_run_jax(case, [e[i] if i in batched else operands[i] for i in range(len(operands))])
                            for e in examples]  # fmt: skip
-                want = [np.stack([p[k] for p in per_jax], axis=axis) for k in range(len(per_jax[0]))]
+                want = _stack_outputs(per_jax)
         else:
             with use_policy(case.policy):
                 per = [_call_ours(case, _ours_args(case, [e[i] if i in batched else operands[i]
                                                           for i in range(len(operands))]))
                        for e in examples]  # fmt: skip
-            want = [np.stack([p[k].numpy() for p in per], axis=axis) for k in range(len(per[0]))]
+            want = _stack_outputs([[o.numpy() for o in p] for p in per])
         # XLA divides by an unbatched (broadcast) operand through its reciprocal: an ulp off
         row_exact = exact and not (case.spec.op == "div" and len(batched) < len(operands))
         check = _check_arrays("vmap", got, want, tol_dtype, row_exact, False, batched,

@@ -396,3 +396,29 @@ def test_kael_is_swept_in_its_own_dtypes() -> None:
     results = {(r.spec, r.slots): r for r in report.results}
     assert results[("add", ("bool", "bool"))].status == "ok"  # counted in int64 on both sides
     assert results[("div", ("i64", "i64"))].status == "ok"
+
+
+# -- the vmap rows ------------------------------------------------------------------------------------
+
+
+def test_per_example_vmap_reference_stacks_along_the_output_batch_axis() -> None:
+    # div of int2 under jax is a documented departure (jnp keeps int2, castwise gives float32), so
+    # its vmap rows compare with castwise's own per-example results; vmap puts the batch on output
+    # axis 0 whatever the operands' batch axis. [3,1] / [4] gives [3,4]: with 3 examples a
+    # reference stacked along the operands' axis 1 has the same shape but other values.
+    (case,) = build_cases(("jax",), ("div-broadcast",), (rt.int2,))
+    result = parity.run_case(case)
+    rows = [c for c in result.checks if c.check == "vmap"]
+    assert len(rows) == 6 and all(c.ok for c in rows), [c.message for c in rows if not c.ok]
+    # the same fallback on a float case that jax.vmap also checks: both references agree
+    (case,) = build_cases(("jax",), ("min-broadcast-rank-equal",), (f32,))
+    operands = parity._make_inputs(case, 0)
+    for primal_ok in (True, False):
+        rows = parity.cli._check_vmap(case, operands, 0, f32, True, primal_ok)
+        assert len(rows) == 6 and all(c.ok for c in rows), [c.message for c in rows if not c.ok]
+
+
+def test_dtypes_a_policy_does_not_know_leave_it_without_cases() -> None:
+    # kael has four dtypes: --dtypes narrow-int leaves it none, which must not crash the case builder
+    cases = build_cases(parity.DEFAULT_POLICIES, ("add", "mul"), parity.NARROW_INT_DTYPES)
+    assert cases and not any(c.policy == "kael" for c in cases)
