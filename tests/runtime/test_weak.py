@@ -203,12 +203,21 @@ ROWS["scatter_add"] = (
     [(_F, (3,)), (np.int64, (1, 1)), (_F, (1,))],
     {},
 )
-for _name in ("scatter_mul", "scatter_min", "scatter_max"):
-    ROWS[_name] = (
-        lambda o, i, u, _f=getattr(lax, _name): _f(o, i, u, _DN_SCATTER),
-        [(_F, (3,)), (np.int64, (1, 1)), (_F, (1,))],
-        {},
-    )
+ROWS["scatter_mul"] = (
+    lambda o, i, u: lax.scatter_mul(o, i, u, _DN_SCATTER),
+    [(_F, (3,)), (np.int64, (1, 1)), (_F, (1,))],
+    {},
+)
+ROWS["scatter_min"] = (
+    lambda o, i, u: lax.scatter_min(o, i, u, _DN_SCATTER),
+    [(_F, (3,)), (np.int64, (1, 1)), (_F, (1,))],
+    {},
+)
+ROWS["scatter_max"] = (
+    lambda o, i, u: lax.scatter_max(o, i, u, _DN_SCATTER),
+    [(_F, (3,)), (np.int64, (1, 1)), (_F, (1,))],
+    {},
+)
 ROWS["sort"] = (
     lambda a, b: tuple(lax.sort((a, b), dimension=0, num_keys=1)),
     [(_F, (3,)), (np.int64, (3,))],
