@@ -279,6 +279,38 @@ def batch_reverse(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params)
 BATCH_RULES["reverse"] = batch_reverse
 
 
+def batch_sort(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) -> BatchResult:
+    """Every operand batched at the front (they must share one shape); the sorted dimension moves up by one."""
+    outs = _run(op, _front_all(args, dims), {**params, "dimension": params["dimension"] + 1})
+    return outs, [0] * len(outs)
+
+
+BATCH_RULES["sort"] = batch_sort
+
+
+def batch_top_k(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) -> BatchResult:
+    """top_k works on the last axis: the batch dimension stays where it is unless it is last (then it goes first)."""
+    (x,), (k,) = args, dims
+    assert k is not None
+    if k == x.ndim - 1:
+        x, k = move_batch_dim(x, k, 0), 0
+    return _run(op, [x], params), [k, k]
+
+
+BATCH_RULES["top_k"] = batch_top_k
+
+
+def batch_split(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) -> BatchResult:
+    """The split axis skips the batch dimension, which every piece keeps in place."""
+    (k,) = dims
+    assert k is not None
+    outs = _run(op, args, {**params, "axis": _shift((params["axis"],), k)[0]})
+    return outs, [k] * len(outs)
+
+
+BATCH_RULES["split"] = batch_split
+
+
 def batch_nullary(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) -> BatchResult:
     """``iota`` and ``full`` take no operand, so nothing about them is batched: they run as they are."""
     outs = _run(op, args, params)
@@ -344,6 +376,9 @@ def batch_scatter(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params)
 
 BATCH_RULES["scatter"] = batch_scatter
 BATCH_RULES["scatter_add"] = batch_scatter
+BATCH_RULES["scatter_mul"] = batch_scatter
+BATCH_RULES["scatter_min"] = batch_scatter
+BATCH_RULES["scatter_max"] = batch_scatter
 
 
 def _zero_index(indices: Sequence[Tensor]) -> Tensor:

@@ -64,6 +64,7 @@ from runtime.functions import (
     reshape,
     rsqrt,
     select,
+    select_n,
     sign,
     sin,
     sinh,
@@ -850,6 +851,31 @@ def select_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: 
     gf = _vjp_in(select(pred, zeros, ct), on_false) if needs[2] else Zero.like(on_false)
     return [Zero.like(pred), gt_, gf]  # a-bar = select(p, ct, 0), b-bar = select(p, 0, ct)
 VJP_RULES["select"] = select_vjp
+
+
+def select_n_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    which, (out,) = primals[0], outputs
+    if all(is_zero(t) for t in tangents[1:]):
+        return [Zero.like(out)]
+    shape = tuple(out.shape)
+    cases = [_zeros_like(out) if is_zero(t) else _broadcast_to(t, shape) for t in tangents[1:]]  # type: ignore[arg-type]
+    return [select_n(which, *cases)]  # d select_n(w, *xs) = select_n(w, *dxs)
+JVP_RULES["select_n"] = select_n_jvp
+
+
+def select_n_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]) -> list[TangentLike]:
+    ct, which, cases = _single_ct(cotangents), primals[0], primals[1:]
+    zeros = _zeros_like(ct) if any(needs[1:]) else None
+    result: list[TangentLike] = [Zero.like(which)]
+    for i, x in enumerate(cases):
+        if needs[i + 1]:
+            picked = [ct if j == i else zeros for j in range(len(cases))]
+            result.append(_vjp_in(select_n(which, *picked), x))
+        else:
+            result.append(Zero.like(x))
+    return result  # x_i-bar = select_n(w, 0, .., ct at i, .., 0)
+VJP_RULES["select_n"] = select_n_vjp
+VJP_SAVES["select_n"] = SAVES_INPUT
 
 
 def _clamp_mask(i: int, lo: Tensor, x: Tensor, hi: Tensor) -> Tensor:

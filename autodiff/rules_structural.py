@@ -42,6 +42,7 @@ from typing import Any
 from autodiff.rules import JVP_RULES, SAVES_NOTHING, VJP_RULES, VJP_SAVES, saves_other_operand
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
 from runtime.dtypes import DType
+from runtime.dtypes import float64 as _float64
 from runtime.dtypes import int64 as _int64
 from runtime.functions import (
     add,
@@ -58,15 +59,20 @@ from runtime.functions import (
     gather,
     iota,
     mul,
+    ne,
     pad,
     reduce_sum,
     reshape,
     reverse,
     scatter,
     scatter_add,
+    scatter_mul,
     select,
+    sort,
+    split,
     transpose,
 )
+from runtime.functions import max as maximum
 from runtime.functions import slice as static_slice
 from runtime.shapes import (
     GATHER_DEFAULT_MODE,
@@ -739,3 +745,262 @@ def reverse_vjp(
     return [Zero.like(x) if is_zero(ct) else reverse(ct, dimensions)]  # x-bar = rev(ct)
 VJP_RULES["reverse"] = reverse_vjp
 VJP_SAVES["reverse"] = SAVES_NOTHING
+
+
+# -- scatter_mul, scatter_min, scatter_max ---------------------------------------------------------
+
+
+def scatter_mul_jvp(
+    primals: Primals, tangents: Tangents, outputs: Primals, dimension_numbers: Any, indices_are_sorted: bool = False,
+    unique_indices: bool = False, mode: Any = None,
+) -> list[TangentLike]:  # fmt: skip
+    """JAX's rule: linear in the operand (``scatter_mul(dx, idx, u)``); the updates' term
+    ``x * scatter_add(0, idx, du)`` holds only for unique indices, which JAX requires too."""
+    (x, indices, updates), (t_op, _, t_up), (out,) = primals, tangents, outputs
+    kw = {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices, "mode": mode}
+    t: TangentLike = Zero.like(out)
+    if not is_zero(t_op):
+        t = scatter_mul(t_op, indices, updates, dimension_numbers, **kw)
+    if not is_zero(t_up):
+        _require_unique("scatter_mul", unique_indices)
+        t = add_any(t, mul(x, scatter_add(_zeros_like(x), indices, t_up, dimension_numbers, **kw)))
+    return [t]  # d scatter_mul(x, idx, u) = scatter_mul(dx, idx, u) + x * scatter_add(0, idx, du)
+JVP_RULES["scatter_mul"] = scatter_mul_jvp
+
+
+def scatter_mul_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], dimension_numbers: Any,
+    indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
+) -> list[TangentLike]:  # fmt: skip
+    ct, (x, indices, updates) = _single_ct(cotangents), primals
+    if is_zero(ct):
+        return _zero_in(primals)
+    assert isinstance(ct, Tensor)
+    kw = {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices, "mode": mode}
+    gx: TangentLike = Zero.like(x)
+    gu: TangentLike = Zero.like(updates)
+    if needs[0]:
+        gx = scatter_mul(ct, indices, _conj(updates), dimension_numbers, **kw)
+    if needs[2]:
+        _require_unique("scatter_mul", unique_indices)
+        gu = _scatter_windows(mul(ct, _conj(x)), indices, tuple(updates.shape), dimension_numbers, mode)
+    return [gx, Zero.like(indices), gu]  # x-bar = scatter_mul(ct, idx, conj u), u-bar = gather(ct conj x)
+VJP_RULES["scatter_mul"] = scatter_mul_vjp
+
+
+def _require_unique(op: str, unique_indices: bool) -> None:
+    if not unique_indices:
+        raise NotImplementedError(
+            f"{op}: the derivative with respect to the updates needs unique_indices=True (as in JAX): with "
+            "repeated indices one update's factor is the product of the others"
+        )
+
+
+def _extremal_coefficients(
+    x: Tensor, indices: Tensor, updates: Tensor, out: Tensor, dimension_numbers: Any, mode: Any
+) -> tuple[Tensor, Tensor]:
+    """JAX's scatter_min/max JVP coefficients, shaped like the updates: ``(operand_coef, updates_coef)``.
+
+    At each written position the tangent is the mean of the tangents of every value that
+    attains the result (the operand's own value and the winning updates); an update that
+    loses gets 0. ``t_out = scatter_add(dx, idx, gather(dx) * operand_coef + du * updates_coef)``:
+    the operand's tangent is replaced by the mean (``-1 + share``, spread over the
+    ``num_refs`` updates that write there). Counts come from ``eq`` and constants, so the
+    coefficients carry no derivative. Dropped windows read 0 counts and get 0 coefficients.
+    """
+    dtype = x.dtype if x.dtype.is_inexact else _float64
+    real = _real_dtype(dtype)
+    shape, ushape = tuple(x.shape), tuple(updates.shape)
+    initial = _scatter_windows(x, indices, ushape, dimension_numbers, mode)
+    target = _scatter_windows(out, indices, ushape, dimension_numbers, mode)
+    won = convert(eq(updates, target), real)
+    kept = convert(eq(initial, target), real)
+    n_won = _scatter_windows(scatter_add(_zeros(shape, real), indices, won, dimension_numbers, mode=mode),
+                             indices, ushape, dimension_numbers, mode)  # fmt: skip
+    n_refs = _scatter_windows(scatter_add(_zeros(shape, real), indices, full(ushape, 1, real), dimension_numbers,
+                                          mode=mode), indices, ushape, dimension_numbers, mode)  # fmt: skip
+    one = full((), 1, real)
+    # the operand (when kept) and each winner share equally; with neither, nothing is shared
+    share = div(one, maximum(add(n_won, kept), one))
+    updates_coef = mul(won, share)
+    operand_coef = div(mul(add(full((), -1, real), mul(kept, share)), _nonzero(n_refs)),
+                       maximum(n_refs, one))  # fmt: skip
+    return convert(operand_coef, dtype), convert(updates_coef, dtype)
+
+
+def _real_dtype(d: DType) -> DType:
+    from runtime.shapes import REAL_DTYPE
+
+    return REAL_DTYPE.get(d, d)
+
+
+def _nonzero(n: Tensor) -> Tensor:
+    """1 where ``n != 0``, else 0 (a dropped window has no references)."""
+    return convert(ne(n, full((), 0, n.dtype)), n.dtype)
+
+
+def _extremal_jvp(
+    primals: Primals, tangents: Tangents, outputs: Primals, dimension_numbers: Any, indices_are_sorted: bool = False,
+    unique_indices: bool = False, mode: Any = None,
+) -> list[TangentLike]:  # fmt: skip
+    (x, indices, updates), (t_op, _, t_up), (out,) = primals, tangents, outputs
+    if is_zero(t_op) and is_zero(t_up):
+        return [Zero.like(out)]
+    op_coef, up_coef = _extremal_coefficients(x, indices, updates, out, dimension_numbers, mode)
+    dx, du = _dense(t_op), _dense(t_up)
+    moved = add(mul(_scatter_windows(dx, indices, tuple(updates.shape), dimension_numbers, mode), op_coef),
+                mul(du, up_coef))  # fmt: skip
+    return [scatter_add(dx, indices, moved, dimension_numbers, mode=mode)]
+
+
+def _extremal_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], dimension_numbers: Any,
+    indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
+) -> list[TangentLike]:  # fmt: skip
+    ct, (x, indices, updates), (out,) = _single_ct(cotangents), primals, outputs
+    if is_zero(ct):
+        return _zero_in(primals)
+    assert isinstance(ct, Tensor)
+    op_coef, up_coef = _extremal_coefficients(x, indices, updates, out, dimension_numbers, mode)
+    windows = _scatter_windows(ct, indices, tuple(updates.shape), dimension_numbers, mode)
+    gx: TangentLike = Zero.like(x)
+    gu: TangentLike = Zero.like(updates)
+    if needs[0]:
+        gx = add(ct, scatter_add(_zeros_like(x), indices, mul(windows, op_coef), dimension_numbers, mode=mode))
+    if needs[2]:
+        gu = mul(windows, up_coef)
+    return [gx, Zero.like(indices), gu]  # the transpose of the JVP (real coefficients: no conjugation)
+
+
+def scatter_min_jvp(
+    primals: Primals, tangents: Tangents, outputs: Primals, dimension_numbers: Any, indices_are_sorted: bool = False,
+    unique_indices: bool = False, mode: Any = None,
+) -> list[TangentLike]:  # fmt: skip
+    return _extremal_jvp(primals, tangents, outputs, dimension_numbers, indices_are_sorted, unique_indices, mode)
+JVP_RULES["scatter_min"] = scatter_min_jvp
+
+
+def scatter_min_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], dimension_numbers: Any,
+    indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
+) -> list[TangentLike]:  # fmt: skip
+    return _extremal_vjp(cotangents, primals, outputs, needs, dimension_numbers, indices_are_sorted,
+                         unique_indices, mode)  # fmt: skip
+VJP_RULES["scatter_min"] = scatter_min_vjp
+
+
+def scatter_max_jvp(
+    primals: Primals, tangents: Tangents, outputs: Primals, dimension_numbers: Any, indices_are_sorted: bool = False,
+    unique_indices: bool = False, mode: Any = None,
+) -> list[TangentLike]:  # fmt: skip
+    return _extremal_jvp(primals, tangents, outputs, dimension_numbers, indices_are_sorted, unique_indices, mode)
+JVP_RULES["scatter_max"] = scatter_max_jvp
+
+
+def scatter_max_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], dimension_numbers: Any,
+    indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
+) -> list[TangentLike]:  # fmt: skip
+    return _extremal_vjp(cotangents, primals, outputs, needs, dimension_numbers, indices_are_sorted,
+                         unique_indices, mode)  # fmt: skip
+VJP_RULES["scatter_max"] = scatter_max_vjp
+
+
+# -- sort, top_k, split -----------------------------------------------------------------------------
+
+
+def _along(axis: int, rank: int) -> GatherDimensionNumbers:
+    """take_along_axis as a gather: one index per element, every other axis a batching axis."""
+    batch = tuple(d for d in range(rank) if d != axis)
+    return GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+                                  operand_batching_dims=batch, start_indices_batching_dims=batch)  # fmt: skip
+
+
+def _take_along(x: Tensor, index: Tensor, axis: int) -> Tensor:
+    """``x`` picked along ``axis`` at ``index`` (same rank; every other axis equal): a gather."""
+    return gather(x, reshape(index, (*index.shape, 1)), _along(axis, x.ndim), (1,) * x.ndim, mode="clip")
+
+
+def _put_along(ct: Tensor, index: Tensor, axis: int, shape: Shape) -> Tensor:
+    """The transpose of ``_take_along``: ``ct`` added into zeros of ``shape`` at ``index``."""
+    dn = _scatter_of_gather(_along(axis, len(shape)))
+    return scatter_add(_zeros(shape, ct.dtype), reshape(index, (*index.shape, 1)), ct, dn, mode="clip")
+
+
+def _sort_permutation(primals: Primals, dimension: int, num_keys: int) -> Tensor:
+    """Where each sorted element came from: the keys sorted together with an iota (JAX's sort JVP).
+    castwise's sort is deterministic, so this is the primal sort's own permutation."""
+    keys = list(primals[:num_keys])
+    index = iota(_int64, tuple(keys[0].shape), dimension)
+    return sort((*keys, index), dimension, True, num_keys)[-1]  # type: ignore[no-any-return]
+
+
+def sort_jvp(
+    primals: Primals, tangents: Tangents, outputs: Primals, dimension: int, is_stable: bool = True, num_keys: int = 1
+) -> list[TangentLike]:
+    if all(is_zero(t) for t in tangents):
+        return [Zero.like(o) for o in outputs]
+    perm = _sort_permutation(primals, dimension, num_keys)
+    result: list[TangentLike] = []
+    for t, o in zip(tangents, outputs, strict=True):
+        result.append(Zero.like(o) if isinstance(t, Zero) else _take_along(t, perm, dimension))
+    return result
+JVP_RULES["sort"] = sort_jvp  # d sort(x)_i = dx[perm]_i
+
+
+def sort_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], dimension: int,
+    is_stable: bool = True, num_keys: int = 1,
+) -> list[TangentLike]:  # fmt: skip
+    if not any(n and not is_zero(ct) for n, ct in zip(needs, cotangents, strict=True)):
+        return _zero_in(primals)
+    perm = _sort_permutation(primals, dimension, num_keys)
+    result: list[TangentLike] = []
+    for x, ct, need in zip(primals, cotangents, needs, strict=True):
+        if need and not is_zero(ct):
+            result.append(_put_along(ct, perm, dimension, tuple(x.shape)))  # type: ignore[arg-type]
+        else:
+            result.append(Zero.like(x))
+    return result  # x-bar = ct sent back to where each element came from
+VJP_RULES["sort"] = sort_vjp
+VJP_SAVES["sort"] = lambda needs: (tuple(range(len(needs))), ())  # the keys (the permutation is recomputed)
+
+
+def top_k_jvp(primals: Primals, tangents: Tangents, outputs: Primals, k: int) -> list[TangentLike]:
+    (t,), (values, indices) = tangents, outputs
+    if is_zero(t):
+        return [Zero.like(values), Zero.like(indices)]
+    return [_take_along(t, indices, values.ndim - 1), Zero.like(indices)]  # type: ignore[arg-type]  # dx[indices]
+JVP_RULES["top_k"] = top_k_jvp
+
+
+def top_k_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], k: int
+) -> list[TangentLike]:
+    ct, (x,), (_, indices) = cotangents[0], primals, outputs
+    if is_zero(ct):
+        return [Zero.like(x)]
+    return [_put_along(ct, indices, x.ndim - 1, tuple(x.shape))]  # type: ignore[arg-type]  # x-bar = ct at indices
+VJP_RULES["top_k"] = top_k_vjp
+VJP_SAVES["top_k"] = ((), (1,))
+
+
+def split_jvp(
+    primals: Primals, tangents: Tangents, outputs: Primals, sizes: Sequence[int], axis: int
+) -> list[TangentLike]:
+    (t,) = tangents
+    if is_zero(t):
+        return [Zero.like(o) for o in outputs]
+    return list(split(t, sizes, axis))  # d split(x) = split(dx)
+JVP_RULES["split"] = split_jvp
+
+
+def split_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], sizes: Sequence[int], axis: int
+) -> list[TangentLike]:
+    (x,) = primals
+    if all(is_zero(ct) for ct in cotangents):
+        return [Zero.like(x)]
+    return [concatenate([_dense(ct) for ct in cotangents], axis)]  # x-bar = concatenate(cts)
+VJP_RULES["split"] = split_vjp
+VJP_SAVES["split"] = SAVES_NOTHING

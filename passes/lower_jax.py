@@ -373,6 +373,19 @@ def select_lowering(eqn: Eqn, pred: Any, on_true: Any, on_false: Any) -> Lowered
 LOWERINGS["select"] = select_lowering
 
 
+def select_n_lowering(eqn: Eqn, which: Any, *cases: Any) -> Lowered:
+    """lax.select_n, with 0-d operands broadcast first; an integer ``which`` becomes int32 (lax's only
+    integer type for it; castwise takes any integer dtype)."""
+    from jax import lax
+
+    if _kind(which) != "bool" and np.dtype(which.dtype) != np.int32:
+        which = lax.convert_element_type(which, np.int32)
+    return (lax.select_n(*_full_shape(eqn, which, *cases)),)
+
+
+LOWERINGS["select_n"] = select_n_lowering
+
+
 def clamp_lowering(eqn: Eqn, lo: Any, x: Any, hi: Any) -> Lowered:
     """lax.clamp(min, operand, max)."""
     from jax import lax
@@ -471,6 +484,36 @@ def scatter_add_lowering(eqn: Eqn, operand: Any, scatter_indices: Any, updates: 
 
 
 LOWERINGS["scatter_add"] = scatter_add_lowering
+
+
+def scatter_mul_lowering(eqn: Eqn, operand: Any, scatter_indices: Any, updates: Any) -> Lowered:
+    """lax.scatter_mul with the same dimension numbers and an explicit mode."""
+    from jax import lax
+
+    return (lax.scatter_mul(operand, scatter_indices, updates, **_scatter_args(eqn)),)
+
+
+LOWERINGS["scatter_mul"] = scatter_mul_lowering
+
+
+def scatter_min_lowering(eqn: Eqn, operand: Any, scatter_indices: Any, updates: Any) -> Lowered:
+    """lax.scatter_min with the same dimension numbers and an explicit mode."""
+    from jax import lax
+
+    return (lax.scatter_min(operand, scatter_indices, updates, **_scatter_args(eqn)),)
+
+
+LOWERINGS["scatter_min"] = scatter_min_lowering
+
+
+def scatter_max_lowering(eqn: Eqn, operand: Any, scatter_indices: Any, updates: Any) -> Lowered:
+    """lax.scatter_max with the same dimension numbers and an explicit mode."""
+    from jax import lax
+
+    return (lax.scatter_max(operand, scatter_indices, updates, **_scatter_args(eqn)),)
+
+
+LOWERINGS["scatter_max"] = scatter_max_lowering
 
 
 def _start_indices(starts: Sequence[Any]) -> list[Any]:
@@ -906,6 +949,43 @@ def full_lowering(eqn: Eqn) -> Lowered:
 
 
 LOWERINGS["full"] = full_lowering
+
+
+def sort_lowering(eqn: Eqn, *operands: Any) -> Lowered:
+    """lax.sort of every operand by the first ``num_keys``."""
+    from jax import lax
+
+    out = lax.sort(
+        tuple(operands),
+        dimension=int(eqn.params["dimension"]),
+        is_stable=bool(_param(eqn, "is_stable")),
+        num_keys=int(_param(eqn, "num_keys")),
+    )
+    return tuple(out)
+
+
+LOWERINGS["sort"] = sort_lowering
+
+
+def top_k_lowering(eqn: Eqn, operand: Any) -> Lowered:
+    """lax.top_k along the last axis: (values, int32 indices)."""
+    from jax import lax
+
+    values, indices = lax.top_k(operand, int(eqn.params["k"]))
+    return (values, indices)
+
+
+LOWERINGS["top_k"] = top_k_lowering
+
+
+def split_lowering(eqn: Eqn, operand: Any) -> Lowered:
+    """lax.split into ``sizes`` along ``axis``."""
+    from jax import lax
+
+    return tuple(lax.split(operand, tuple(int(n) for n in eqn.params["sizes"]), axis=int(eqn.params["axis"])))
+
+
+LOWERINGS["split"] = split_lowering
 
 
 # -- linear algebra ---------------------------------------------------------------------------

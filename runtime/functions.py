@@ -27,6 +27,7 @@ __all__ = [
     "acos",
     "acosh",
     "add",
+    "argsort",
     "asin",
     "asinh",
     "atan",
@@ -54,6 +55,7 @@ __all__ = [
     "eq",
     "exp",
     "exp2",
+    "expand_dims",
     "expm1",
     "floor",
     "floor_div",
@@ -97,13 +99,18 @@ __all__ = [
     "reduce_prod",
     "reduce_sum",
     "rem",
+    "repeat",
     "reshape",
     "reverse",
     "round",
     "rsqrt",
     "scatter",
     "scatter_add",
+    "scatter_max",
+    "scatter_min",
+    "scatter_mul",
     "select",
+    "select_n",
     "shift_left",
     "shift_right_arithmetic",
     "shift_right_logical",
@@ -111,13 +118,18 @@ __all__ = [
     "sin",
     "sinh",
     "slice",
+    "sort",
+    "split",
     "sqrt",
     "square",
+    "squeeze",
     "stack",
     "sub",
     "sum_",
     "tan",
     "tanh",
+    "tile",
+    "top_k",
     "transpose",
     "triangular_solve",
     "zeros",
@@ -403,6 +415,60 @@ def scatter_add(
     """Add ``updates`` into windows of ``operand`` (``jax.lax.scatter_add`` meaning)."""
     return _one(
         ops.scatter_add, operand, scatter_indices, updates, dimension_numbers=dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )  # fmt: skip
+
+
+def scatter_mul(
+    operand: Operand,
+    scatter_indices: Operand,
+    updates: Operand,
+    dimension_numbers: Any,
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+) -> Tensor:
+    """Multiply windows of ``operand`` by ``updates`` (``jax.lax.scatter_mul`` meaning).
+
+    As in JAX, the derivative with respect to ``updates`` needs ``unique_indices=True``.
+    """
+    return _one(
+        ops.scatter_mul, operand, scatter_indices, updates, dimension_numbers=dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )  # fmt: skip
+
+
+def scatter_min(
+    operand: Operand,
+    scatter_indices: Operand,
+    updates: Operand,
+    dimension_numbers: Any,
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+) -> Tensor:
+    """The elementwise min of windows of ``operand`` and ``updates`` (``jax.lax.scatter_min`` meaning)."""
+    return _one(
+        ops.scatter_min, operand, scatter_indices, updates, dimension_numbers=dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )  # fmt: skip
+
+
+def scatter_max(
+    operand: Operand,
+    scatter_indices: Operand,
+    updates: Operand,
+    dimension_numbers: Any,
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+) -> Tensor:
+    """The elementwise max of windows of ``operand`` and ``updates`` (``jax.lax.scatter_max`` meaning)."""
+    return _one(
+        ops.scatter_max, operand, scatter_indices, updates, dimension_numbers=dimension_numbers,
         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
     )  # fmt: skip
 
@@ -853,6 +919,185 @@ def zeros(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:
 def ones(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:
     """``full(shape, 1, dtype)``; strongly typed, as ``jax.numpy.ones``."""
     return _full(shape, 1.0 if dtype is None else 1, dtype)
+
+
+# -- sorting, splitting, choosing, repeating ---------------------------------------------------
+
+
+def _as_tensor(x: Operand) -> Tensor:
+    return x if isinstance(x, Tensor) else asarray(x)
+
+
+def _axis_of(op: OpDef, axis: Any, ndim: int, what: str = "axis") -> Any:
+    """A possibly negative axis in ``[0, ndim)``; anything else unchanged, for the shape rule to refuse."""
+    if not _is_index(axis):
+        return axis
+    axis = operator.index(axis)
+    return axis + ndim if -ndim <= axis < 0 else axis
+
+
+def sort(operand: Operand | Sequence[Operand], dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+    """Sort ``operand`` along ``dimension`` (``jax.lax.sort`` meaning).
+
+    Given a sequence of equal-shaped operands, all of them are permuted by the
+    lexicographic order of the first ``num_keys`` and a tuple comes back. The order
+    is lax's: -0.0 and +0.0 tie, NaNs come last, complex numbers compare by real
+    part then imaginary part; the sort is stable.
+    """
+    single = not isinstance(operand, (list, tuple))
+    operands = [_as_tensor(operand)] if single else [_as_tensor(x) for x in operand]  # type: ignore[union-attr]
+    if not operands:
+        raise op_error(ArityError, ops.sort, (), "at least one operand is required")
+    params = {
+        "dimension": _axis_of(ops.sort, dimension, operands[0].ndim, "dimension"),
+        "is_stable": is_stable,
+        "num_keys": _index(num_keys),
+    }
+    out = apply(ops.sort, tuple(operands), params)
+    outs = out if isinstance(out, tuple) else (out,)
+    return outs[0] if single else tuple(outs)
+
+
+def argsort(x: Operand, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Tensor:
+    """The int64 indices that sort ``x`` along ``axis`` (``jax.numpy.argsort`` meaning: stable,
+    NaNs last; ``descending`` keeps equal elements in their original order)."""
+    t = _as_tensor(x)
+    if t.ndim == 0:
+        t = reshape(t, (1,))
+    ax = _axis_of(ops.sort, axis, t.ndim)
+    if not (_is_index(ax) and 0 <= ax < t.ndim):
+        raise op_error(ShapeError, ops.sort, (t,), f"argsort: axis {axis!r} out of range for rank {t.ndim}")
+    index = iota(dt.int64, t.shape, ax)
+    if not descending:
+        return sort((t, index), ax, is_stable=stable, num_keys=1)[1]  # type: ignore[no-any-return]
+    # descending and stable: sort the reversed array ascending, then reverse back and
+    # count from the other end, so equal elements keep their original order
+    perm = sort((reverse(t, (ax,)), index), ax, is_stable=stable, num_keys=1)[1]
+    n = t.shape[ax]
+    return sub(full((), n - 1, dt.int64), reverse(perm, (ax,)))
+
+
+def top_k(x: Operand, k: int) -> tuple[Tensor, Tensor]:
+    """The ``k`` largest entries along the last axis, largest first, and their int32 indices
+    (``jax.lax.top_k`` meaning: ties by the lower index, NaN above +inf)."""
+    values, indices = apply(ops.top_k, (x,), {"k": _index(k)})  # type: ignore[misc]
+    return values, indices
+
+
+def split(x: Operand, sizes: Sequence[int], axis: int = 0) -> list[Tensor]:
+    """Consecutive pieces of ``sizes`` along ``axis`` (``jax.lax.split`` meaning)."""
+    t = _as_tensor(x)
+    params = {"sizes": _ints(sizes, "sizes"), "axis": _axis_of(ops.split, axis, t.ndim)}
+    out = apply(ops.split, (t,), params)
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def select_n(which: Operand, *cases: Operand) -> Tensor:
+    """``cases[which]`` elementwise (``jax.lax.select_n`` meaning): ``which`` is bool (at most
+    two cases, False picks the first) or an integer; the cases are promoted to one dtype."""
+    if not cases:
+        raise op_error(ArityError, ops.select_n, (), "at least one case is required")
+    return _one(ops.select_n, which, *cases)
+
+
+def expand_dims(x: Operand, dimensions: Sequence[int] | int) -> Tensor:
+    """``x`` with size-1 axes inserted at ``dimensions`` (positions in the result; negative
+    counts from its end), as ``jax.lax.expand_dims`` (recorded as a ``reshape``)."""
+    t = _as_tensor(x)
+    dims = _ints(dimensions, "dimensions")
+    rank = t.ndim + len(dims)
+    if isinstance(dims, _Invalid) or not builtins.all(-rank <= d < rank for d in dims):
+        raise op_error(
+            ShapeError, ops.reshape, (t,), f"expand_dims: dimensions {dimensions!r} out of range for rank {rank}"
+        )
+    normal = sorted(d % rank for d in dims)
+    if len(set(normal)) != len(normal):
+        raise op_error(ShapeError, ops.reshape, (t,), f"expand_dims: dimensions {dimensions!r} repeat an axis")
+    shape = list(t.shape)
+    for d in normal:
+        shape.insert(d, 1)
+    return reshape(t, shape)
+
+
+def squeeze(x: Operand, dimensions: Sequence[int] | int | None = None) -> Tensor:
+    """``x`` without the size-1 axes ``dimensions`` (every size-1 axis when ``None``), as
+    ``jax.lax.squeeze`` / ``jax.numpy.squeeze`` (recorded as a ``reshape``)."""
+    t = _as_tensor(x)
+    if dimensions is None:
+        dims = tuple(i for i, n in enumerate(t.shape) if n == 1)
+    else:
+        raw = _ints(dimensions, "dimensions")
+        if isinstance(raw, _Invalid) or not builtins.all(-t.ndim <= d < t.ndim for d in raw):
+            raise op_error(ShapeError, ops.reshape, (t,), f"squeeze: dimensions {dimensions!r} out of range")
+        dims = tuple(d % t.ndim for d in raw)
+        bad = [d for d in dims if t.shape[d] != 1]
+        if bad:
+            raise op_error(ShapeError, ops.reshape, (t,), f"squeeze: axes {bad} do not have size 1")
+    return reshape(t, [n for i, n in enumerate(t.shape) if i not in dims])
+
+
+def tile(x: Operand, reps: Sequence[int] | int) -> Tensor:
+    """``x`` repeated ``reps`` times along each axis (``jax.numpy.tile`` meaning: the shorter of
+    ``x.shape`` and ``reps`` is padded with leading 1s); a ``broadcast_in_dim`` and a ``reshape``."""
+    t = _as_tensor(x)
+    r = _ints(reps, "reps")
+    if isinstance(r, _Invalid) or builtins.any(n < 0 for n in r):
+        raise op_error(ShapeError, ops.broadcast_in_dim, (t,), f"tile: reps {reps!r} must be non-negative integers")
+    rank = builtins.max(t.ndim, len(r))
+    r = (1,) * (rank - len(r)) + tuple(r)
+    shape = (1,) * (rank - t.ndim) + tuple(t.shape)
+    if builtins.all(n == 1 for n in r):
+        return t if shape == t.shape else reshape(t, shape)
+    wide = tuple(v for pair in zip(r, shape, strict=True) for v in pair)  # (r0, n0, r1, n1, ...)
+    base = reshape(t, shape) if shape != t.shape else t
+    spread = broadcast_in_dim(base, wide, tuple(range(1, 2 * rank, 2)))
+    return reshape(spread, [a * b for a, b in zip(r, shape, strict=True)])
+
+
+def repeat(x: Operand, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None) -> Tensor:
+    """Each element of ``x`` repeated along ``axis`` (``jax.numpy.repeat`` meaning).
+
+    ``repeats`` is an int or one non-negative count per element along ``axis``; its
+    values must be concrete (the output shape depends on them). ``axis=None``
+    flattens ``x`` first. ``total_repeat_length`` fixes the output length: extra
+    entries are dropped, missing ones repeat the last element. An int count is a
+    ``broadcast_in_dim`` and a ``reshape``; per-element counts are a ``gather``.
+    """
+    t = _as_tensor(x)
+    if axis is None:
+        t = reshape(t, (t.size,))
+        axis = 0
+    ax = _axis_of(ops.gather, axis, t.ndim)
+    if not (_is_index(ax) and 0 <= ax < t.ndim):
+        raise op_error(ShapeError, ops.gather, (t,), f"repeat: axis {axis!r} out of range for rank {t.ndim}")
+    n = t.shape[ax]
+    counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1 or (counts.ndim == 1 and counts.shape[0] not in (1, n)):
+        raise op_error(
+            ShapeError, ops.gather, (t,),
+            f"repeat: repeats must be an int or {n} integer counts along axis {ax}, got {repeats!r}",
+        )  # fmt: skip
+    if (counts < 0).any():
+        raise op_error(ShapeError, ops.gather, (t,), f"repeat: repeats {repeats!r} must be non-negative")
+    if counts.ndim == 1 and counts.shape[0] == 1:
+        counts = counts.reshape(())
+    if counts.ndim == 0 and total_repeat_length is None:
+        c = int(counts)
+        wide = (*t.shape[: ax + 1], c, *t.shape[ax + 1 :])
+        spread = broadcast_in_dim(t, wide, tuple(d if d <= ax else d + 1 for d in range(t.ndim)))
+        return reshape(spread, (*t.shape[:ax], n * c, *t.shape[ax + 1 :]))
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.broadcast_to(counts, (n,)))
+    if total_repeat_length is not None:
+        total = operator.index(total_repeat_length)
+        if rows.size >= total or rows.size == 0:
+            rows = rows[:total] if rows.size else np.zeros(0, np.int64)
+        else:
+            rows = np.concatenate([rows, np.full(total - rows.size, rows[-1], np.int64)])
+    dn = shapes.GatherDimensionNumbers(
+        offset_dims=tuple(d for d in range(t.ndim) if d != ax), collapsed_slice_dims=(ax,), start_index_map=(ax,)
+    )
+    sizes = tuple(1 if d == ax else s for d, s in enumerate(t.shape))
+    return gather(t, rows.reshape(-1, 1), dn, sizes)
 
 
 # -- linear algebra ---------------------------------------------------------------------------

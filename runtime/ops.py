@@ -122,6 +122,24 @@ scatter_add = declare(
     ("operand", "scatter_indices", "updates"),
     ("dimension_numbers", "indices_are_sorted", "unique_indices", "mode"),
 )
+scatter_mul = declare(
+    "scatter_mul",
+    SCATTER,
+    ("operand", "scatter_indices", "updates"),
+    ("dimension_numbers", "indices_are_sorted", "unique_indices", "mode"),
+)
+scatter_min = declare(
+    "scatter_min",
+    SCATTER,
+    ("operand", "scatter_indices", "updates"),
+    ("dimension_numbers", "indices_are_sorted", "unique_indices", "mode"),
+)
+scatter_max = declare(
+    "scatter_max",
+    SCATTER,
+    ("operand", "scatter_indices", "updates"),
+    ("dimension_numbers", "indices_are_sorted", "unique_indices", "mode"),
+)
 gather = declare(
     "gather",
     GATHER,
@@ -195,6 +213,13 @@ pad = declare("pad", STRUCTURAL, ("x",), ("padding_config", "padding_value"))
 reverse = declare("reverse", STRUCTURAL, ("x",), ("dimensions",))
 iota = declare("iota", STRUCTURAL, (), ("dtype", "shape", "dimension"), differentiable=False)
 full = declare("full", STRUCTURAL, (), ("shape", "fill_value", "dtype"), differentiable=False)
+# -- structural: sorting, splitting, choosing among cases ----------------------------------------
+# sort: operands of one shape (dtypes may differ) sorted together along ``dimension`` by the first
+# ``num_keys`` of them (lax.sort's order: -0.0 == 0.0, NaNs last); one output per operand
+sort = declare("sort", STRUCTURAL, ("*operands",), ("dimension", "is_stable", "num_keys"))
+top_k = declare("top_k", STRUCTURAL, ("operand",), ("k",))  # outputs (values, int32 indices), last axis
+split = declare("split", STRUCTURAL, ("operand",), ("sizes", "axis"))  # one output per size
+select_n = declare("select_n", SELECT, ("which", "*cases"))  # cases[which]: bool or integer which
 
 # -- linear algebra -------------------------------------------------------------------
 eigh = declare("eigh", LINALG, ("x",), ("lower",))  # outputs (eigenvectors, eigenvalues)

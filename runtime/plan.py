@@ -9,10 +9,10 @@ table. It is O(number of inputs) metadata work.
 family                                      promoted operands           left alone
 ==========================================  ==========================  ===============
 binary, compare, logical, dot_general       both
-select                                      on_true, on_false           predicate
+select, select_n                            the cases                   predicate / which
 clamp                                       min, operand, max
 concatenate                                 all
-scatter (set / add)                         operand, updates            indices
+scatter (set / add / mul / min / max)       operand, updates            indices
 dynamic_update_slice                        operand, update             start indices
 everything else                                                         all inputs
 ==========================================  ==========================  ===============
@@ -111,9 +111,9 @@ def plan_all(op: OpDef, xs: Sequence[PlanInput], policy: Policy) -> tuple[DType,
 
 
 def plan_select(op: OpDef, xs: Sequence[PlanInput], policy: Policy) -> tuple[DType, ...]:
-    """select(pred, on_true, on_false): the predicate keeps its dtype."""
-    target = _common(op, xs[1:], policy)
-    return (_dtype_of(xs[0], policy), target, target)
+    """select(pred, on_true, on_false), select_n(which, *cases): the predicate keeps its dtype."""
+    target = _common(op, xs[1:], policy) if len(xs) > 1 else None
+    return (_dtype_of(xs[0], policy), *((target,) * (len(xs) - 1)))  # type: ignore[arg-type]
 
 
 def plan_scatter(op: OpDef, xs: Sequence[PlanInput], policy: Policy) -> tuple[DType, ...]:

@@ -118,7 +118,7 @@ _PROMOTED: Final[dict[str, Callable[[int], Sequence[int]]]] = {
     ops.DOT: _every,
     ops.CLAMP: _every,
     ops.CONCATENATE: _every,
-    ops.SELECT: lambda count: (1, 2),
+    ops.SELECT: lambda count: range(1, count),
     ops.SCATTER: lambda count: (0, 2),
     ops.DYNAMIC_UPDATE_SLICE: lambda count: (0, 1),
 }
@@ -158,8 +158,9 @@ def weak_all_operands(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[
 
 
 def weak_select(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
-    """select(pred, on_true, on_false): weak when both cases are (the predicate does not count)."""
-    return (weak[1] and weak[2],)
+    """select(pred, on_true, on_false), select_n(which, *cases): weak when every case is (the
+    predicate does not count)."""
+    return (all(weak[1:]),)
 
 
 def weak_scatter(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
@@ -223,6 +224,27 @@ WEAK_RULES["full"] = weak_never
 WEAK_RULES["eigh"] = weak_two_outputs
 WEAK_RULES["cholesky"] = weak_keep_operand
 WEAK_RULES["triangular_solve"] = weak_all_operands
+
+
+def weak_sort(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
+    """sort: each output keeps its operand's flag (lax.sort's outputs have the operands' avals)."""
+    return tuple(weak)
+
+
+def weak_top_k(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
+    """top_k: both outputs keep the operand's flag (lax.top_k's abstract eval updates the operand's
+    aval for the int32 indices too, weak flag included)."""
+    return (weak[0], weak[0])
+
+
+def weak_split(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
+    """split: every piece keeps the operand's flag."""
+    return (weak[0],) * len(params["sizes"])
+
+
+WEAK_RULES["sort"] = weak_sort
+WEAK_RULES["top_k"] = weak_top_k
+WEAK_RULES["split"] = weak_split
 
 
 def weak_call(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:

@@ -99,6 +99,7 @@ from runtime.kernels.contraction import (  # noqa: F401
     concatenate_kernel,
     dot_general_kernel,
     select_kernel,
+    select_n_kernel,
 )
 from runtime.kernels.conversion import (  # noqa: F401
     convert_array,
@@ -111,6 +112,9 @@ from runtime.kernels.indexing import (  # noqa: F401
     gather_kernel,
     scatter_add_kernel,
     scatter_kernel,
+    scatter_max_kernel,
+    scatter_min_kernel,
+    scatter_mul_kernel,
 )
 from runtime.kernels.linalg import (  # noqa: F401
     cholesky_kernel,
@@ -131,6 +135,9 @@ from runtime.kernels.structural import (  # noqa: F401
     reshape_kernel,
     reverse_kernel,
     slice_kernel,
+    sort_kernel,
+    split_kernel,
+    top_k_kernel,
     transpose_kernel,
 )
 from runtime.kernels.unary import (  # noqa: F401

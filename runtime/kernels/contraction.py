@@ -62,6 +62,23 @@ def select_kernel(pred: Array, on_true: Array, on_false: Array) -> tuple[Array, 
 KERNELS["select"] = select_kernel
 
 
+def select_n_kernel(which: Array, *cases: Array) -> tuple[Array, ...]:
+    """lax.select_n: ``cases[which]`` elementwise (a bool which: False picks the first case); 0-d
+    operands broadcast. An out-of-range which takes the nearest case, as XLA's lowering (a
+    tree of selects on ``which < middle``) does."""
+    shape = np.broadcast_shapes(which.shape, *(c.shape for c in cases))
+    out = np.empty(shape, cases[0].dtype)
+    np.copyto(out, cases[0])
+    if len(cases) > 1:
+        index = np.clip(which.astype(np.int64), 0, len(cases) - 1) if which.dtype != np.bool_ else which
+        for i, case in enumerate(cases[1:], start=1):
+            np.copyto(out, case, where=np.broadcast_to(index == i, shape))
+    return (out,)
+
+
+KERNELS["select_n"] = select_n_kernel
+
+
 def clamp_kernel(lo: Array, x: Array, hi: Array) -> tuple[Array, ...]:
     """lax.clamp(min, operand, max) = min(max(operand, min), max), NaN-propagating."""
     storage = x.dtype

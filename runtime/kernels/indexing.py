@@ -8,7 +8,7 @@ in ``runtime.kernels``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ import numpy as np
 from runtime import dtypes as dt
 from runtime import shapes
 from runtime.kernels._common import _I64, KERNELS, Array, _iinfo, _kind, _map2
+from runtime.kernels.binary import max_kernel, min_kernel, mul_kernel
 from runtime.kernels.conversion import scalar_array
 
 # -- conversion -----------------------------------------------------------------------------------
@@ -127,7 +128,13 @@ KERNELS["gather"] = gather_kernel
 
 
 def _scatter(
-    operand: Array, scatter_indices: Array, updates: Array, dimension_numbers: Any, mode: Any, add: bool
+    operand: Array,
+    scatter_indices: Array,
+    updates: Array,
+    dimension_numbers: Any,
+    mode: Any,
+    add: bool,
+    combine: Callable[[Array, Array], tuple[Array, ...]] | None = None,
 ) -> Array:
     dn = shapes.scatter_dimension_numbers(dimension_numbers)
     mode_name = shapes.parse_mode(mode, shapes.SCATTER_DEFAULT_MODE)
@@ -157,6 +164,8 @@ def _scatter(
     full = batch + window
     if rank == 0:
         flat = vals.reshape(-1) if valid is None else vals[np.broadcast_to(valid, batch)]
+        if flat.size and combine is not None:
+            return _combine_in_order(out.reshape(1), (np.zeros(flat.size, _I64),), flat, combine).reshape(())
         if flat.size:
             out[()] = _map2(np.add, out, np.sum(flat, dtype=out.dtype)) if add else flat[-1]
         return out
@@ -168,6 +177,8 @@ def _scatter(
         keep = np.broadcast_to(valid.reshape(batch + (1,) * rank), full)
         where = tuple(ix[keep] for ix in index)
         flat = vals[keep]
+    if combine is not None:
+        return _combine_in_order(out, where, flat, combine)
     if add:
         # ufunc.at adds one update at a time in index order, each rounded to the
         # storage dtype (for narrow floats NumPy/ml_dtypes add in float32 and
@@ -175,6 +186,33 @@ def _scatter(
         np.add.at(out, where, flat)
     else:
         out[where] = flat
+    return out
+
+
+def _combine_in_order(
+    out: Array, where: tuple[Array, ...], flat: Array, combine: Callable[[Array, Array], tuple[Array, ...]]
+) -> Array:
+    """``out[p] = combine(out[p], u)`` for every update ``u`` at position ``p``, in index order.
+
+    Duplicate positions are applied in rounds: round r takes the r-th update of every
+    position (unique within the round), so each step is one vectorised call of the
+    same-dtype binary kernel (``mul``, ``max``, ``min``): its rounding of narrow floats,
+    its -0.0 < +0.0 and NaN rules, and XLA's sequential order for duplicates.
+    """
+    linear = np.ravel_multi_index(where, out.shape) if out.ndim else np.zeros(flat.size, _I64)
+    if linear.size == 0:
+        return out
+    order = np.argsort(linear, kind="stable")
+    ranked = linear[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(ranked)) + 1]
+    counts = np.diff(np.r_[starts, ranked.size])
+    rank = np.arange(ranked.size) - np.repeat(starts, counts)
+    view = out.reshape(-1)
+    values = flat[order]
+    for r in range(int(counts.max())):
+        pick = rank == r
+        pos = ranked[pick]
+        (view[pos],) = combine(view[pos], values[pick])
     return out
 
 
@@ -210,6 +248,57 @@ def scatter_add_kernel(
 
 
 KERNELS["scatter_add"] = scatter_add_kernel
+
+
+def scatter_mul_kernel(
+    operand: Array,
+    scatter_indices: Array,
+    updates: Array,
+    *,
+    dimension_numbers: Any,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+) -> tuple[Array, ...]:
+    """lax.scatter_mul: a copy of operand with windows multiplied by the updates (duplicates in order)."""
+    return (_scatter(operand, scatter_indices, updates, dimension_numbers, mode, add=False, combine=mul_kernel),)
+
+
+KERNELS["scatter_mul"] = scatter_mul_kernel
+
+
+def scatter_min_kernel(
+    operand: Array,
+    scatter_indices: Array,
+    updates: Array,
+    *,
+    dimension_numbers: Any,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+) -> tuple[Array, ...]:
+    """lax.scatter_min: each written position is the min (lax.min: NaN wins, -0.0 < +0.0) of it and its updates."""
+    return (_scatter(operand, scatter_indices, updates, dimension_numbers, mode, add=False, combine=min_kernel),)
+
+
+KERNELS["scatter_min"] = scatter_min_kernel
+
+
+def scatter_max_kernel(
+    operand: Array,
+    scatter_indices: Array,
+    updates: Array,
+    *,
+    dimension_numbers: Any,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: Any = None,
+) -> tuple[Array, ...]:
+    """lax.scatter_max: each written position is the max (lax.max: NaN wins, +0.0 > -0.0) of it and its updates."""
+    return (_scatter(operand, scatter_indices, updates, dimension_numbers, mode, add=False, combine=max_kernel),)
+
+
+KERNELS["scatter_max"] = scatter_max_kernel
 
 
 def _clamped_window(shape: Sequence[int], starts: Sequence[Array], sizes: Sequence[int]) -> tuple[slice, ...]:

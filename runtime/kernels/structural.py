@@ -117,3 +117,80 @@ def full_kernel(*, shape: Sequence[int], fill_value: Any, dtype: Any) -> tuple[A
 
 
 KERNELS["full"] = full_kernel
+
+
+# -- sorting, splitting -------------------------------------------------------------------------
+
+
+def _sort_keys(x: Array) -> list[Array]:
+    """Arrays whose lexicographic order (first most significant) is lax.sort's order of ``x``.
+
+    lax.sort compares floats after canonicalising them: every zero is +0.0 (so -0.0 and
+    +0.0 tie) and every NaN is one NaN, which sorts after +inf; complex numbers compare
+    by real part, then imaginary part, each canonicalised the same way.
+    """
+    kind = x.dtype.kind
+    if kind == "b":
+        return [x.astype(np.uint8)]
+    if kind == "u":
+        return [x.astype(np.uint64)]
+    if kind == "i":
+        return [x.astype(_I64)]
+    if kind == "c" or dt.from_numpy(x.dtype).kind == "complex":
+        wide = convert_array(x, dt.complex128)
+        return [*_float_keys(wide.real), *_float_keys(wide.imag)]
+    if dt.from_numpy(x.dtype).kind in ("int", "uint"):  # int4 / uint4 and the other ml_dtypes integers
+        return [x.astype(_I64)]
+    return _float_keys(x.astype(np.float64))
+
+
+def _float_keys(x: Array) -> list[Array]:
+    nan = np.isnan(x)
+    return [nan, np.where(nan, 0.0, x) + 0.0]  # + 0.0 turns -0.0 into +0.0
+
+
+def sort_kernel(*operands: Array, dimension: int, is_stable: bool = True, num_keys: int = 1) -> tuple[Array, ...]:
+    """lax.sort: every operand permuted by the stable lexicographic order of the first ``num_keys``.
+
+    The order is always stable (``is_stable=False`` allows any order of ties; this is one).
+    """
+    keys: list[Array] = []
+    for x in operands[:num_keys]:
+        keys.extend(_sort_keys(x))
+    perm = np.lexsort(keys[::-1], axis=int(dimension))  # lexsort's last key is the primary one
+    return tuple(np.take_along_axis(x, perm, axis=int(dimension)) for x in operands)
+
+
+KERNELS["sort"] = sort_kernel
+
+
+def _total_order_key(x: Array) -> Array:
+    """An integer array ordered like ``x`` in IEEE total order (-NaN < -inf < -0.0 < +0.0 < +inf < NaN)
+    for floats; the values themselves for integers and bools."""
+    kind = dt.from_numpy(x.dtype).kind
+    if kind == "uint":
+        return x.astype(np.uint64)
+    if kind in ("int", "bool"):
+        return x.astype(_I64)
+    bits = x.astype(np.float64).view(_I64)
+    return bits ^ ((bits >> 63) & np.int64(0x7FFF_FFFF_FFFF_FFFF))
+
+
+def top_k_kernel(operand: Array, *, k: int) -> tuple[Array, ...]:
+    """lax.top_k along the last axis: the k largest in IEEE total order (NaN above +inf, +0.0 above
+    -0.0), largest first, ties by the lower index; with their int32 indices."""
+    key = _total_order_key(operand)
+    order = np.argsort(~key, axis=-1, kind="stable")[..., : int(k)]  # ~ reverses the order without overflow
+    return (np.take_along_axis(operand, order, axis=-1), order.astype(np.int32))
+
+
+KERNELS["top_k"] = top_k_kernel
+
+
+def split_kernel(operand: Array, *, sizes: Sequence[int], axis: int) -> tuple[Array, ...]:
+    """lax.split: consecutive pieces of ``sizes`` along ``axis`` (views)."""
+    bounds = np.cumsum([int(n) for n in sizes])[:-1]
+    return tuple(np.split(operand, bounds, axis=int(axis)))
+
+
+KERNELS["split"] = split_kernel

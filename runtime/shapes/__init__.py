@@ -92,6 +92,7 @@ from runtime.shapes.contraction import (  # noqa: F401
     concatenate_rule,
     dot_dimension_numbers,
     dot_general_rule,
+    select_n_rule,
     select_rule,
 )
 from runtime.shapes.conversion import (  # noqa: F401
@@ -110,6 +111,9 @@ from runtime.shapes.indexing import (  # noqa: F401
     parse_mode,
     scatter_add_rule,
     scatter_dimension_numbers,
+    scatter_max_rule,
+    scatter_min_rule,
+    scatter_mul_rule,
     scatter_rule,
     scatter_window,
 )
@@ -132,6 +136,9 @@ from runtime.shapes.structural import (  # noqa: F401
     reshape_rule,
     reverse_rule,
     slice_rule,
+    sort_rule,
+    split_rule,
+    top_k_rule,
     transpose_rule,
 )
 from runtime.shapes.unary import (  # noqa: F401

@@ -232,6 +232,10 @@ def _dtype_param(op: OpDef, avals: Sequence[Aval], value: Any, what: str) -> DTy
 PARAM_DEFAULTS: Final[dict[str, dict[str, Any]]] = {
     "scatter": {"indices_are_sorted": False, "unique_indices": False, "mode": None},
     "scatter_add": {"indices_are_sorted": False, "unique_indices": False, "mode": None},
+    "scatter_mul": {"indices_are_sorted": False, "unique_indices": False, "mode": None},
+    "scatter_min": {"indices_are_sorted": False, "unique_indices": False, "mode": None},
+    "scatter_max": {"indices_are_sorted": False, "unique_indices": False, "mode": None},
+    "sort": {"is_stable": True, "num_keys": 1},
     "gather": {"mode": None, "fill_value": None},
     "slice": {"strides": None},
     "pad": {"padding_value": 0},

@@ -47,6 +47,7 @@ def dot_dimension_numbers(obj: Any) -> DotDimensionNumbers:
 # -- small helpers ----------------------------------------------------------------------------
 
 _BOOL: Final = frozenset({"bool"})
+_WHICH: Final = frozenset({"bool", "int", "uint"})
 
 
 # -- contraction, selection, joining ------------------------------------------------------------
@@ -94,6 +95,21 @@ def select_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> 
 
 
 SHAPE_RULES["select"] = select_rule
+
+
+def select_n_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.select_n(which, *cases): ``cases[which]`` elementwise; a bool ``which`` picks among at most
+    two cases (False: the first), an integer one among any number; 0-d operands broadcast."""
+    if len(avals) < 2:
+        raise ArityError(f"{op.name}: expected at least one case besides which, got {len(avals) - 1}")
+    dtype = _same_dtype(op, avals, range(1, len(avals)))
+    which = _accept(op, avals, 0, _WHICH)
+    if which.kind == "bool" and len(avals) > 3:
+        raise _fail(ShapeError, op, avals, f"a bool which chooses between at most 2 cases, got {len(avals) - 1}")
+    return ((dtype, _elementwise_shape(op, avals, range(len(avals)))),)
+
+
+SHAPE_RULES["select_n"] = select_n_rule
 
 
 def clamp_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:

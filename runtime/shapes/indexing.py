@@ -283,6 +283,30 @@ def scatter_add_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]
 SHAPE_RULES["scatter_add"] = scatter_add_rule
 
 
+def scatter_mul_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.scatter_mul: numbers (mul rejects bool)."""
+    return _scatter(op, avals, params, _NUM)
+
+
+SHAPE_RULES["scatter_mul"] = scatter_mul_rule
+
+
+def scatter_min_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.scatter_min: every dtype (lax.min takes bool and complex too)."""
+    return _scatter(op, avals, params, _ALL)
+
+
+SHAPE_RULES["scatter_min"] = scatter_min_rule
+
+
+def scatter_max_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.scatter_max: every dtype (lax.max takes bool and complex too)."""
+    return _scatter(op, avals, params, _ALL)
+
+
+SHAPE_RULES["scatter_max"] = scatter_max_rule
+
+
 def _start_indices(op: OpDef, avals: Sequence[Aval], first: int, rank: int) -> None:
     if len(avals) - first != rank:
         raise ArityError(

@@ -11,17 +11,21 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runtime import dtypes as dt
 from runtime.ops import OpDef
 from runtime.shapes._common import (
+    _ORDERED,
     SHAPE_RULES,
     Aval,
     OpTypeError,
     ShapeError,
+    _accept,
     _axes,
     _axis,
     _check_scalar_param,
     _dtype_param,
     _fail,
+    _int,
     _ints,
     _shape_param,
     param,
@@ -145,3 +149,71 @@ def full_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tu
 
 
 SHAPE_RULES["full"] = full_rule
+
+
+# -- sorting, splitting -------------------------------------------------------------------------
+
+
+def _flag(op: OpDef, avals: Sequence[Aval], value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(ShapeError, op, avals, f"{what} must be True or False, got {value!r}")
+    return value
+
+
+def sort_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.sort: operands of one shape (each keeps its dtype) sorted along ``dimension`` by the
+    first ``num_keys``; one output per operand, shaped and typed like it."""
+    shape = avals[0][1]
+    if any(a[1] != shape for a in avals[1:]):
+        raise _fail(ShapeError, op, avals, "operands must have equal shapes")
+    if not shape:
+        raise _fail(ShapeError, op, avals, "operands must have rank >= 1")
+    try:
+        _axis(op, avals, params["dimension"], len(shape), "dimension")
+        keys = _int(param(op, params, "num_keys"), "num_keys")
+    except ShapeError as err:
+        raise _fail(ShapeError, op, avals, str(err).removeprefix(f"{op.name}: ")) from None
+    if not 1 <= keys <= len(avals):
+        raise _fail(ShapeError, op, avals, f"num_keys {keys} outside [1, {len(avals)}] (the number of operands)")
+    _flag(op, avals, param(op, params, "is_stable"), "is_stable")
+    return tuple((d, shape) for d, _ in avals)
+
+
+SHAPE_RULES["sort"] = sort_rule
+
+
+def top_k_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.top_k along the last axis: (the k largest values, their int32 indices); real dtypes only."""
+    dtype, shape = avals[0]
+    _accept(op, avals, 0, _ORDERED)
+    if not shape:
+        raise _fail(ShapeError, op, avals, "operand must have rank >= 1")
+    try:
+        k = _int(params["k"], "k")
+    except ShapeError as err:
+        raise _fail(ShapeError, op, avals, str(err)) from None
+    if not 0 <= k <= shape[-1]:
+        raise _fail(ShapeError, op, avals, f"k {k} outside [0, {shape[-1]}] (the size of the last axis)")
+    if shape[-1] > 2**31:
+        raise _fail(ShapeError, op, avals, "the last axis is too long for int32 indices")
+    out = (*shape[:-1], k)
+    return ((dtype, out), (dt.int32, out))
+
+
+SHAPE_RULES["top_k"] = top_k_rule
+
+
+def split_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.split: pieces of ``sizes`` (non-negative, summing to the axis' size) along ``axis``."""
+    dtype, shape = avals[0]
+    try:
+        axis = _axis(op, avals, params["axis"], len(shape), "axis")
+        sizes = _ints(params["sizes"], "sizes")
+    except ShapeError as err:
+        raise _fail(ShapeError, op, avals, str(err).removeprefix(f"{op.name}: ")) from None
+    if any(n < 0 for n in sizes) or sum(sizes) != shape[axis]:
+        raise _fail(ShapeError, op, avals, f"sizes {sizes} must be non-negative and sum to {shape[axis]} (axis {axis})")
+    return tuple((dtype, (*shape[:axis], n, *shape[axis + 1 :])) for n in sizes)
+
+
+SHAPE_RULES["split"] = split_rule

@@ -85,6 +85,14 @@ VALID: dict[str, Call] = {
     "concatenate": lambda: ([f64(3), f64(3)], {"dimension": 0}),
     "scatter": lambda: ([f64(5), of("i32", [[1], [3]]), f64(2)], dict(_SCATTER)),
     "scatter_add": lambda: ([f64(5), of("i32", [[1], [3]]), f64(2)], dict(_SCATTER)),
+    **{
+        name: lambda: ([f64(5), of("i32", [[1], [3]]), f64(2)], dict(_SCATTER))
+        for name in ("scatter_mul", "scatter_min", "scatter_max")
+    },
+    "sort": lambda: ([f64(2, 3), of("i32", [[1, 2, 3], [4, 5, 6]])], {"dimension": 1, "num_keys": 1}),
+    "top_k": lambda: ([f64(2, 3)], {"k": 2}),
+    "split": lambda: ([f64(2, 3)], {"sizes": (1, 2), "axis": 1}),
+    "select_n": lambda: ([of("i32", [0, 2, 1]), f64(3), f64(3), f64(3)], {}),
     "gather": lambda: (
         [f64(5, 3), of("i32", [[1], [3]])],
         {"dimension_numbers": _ROWS_DN, "slice_sizes": (1, 3), "mode": None, "fill_value": None},

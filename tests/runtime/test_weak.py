@@ -203,6 +203,29 @@ ROWS["scatter_add"] = (
     [(_F, (3,)), (np.int64, (1, 1)), (_F, (1,))],
     {},
 )
+ROWS["scatter_mul"] = (
+    lambda o, i, u: lax.scatter_mul(o, i, u, _DN_SCATTER),
+    [(_F, (3,)), (np.int64, (1, 1)), (_F, (1,))],
+    {},
+)
+ROWS["scatter_min"] = (
+    lambda o, i, u: lax.scatter_min(o, i, u, _DN_SCATTER),
+    [(_F, (3,)), (np.int64, (1, 1)), (_F, (1,))],
+    {},
+)
+ROWS["scatter_max"] = (
+    lambda o, i, u: lax.scatter_max(o, i, u, _DN_SCATTER),
+    [(_F, (3,)), (np.int64, (1, 1)), (_F, (1,))],
+    {},
+)
+ROWS["sort"] = (
+    lambda a, b: tuple(lax.sort((a, b), dimension=0, num_keys=1)),
+    [(_F, (3,)), (np.int64, (3,))],
+    {"dimension": 0},
+)
+ROWS["top_k"] = (lambda x: tuple(lax.top_k(x, 2)), [(_F, (3,))], {"k": 2})
+ROWS["split"] = (lambda x: tuple(lax.split(x, (1, 2), axis=0)), [(_F, (3,))], {"sizes": (1, 2), "axis": 0})
+ROWS["select_n"] = (lax.select_n, [(np.bool_, (3,)), (_F, (3,)), (_F, (3,))], {})
 ROWS["gather"] = (
     lambda o, i: lax.gather(o, i, _DN_GATHER, (1,)),
     [(_F, (3,)), (np.int64, (2, 1))],

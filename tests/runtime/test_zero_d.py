@@ -82,6 +82,17 @@ CASES: dict[str, Case | str] = {
         [t0(1.0), rt.asarray(np.zeros(0, np.int64)), t0(2.0)],
         {"dimension_numbers": _SCATTER_DN, "indices_are_sorted": False, "unique_indices": False, "mode": None},
     ),
+    **{
+        name: lambda: (
+            [t0(3.0), rt.asarray(np.zeros(0, np.int64)), t0(2.0)],
+            {"dimension_numbers": _SCATTER_DN, "indices_are_sorted": False, "unique_indices": False, "mode": None},
+        )
+        for name in ("scatter_mul", "scatter_min", "scatter_max")
+    },
+    "sort": "sorts along a dimension: operands need rank >= 1 (as lax.sort)",
+    "top_k": "takes the k largest along the last axis: rank >= 1 (as lax.top_k)",
+    "split": "splits along an axis: rank >= 1 (as lax.split)",
+    "select_n": lambda: ([t0(1, rt.int32), t0(1.0), t0(2.0)], {}),
     "gather": lambda: (
         [t0(1.0), rt.asarray(np.zeros(0, np.int64))],
         {"dimension_numbers": _GATHER_DN, "slice_sizes": (), "mode": None, "fill_value": None},
