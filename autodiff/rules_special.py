@@ -206,7 +206,9 @@ def _igamma_family_jvp(primals: Primals, tangents: Tangents, outputs: Primals, n
     return [add_any(ga, gx)]
 
 
-def _igamma_family_vjp(cotangents: Tangents, primals: Primals, needs: Sequence[bool], negate: bool) -> list[TangentLike]:
+def _igamma_family_vjp(
+    cotangents: Tangents, primals: Primals, needs: Sequence[bool], negate: bool
+) -> list[TangentLike]:
     ct, (a, x) = _single_ct(cotangents), primals
     ga = _vjp_in(mul(ct, _igamma_da(a, x, negate)), a) if needs[0] else Zero.like(a)
     gx = _vjp_in(mul(ct, _igamma_dx_signed(a, x, negate)), x) if needs[1] else Zero.like(x)
