@@ -781,6 +781,20 @@ for _op_name, _lax_name in (
 for _op_name in ("shift_left", "shift_right_arithmetic", "shift_right_logical", "nextafter", "complex"):
     LOWERINGS[_op_name] = _lax_binary_lowering(_op_name)
 
+# the special functions: each is the lax function of the same name
+LOWERINGS["erf"] = _lax_unary_lowering("erf")
+LOWERINGS["erfc"] = _lax_unary_lowering("erfc")
+LOWERINGS["erf_inv"] = _lax_unary_lowering("erf_inv")
+LOWERINGS["lgamma"] = _lax_unary_lowering("lgamma")
+LOWERINGS["digamma"] = _lax_unary_lowering("digamma")
+LOWERINGS["bessel_i0e"] = _lax_unary_lowering("bessel_i0e")
+LOWERINGS["bessel_i1e"] = _lax_unary_lowering("bessel_i1e")
+LOWERINGS["polygamma"] = _lax_binary_lowering("polygamma")
+LOWERINGS["zeta"] = _lax_binary_lowering("zeta")
+LOWERINGS["igamma"] = _lax_binary_lowering("igamma")
+LOWERINGS["igammac"] = _lax_binary_lowering("igammac")
+LOWERINGS["igamma_grad_a"] = _lax_binary_lowering("igamma_grad_a")
+
 
 def round_lowering(eqn: Eqn, x: Any) -> Lowered:
     """lax.round with the recorded method (0: away from zero, 1: to nearest even)."""

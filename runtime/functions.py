@@ -34,6 +34,8 @@ __all__ = [
     "atan2",
     "atanh",
     "basic_index",
+    "bessel_i0e",
+    "bessel_i1e",
     "bitwise_not",
     "broadcast_in_dim",
     "cbrt",
@@ -47,12 +49,16 @@ __all__ = [
     "convert",
     "cos",
     "cosh",
+    "digamma",
     "div",
     "dot_general",
     "dynamic_slice",
     "dynamic_update_slice",
     "eigh",
     "eq",
+    "erf",
+    "erf_inv",
+    "erfc",
     "exp",
     "exp2",
     "expand_dims",
@@ -65,10 +71,14 @@ __all__ = [
     "gather",
     "ge",
     "gt",
+    "igamma",
+    "igamma_grad_a",
+    "igammac",
     "imag",
     "iota",
     "is_finite",
     "le",
+    "lgamma",
     "log",
     "log1p",
     "log2",
@@ -90,6 +100,7 @@ __all__ = [
     "nextafter",
     "ones",
     "pad",
+    "polygamma",
     "population_count",
     "pow",
     "real",
@@ -133,6 +144,7 @@ __all__ = [
     "transpose",
     "triangular_solve",
     "zeros",
+    "zeta",
 ]
 
 
@@ -700,6 +712,66 @@ def atanh(x: Operand) -> Tensor:
 def cbrt(x: Operand) -> Tensor:
     """Real cube root (floats)."""
     return _one(ops.cbrt, x)
+
+
+def erf(x: Operand) -> Tensor:
+    """The error function (real floats)."""
+    return _one(ops.erf, x)
+
+
+def erfc(x: Operand) -> Tensor:
+    """The complementary error function 1 - erf(x), accurate where erf(x) is near 1."""
+    return _one(ops.erfc, x)
+
+
+def erf_inv(x: Operand) -> Tensor:
+    """The inverse error function on [-1, 1]."""
+    return _one(ops.erf_inv, x)
+
+
+def lgamma(x: Operand) -> Tensor:
+    """log|Gamma(x)|."""
+    return _one(ops.lgamma, x)
+
+
+def digamma(x: Operand) -> Tensor:
+    """The digamma function, the derivative of lgamma."""
+    return _one(ops.digamma, x)
+
+
+def polygamma(m: Operand, x: Operand) -> Tensor:
+    """The m-th derivative of digamma (m a whole number >= 0, no derivative in m)."""
+    return apply_binary(ops.polygamma, m, x)
+
+
+def zeta(x: Operand, q: Operand) -> Tensor:
+    """The Hurwitz zeta function sum_i (q + i)**-x (no derivative, as in JAX)."""
+    return apply_binary(ops.zeta, x, q)
+
+
+def igamma(a: Operand, x: Operand) -> Tensor:
+    """The regularized lower incomplete gamma function P(a, x)."""
+    return apply_binary(ops.igamma, a, x)
+
+
+def igammac(a: Operand, x: Operand) -> Tensor:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return apply_binary(ops.igammac, a, x)
+
+
+def igamma_grad_a(a: Operand, x: Operand) -> Tensor:
+    """d igamma(a, x) / da (no derivative of its own, as in JAX)."""
+    return apply_binary(ops.igamma_grad_a, a, x)
+
+
+def bessel_i0e(x: Operand) -> Tensor:
+    """exp(-|x|) I0(x), the exponentially scaled modified Bessel function of order 0."""
+    return _one(ops.bessel_i0e, x)
+
+
+def bessel_i1e(x: Operand) -> Tensor:
+    """exp(-|x|) I1(x), the exponentially scaled modified Bessel function of order 1."""
+    return _one(ops.bessel_i1e, x)
 
 
 def nextafter(x: Operand, y: Operand) -> Tensor:

@@ -198,6 +198,23 @@ shift_right_logical = declare("shift_right_logical", BINARY, XY, differentiable=
 nextafter = declare("nextafter", BINARY, XY, differentiable=False)  # no derivative in JAX either
 complex = declare("complex", BINARY, XY)  # noqa: A001  # re + i im: float32/float64 -> complex
 
+# -- special functions (elementwise; real floats, narrow floats computed in float32) ---------------
+erf = declare("erf", UNARY, ("x",))
+erfc = declare("erfc", UNARY, ("x",))
+erf_inv = declare("erf_inv", UNARY, ("x",))
+lgamma = declare("lgamma", UNARY, ("x",))
+digamma = declare("digamma", UNARY, ("x",))
+bessel_i0e = declare("bessel_i0e", UNARY, ("x",))
+bessel_i1e = declare("bessel_i1e", UNARY, ("x",))
+# polygamma(m, x): m a whole number held as a float (lax.polygamma); no derivative in m, as JAX
+polygamma = declare("polygamma", BINARY, ("m", "x"))
+# Hurwitz zeta and d P(a, x) / da: JAX defines no derivative of either (it raises; castwise records
+# them as non-differentiable, so a second derivative of igamma in a is zero here: docs/autodiff.md)
+zeta = declare("zeta", BINARY, ("x", "q"), differentiable=False)
+igamma = declare("igamma", BINARY, ("a", "x"))  # regularized lower incomplete gamma P(a, x)
+igammac = declare("igammac", BINARY, ("a", "x"))  # its complement Q(a, x) = 1 - P(a, x)
+igamma_grad_a = declare("igamma_grad_a", BINARY, ("a", "x"), differentiable=False)
+
 # -- reductions -----------------------------------------------------------------------
 reduce_sum = declare("reduce_sum", REDUCE, ("x",), ("axes",))
 reduce_prod = declare("reduce_prod", REDUCE, ("x",), ("axes",))
@@ -249,7 +266,8 @@ custom_vjp_call = declare(
 #: jax.numpy, NumPy and PyTorch do; the recording shows that ``convert``.
 FLOAT_ONLY: Final = frozenset(
     {exp, log, expm1, log1p, sin, cos, tanh, logistic, sqrt, rsqrt, reciprocal, atan2, cholesky, eigh, triangular_solve,
-     exp2, sinh, cosh, tan, asin, acos, atan, asinh, acosh, atanh, cbrt, nextafter}
+     exp2, sinh, cosh, tan, asin, acos, atan, asinh, acosh, atanh, cbrt, nextafter,
+     erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e, polygamma, zeta, igamma, igammac, igamma_grad_a}
 )  # fmt: skip
 #: Ops whose meaning on a real operand is an identity or a constant
 #: (``real(x) = x``, ``conj(x) = x``, ``imag(x) = 0``): the plan's rewrite

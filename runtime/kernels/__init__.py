@@ -44,7 +44,8 @@ Layout: the kernels live in one module per op family, named after the sections o
 ``runtime/ops.py``: ``binary`` (binary, compare, logical); ``contraction`` (clamp, concatenate,
 dot_general, select); ``indexing`` (dynamic_slice, dynamic_update_slice, gather, scatter); ``unary``
 (unary); ``conversion`` (convert); ``reductions`` (reduce); ``structural`` (structural); ``linalg``
-(linalg); ``calls`` (call). What several families share is in ``_common`` and ``conversion``. This
+(linalg); ``calls`` (call); ``special`` (the special functions: erf, lgamma, igamma ...).
+What several families share is in ``_common`` and ``conversion``. This
 package re-exports their names, holds the checked entry point and imports every family module, so
 ``KERNELS`` is complete once it is imported.
 """
@@ -59,7 +60,18 @@ import numpy as np
 from runtime import dtypes as dt
 from runtime import shapes
 from runtime.dtypes import DType
-from runtime.kernels import binary, calls, contraction, conversion, indexing, linalg, reductions, structural, unary
+from runtime.kernels import (
+    binary,
+    calls,
+    contraction,
+    conversion,
+    indexing,
+    linalg,
+    reductions,
+    special,
+    structural,
+    unary,
+)
 from runtime.kernels._common import (  # noqa: F401
     KERNELS,
     Array,
@@ -182,6 +194,7 @@ FAMILY_MODULES = (
     structural,
     linalg,
     calls,
+    special,
 )
 
 

@@ -25,7 +25,8 @@ Layout: the shape rules live in one module per op family, named after the sectio
 ``runtime/ops.py``: ``binary`` (binary, compare, logical); ``contraction`` (clamp, concatenate,
 dot_general, select); ``indexing`` (dynamic_slice, dynamic_update_slice, gather, scatter); ``unary``
 (unary); ``conversion`` (convert); ``reductions`` (reduce); ``structural`` (structural); ``linalg``
-(linalg); ``calls`` (call). What several families share is in ``_common``. This package re-exports
+(linalg); ``calls`` (call); ``special`` (the special functions: erf, lgamma, igamma ...).
+What several families share is in ``_common``. This package re-exports
 their names, holds the checked entry point and imports every family module, so ``SHAPE_RULES`` is
 complete once it is imported.
 """
@@ -39,7 +40,18 @@ from runtime import dtypes as dt
 from runtime import ops
 from runtime.dtypes import DType
 from runtime.ops import OpDef
-from runtime.shapes import binary, calls, contraction, conversion, indexing, linalg, reductions, structural, unary
+from runtime.shapes import (
+    binary,
+    calls,
+    contraction,
+    conversion,
+    indexing,
+    linalg,
+    reductions,
+    special,
+    structural,
+    unary,
+)
 from runtime.shapes._common import (  # noqa: F401
     PARAM_DEFAULTS,
     REAL_DTYPE,
@@ -177,6 +189,7 @@ FAMILY_MODULES = (
     structural,
     linalg,
     calls,
+    special,
 )
 
 

@@ -178,6 +178,20 @@ CASES: list[Case] = [
     _unary("acosh", lax.acosh, above_one_value(0)),
     _unary("atanh", lax.atanh, unit_value(0)),
     _unary("cbrt", lax.cbrt, dtypes=REAL),  # real only, as lax.cbrt
+    # the special functions: real only, as lax's; derivatives as jax._src.lax.special defines them
+    _unary("erf", lax.erf, dtypes=REAL),
+    _unary("erfc", lax.erfc, dtypes=REAL),
+    _unary("erf_inv", lax.erf_inv, unit_value(0), REAL),
+    _unary("lgamma", lax.lgamma, fixed([0.6, -1.3, 2.1]), REAL),  # -1.3: the reflection branch
+    _unary("digamma", lax.digamma, fixed([0.6, -1.3, 2.1]), REAL),  # its derivative: polygamma(1, x)
+    _unary("bessel_i0e", lax.bessel_i0e, fixed([0.3, -0.7, 9.5]), REAL),  # 9.5: the tail series
+    _unary("bessel_i1e", lax.bessel_i1e, fixed([0.3, -0.7, 9.5]), REAL),
+    # polygamma has no derivative in m (JAX neither): m stays a constant
+    Case("polygamma-in-x", F.polygamma, lax.polygamma, (fixed([1.0, 2.0, 0.0]), pos_value(0)), REAL, diff=(1,)),
+    # igamma's derivative in a is igamma_grad_a, which has none of its own (in JAX neither): order 2
+    # here is in x; test_rules_special.py checks the first order in a
+    Case("igamma", F.igamma, lax.igamma, (pos_value(1), pos_value(0)), REAL, diff=(1,)),
+    Case("igammac", F.igammac, lax.igammac, (pos_value(1), pos_value(0)), REAL, diff=(1,)),
     _unary("log2", jnp.log2, pos_value(0)),  # functions built from log and div, as jnp builds them
     _unary("log10", jnp.log10, pos_value(0)),
     _binary("complex", lax.complex, any_value(0), any_value(1), REAL),

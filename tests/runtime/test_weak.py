@@ -298,6 +298,10 @@ ROWS["clz"] = (lax.clz, [(np.int64, (3,))], {})
 ROWS["not"] = (lax.bitwise_not, [(np.int64, (3,))], {})
 ROWS["nextafter"] = (lax.nextafter, [(_F, (3,)), (_F, (3,))], {})
 ROWS["complex"] = (lax.complex, [(_F, (3,)), (_F, (3,))], {})
+for _name in ("erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e"):
+    ROWS[_name] = (getattr(lax, _name), [(_F, (3,))], {})
+for _name in ("polygamma", "zeta", "igamma", "igammac", "igamma_grad_a"):
+    ROWS[_name] = (getattr(lax, _name), [(_F, (3,)), (_F, (3,))], {})
 for _name in ("shift_left", "shift_right_arithmetic", "shift_right_logical"):
     ROWS[_name] = (getattr(lax, _name), [(np.int64, (3,)), (np.int64, (3,))], {})
 ROWS["triangular_solve"] = (

@@ -137,6 +137,9 @@ CASES: dict[str, Case | str] = {
     "acosh": _unary(F64, 1.5),
     **{name: _unary(rt.int32, 5) for name in ("population_count", "clz", "not")},
     **{name: _binary(F64) for name in ("nextafter", "complex")},
+    **{name: _unary(F64, 0.5) for name in ("erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e")},
+    **{name: _binary(F64, 1.0, 2.0) for name in ("polygamma", "igamma", "igammac", "igamma_grad_a")},
+    "zeta": _binary(F64, 2.0, 1.5),
     **{name: _binary(rt.int32, 5, 1) for name in ("shift_left", "shift_right_arithmetic", "shift_right_logical")},
     **dict.fromkeys(
         ("custom_jvp_call", "custom_vjp_call"),
