@@ -452,11 +452,11 @@ def svd_jvp(
     *_, m, n = x.shape
     gaps = _svd_gaps(s)
     inv_s = _safe_reciprocal(s)
-    du_inner = _times(gaps, F.add(_scale_cols(ds_mat, s), _H(_scale_rows(ds_mat, s))))
+    du_inner = _times(gaps, F.add(_scale_cols(ds_mat, s), _H(_scale_cols(ds_mat, s))))
     if _is_complex(ds_mat):  # the gauge: the phase rotation goes to U only, as JAX's dUdV_diag
         du_inner = F.add(du_inner, _scale_cols(_imag_diagonal(ds_mat), inv_s))
     du = _mm(u, du_inner)
-    dv = _mm(v, _times(gaps, F.add(_scale_rows(ds_mat, s), _H(_scale_cols(ds_mat, s)))))
+    dv = _mm(v, _times(gaps, F.add(_scale_rows(ds_mat, s), _H(_scale_rows(ds_mat, s)))))
     if m > n:
         dav = _mm(t, v)
         du = F.add(du, _scale_cols(F.sub(dav, _mm(u, _mm(_H(u), dav))), inv_s))
