@@ -485,7 +485,7 @@ def svd_vjp(
     g_a: TangentLike = Zero.like(x)
     if not is_zero(ct_s):
         g_s = _diag_matrix(ct_s if ct_s.dtype is x.dtype else F.convert(ct_s, x.dtype))
-    if not is_zero(ct_u):
+    if isinstance(ct_u, Tensor):
         a_u = _mm(_H(u), ct_u)
         skew = F.sub(a_u, _H(a_u))
         g_s = add_any(g_s, _scale_cols(_times(gaps, skew), s))
@@ -494,7 +494,7 @@ def svd_vjp(
         if m > k:
             rest = F.sub(ct_u, _mm(u, a_u))  # (I - U U^H) ct_U
             g_a = add_any(g_a, _mm(_scale_cols(rest, inv_s), vh))
-    if not is_zero(ct_vh):
+    if isinstance(ct_vh, Tensor):
         a_v = _mm(vh, _H(ct_vh))  # V^H ct_V with ct_V = ct_Vh^H
         g_s = add_any(g_s, _scale_rows(_times(gaps, F.sub(a_v, _H(a_v))), s))
         if n > k:

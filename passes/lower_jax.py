@@ -985,8 +985,8 @@ def eig_lowering(eqn: Eqn, x: Any) -> Lowered:
     """lax.linalg.eig (XLA CPU only): eigenvalues, then the eigenvectors asked for."""
     from jax import lax
 
-    flags = {name: bool(_param(eqn, name)) for name in ("compute_left_eigenvectors", "compute_right_eigenvectors")}
-    return tuple(lax.linalg.eig(x, **flags))
+    left, right = bool(_param(eqn, "compute_left_eigenvectors")), bool(_param(eqn, "compute_right_eigenvectors"))
+    return tuple(lax.linalg.eig(x, compute_left_eigenvectors=left, compute_right_eigenvectors=right))
 
 
 LOWERINGS["eig"] = eig_lowering

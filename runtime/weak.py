@@ -208,7 +208,9 @@ def weak_svd(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...
 
 def weak_eig(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
     """eig: every output keeps the operand's flag."""
-    count = 1 + sum(bool(params.get(name, True)) for name in ("compute_left_eigenvectors", "compute_right_eigenvectors"))
+    count = 1 + sum(
+        bool(params.get(name, True)) for name in ("compute_left_eigenvectors", "compute_right_eigenvectors")
+    )
     return (weak[0],) * count
 
 

@@ -78,8 +78,7 @@ def _mm(x: Tensor, y: Tensor) -> Tensor:
 def svd_invariants(x: Tensor, full_matrices: bool = False) -> tuple[Tensor, ...]:
     """s, and the functions of u and vh that no per-pair phase changes: |u|^2, |vh|^2, u @ vh."""
     u, s, vh = F.svd(x, full_matrices=full_matrices)
-    k = s.shape[-1]
-    *_, m, n = x.shape
+    k, n = s.shape[-1], x.shape[-1]
     u_k = F.slice(u, (0,) * u.ndim, (*u.shape[:-1], k)) if u.shape[-1] != k else u
     vh_k = F.slice(vh, (0,) * vh.ndim, (*vh.shape[:-2], k, n)) if vh.shape[-2] != k else vh
     return s, abs2(u_k), abs2(vh_k), _mm(u_k, vh_k)
@@ -190,8 +189,8 @@ def test_batched_check_grads(dtype: rt.DType) -> None:
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
 def test_lu_vs_jax(dtype: rt.DType, shape: tuple[int, ...]) -> None:
     a = matrix(dtype, shape, seed=10)
-    packed, pivots, permutation = F.lu(T(a))
-    j_packed, j_pivots, j_permutation = jax.lax.linalg.lu(jnp.asarray(a))
+    _, pivots, permutation = F.lu(T(a))
+    _, j_pivots, j_permutation = jax.lax.linalg.lu(jnp.asarray(a))
     np.testing.assert_array_equal(pivots.numpy(), np.asarray(j_pivots))
     np.testing.assert_array_equal(permutation.numpy(), np.asarray(j_permutation))
     assert pivots.dtype is rt.int32 and permutation.dtype is rt.int32

@@ -437,7 +437,6 @@ for _d in ("f32", "f64", "c64", "c128"):
 case("eigh", "upper", lambda x: eigh_invariants(x, lower=False), spd("f64", seed=5))
 
 
-
 def square(dtype: str, n: int = 3, seed: int = 6) -> Tensor:
     """Well conditioned: a random matrix plus a multiple of the identity."""
     return of(dtype, data(dtype, (n, n), seed=seed).numpy() + 3 * np.eye(n))
