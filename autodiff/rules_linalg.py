@@ -246,3 +246,305 @@ def triangular_solve_vjp(
 
 
 VJP_RULES["triangular_solve"] = triangular_solve_vjp
+
+
+# -- lu, qr, svd, eig: shared pieces ------------------------------------------------------------
+
+
+class LinalgDerivativeError(NotImplementedError):
+    """A derivative JAX does not define either (qr / svd with full matrices, eigenvectors of eig)."""
+
+
+def _refuse(op: str, x: Any, why: str) -> LinalgDerivativeError:
+    shape = ",".join(map(str, x.shape))
+    return LinalgDerivativeError(f"{op}: no derivative for x:{x.dtype.short}[{shape}]: {why} (as in jax.lax.linalg)")
+
+
+def _scale_cols(x: Tensor, s: Tensor) -> Tensor:
+    """``x @ diag(s)``: column j of ``x`` times ``s[..., j]`` (``s`` real, converted to ``x``'s dtype)."""
+    nd = x.ndim
+    spread = F.broadcast_in_dim(s, x.shape, (*range(nd - 2), nd - 1))
+    return F.mul(x, spread if spread.dtype is x.dtype else F.convert(spread, x.dtype))
+
+
+def _scale_rows(x: Tensor, s: Tensor) -> Tensor:
+    """``diag(s) @ x``: row i of ``x`` times ``s[..., i]``."""
+    nd = x.ndim
+    spread = F.broadcast_in_dim(s, x.shape, (*range(nd - 2), nd - 2))
+    return F.mul(x, spread if spread.dtype is x.dtype else F.convert(spread, x.dtype))
+
+
+def _imag_diagonal(x: Tensor) -> Tensor:
+    """``i Im(x_kk)`` on the diagonal, zero elsewhere (complex ``x``): ``(x - conj x) / 2`` on the diagonal."""
+    return _where(_mask(x.shape, "eye"), F.mul(F.sub(x, F.conj(x)), 0.5))
+
+
+def _permutation(permutation: Tensor, dtype: Any) -> Tensor:
+    """``P`` with ``P @ a == a[..., permutation, :]``."""
+    m = permutation.shape[-1]
+    shape = (*permutation.shape, m)
+    nd = len(shape)
+    rows = F.broadcast_in_dim(permutation, shape, tuple(range(nd - 1)))
+    return F.convert(F.eq(rows, F.iota(permutation.dtype, shape, nd - 1)), dtype)
+
+
+def _resize(x: Tensor, rows: int, cols: int) -> Tensor:
+    """The top-left ``rows x cols`` block of ``x``, zero-padded where ``x`` is smaller."""
+    *batch, m, n = x.shape
+    keep = F.slice(x, (0,) * x.ndim, (*batch, min(m, rows), min(n, cols)))
+    if m >= rows and n >= cols:
+        return keep
+    config = [(0, 0, 0)] * len(batch) + [(0, max(rows - m, 0), 0), (0, max(cols - n, 0), 0)]
+    return F.pad(keep, 0, config)
+
+
+def _lu_factors(packed: Tensor) -> tuple[Tensor, Tensor]:
+    """``L`` ``[..., m, m]`` (unit lower) and ``U`` ``[..., n, n]`` (upper) of packed ``[..., m, n]``
+    factors, completed with the identity where ``min(m, n)`` is smaller (JAX's padding)."""
+    *_, m, n = packed.shape
+    square_l = _resize(packed, m, m)
+    l_full = F.select(_mask(square_l.shape, "eye"), F.full(square_l.shape, 1, packed.dtype),
+                      _where(_mask(square_l.shape, "strict_lower"), square_l))  # fmt: skip
+    square_u = _resize(packed, n, n)
+    u_full = _where(_mask(square_u.shape, "upper"), square_u)
+    if m < n:  # rows m.. of U are the identity's
+        nd = square_u.ndim
+        below = F.ge(F.iota("int32", square_u.shape, nd - 2), m)
+        tail = F.logical_and(_mask(square_u.shape, "eye"), below)
+        u_full = F.select(tail, F.full(square_u.shape, 1, packed.dtype), u_full)
+    return l_full, u_full
+
+
+# -- lu -----------------------------------------------------------------------------------------
+
+
+def lu_jvp(primals: Any, tangents: Any, outputs: Any) -> list[TangentLike]:
+    (t,), (packed, pivots, permutation) = tangents, outputs
+    none = [Zero.like(pivots), Zero.like(permutation)]
+    if is_zero(t):
+        return [Zero.like(packed), *none]
+    low, up = _lu_factors(packed)
+    x = _mm(_permutation(permutation, t.dtype), t)  # P dA
+    la = F.triangular_solve(low, x, left_side=True, lower=True, unit_diagonal=True)
+    lau = F.triangular_solve(up, la, left_side=False, lower=False)  # L^-1 P dA U^-1
+    d_low = _mm(low, _where(_mask(lau.shape, "strict_lower"), lau))
+    d_up = _mm(_where(_mask(lau.shape, "upper"), lau), up)
+    return [F.add(d_low, d_up), *none]  # dL = L tril(lau, -1), dU = triu(lau) U, packed as dL + dU
+
+
+JVP_RULES["lu"] = lu_jvp
+
+
+def lu_vjp(cotangents: Any, primals: Any, outputs: Any, needs: Any) -> list[TangentLike]:
+    (ct, _, _), (x,), (packed, _, permutation) = cotangents, primals, outputs
+    if not needs[0] or is_zero(ct):
+        return [Zero.like(x)]
+    low, up = _lu_factors(packed)
+    conj = _is_complex(x)
+    # the adjoint of lau -> (L tril(lau, -1), triu(lau) U), then of the two solves and of P
+    h = F.add(
+        _where(_mask(ct.shape, "strict_lower"), _mm(_H(low), ct)), _where(_mask(ct.shape, "upper"), _mm(ct, _H(up)))
+    )
+    h = F.triangular_solve(up, h, left_side=False, lower=False, transpose_a=True, conjugate_a=conj)
+    h = F.triangular_solve(low, h, left_side=True, lower=True, transpose_a=True, conjugate_a=conj, unit_diagonal=True)
+    return [_mm(_mT(_permutation(permutation, x.dtype)), h)]  # ct_A = P^T L^-H (tril(L^H G, -1) + triu(G U^H)) U^-H
+
+
+VJP_RULES["lu"] = lu_vjp
+
+
+# -- qr -----------------------------------------------------------------------------------------
+
+
+def _qr_reduced(x: Tensor, q: Tensor, r: Tensor, full_matrices: bool) -> None:
+    *_, m, n = x.shape
+    if m < n:
+        raise _refuse("qr", x, "the derivative needs m >= n")
+    if full_matrices and m != n:
+        raise _refuse("qr", x, "the derivative of full_matrices=True needs a square matrix")
+
+
+def qr_jvp(primals: Any, tangents: Any, outputs: Any, full_matrices: bool = True) -> list[TangentLike]:
+    (x,), (t,), (q, r) = primals, tangents, outputs
+    if is_zero(t):
+        return [Zero.like(q), Zero.like(r)]
+    _qr_reduced(x, q, r, full_matrices)
+    dx_rinv = F.triangular_solve(r, t, left_side=False, lower=False)  # dA R^-1
+    c = _mm(_H(q), dx_rinv)
+    low = _where(_mask(c.shape, "strict_lower"), c)
+    do = F.sub(low, _H(low))  # skew-Hermitian; its diagonal is i Im(c) for complex
+    if _is_complex(c):
+        do = F.add(do, _imag_diagonal(c))
+    dq = F.add(_mm(q, F.sub(do, c)), dx_rinv)
+    dr = _mm(F.sub(c, do), r)
+    return [dq, dr]  # C = Q^H dA R^-1; dQ = Q (dO - C) + dA R^-1; dR = (C - dO) R
+
+
+JVP_RULES["qr"] = qr_jvp
+
+
+def qr_vjp(cotangents: Any, primals: Any, outputs: Any, needs: Any, full_matrices: bool = True) -> list[TangentLike]:
+    (ct_q, ct_r), (x,), (q, r) = cotangents, primals, outputs
+    if not needs[0] or (is_zero(ct_q) and is_zero(ct_r)):
+        return [Zero.like(x)]
+    _qr_reduced(x, q, r, full_matrices)
+    m_: TangentLike = Zero.like(r)
+    if not is_zero(ct_q):
+        m_ = _mm(_H(q), ct_q)
+    if not is_zero(ct_r):
+        m_ = add_any(m_, F.neg(_mm(ct_r, _H(r))))
+    assert isinstance(m_, Tensor)
+    n_ = _where(_mask(m_.shape, "strict_lower"), F.sub(m_, _H(m_)))  # the adjoint of C -> dO
+    if _is_complex(m_):
+        n_ = F.add(n_, _imag_diagonal(m_))
+    g = add_any(ct_q, _mm(q, F.sub(n_, m_)))
+    assert isinstance(g, Tensor)
+    g = F.triangular_solve(r, g, left_side=False, lower=False, transpose_a=True, conjugate_a=_is_complex(r))
+    return [g]  # M = Q^H ct_Q - ct_R R^H; ct_A = (ct_Q + Q (tril(M - M^H, -1) + i Im diag M - M)) R^-H
+
+
+VJP_RULES["qr"] = qr_vjp
+
+
+# -- svd ----------------------------------------------------------------------------------------
+
+
+def _svd_parts(x: Tensor, outputs: Any, full_matrices: bool, compute_uv: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """(U, s, Vh) of the thin SVD: the outputs, or a recomputation when only ``s`` was asked for."""
+    *_, m, n = x.shape
+    if not compute_uv:
+        u, s, vh = F.svd(x, full_matrices=False)
+        return u, s, vh
+    if full_matrices and m != n:
+        raise _refuse("svd", x, "the singular vectors' derivative of full_matrices=True needs a square matrix")
+    u, s, vh = outputs
+    return u, s, vh
+
+
+def _svd_gaps(s: Tensor) -> Tensor:
+    """``F[..., i, j] = 1 / (s_j^2 - s_i^2)`` off the diagonal, 0 on it (real)."""
+    return _eig_gap_inverse(F.mul(s, s), s.dtype)
+
+
+def _safe_reciprocal(s: Tensor) -> Tensor:
+    """``1 / s``, 0 where ``s`` is 0 (JAX's ``s_inv``)."""
+    zero = F.eq(s, 0)
+    return F.select(zero, F.full(s.shape, 0, s.dtype), F.reciprocal(F.select(zero, F.full(s.shape, 1, s.dtype), s)))
+
+
+def _times(gaps: Tensor, x: Tensor) -> Tensor:
+    return F.mul(gaps if gaps.dtype is x.dtype else F.convert(gaps, x.dtype), x)
+
+
+def svd_jvp(
+    primals: Any, tangents: Any, outputs: Any, full_matrices: bool = True, compute_uv: bool = True
+) -> list[TangentLike]:
+    (x,), (t,) = primals, tangents
+    if is_zero(t):
+        return [Zero.like(o) for o in outputs]
+    u, s, vh = _svd_parts(x, outputs, full_matrices, compute_uv)
+    v = _H(vh)
+    ds_mat = _mm(_mm(_H(u), t), v)  # dS = U^H dA V
+    d = _diag_part(ds_mat)
+    ds = F.real(d) if _is_complex(d) else d
+    if not compute_uv:
+        return [ds]
+    *_, m, n = x.shape
+    gaps = _svd_gaps(s)
+    inv_s = _safe_reciprocal(s)
+    du_inner = _times(gaps, F.add(_scale_cols(ds_mat, s), _H(_scale_cols(ds_mat, s))))
+    if _is_complex(ds_mat):  # the gauge: the phase rotation goes to U only, as JAX's dUdV_diag
+        du_inner = F.add(du_inner, _scale_cols(_imag_diagonal(ds_mat), inv_s))
+    du = _mm(u, du_inner)
+    dv = _mm(v, _times(gaps, F.add(_scale_rows(ds_mat, s), _H(_scale_rows(ds_mat, s)))))
+    if m > n:
+        dav = _mm(t, v)
+        du = F.add(du, _scale_cols(F.sub(dav, _mm(u, _mm(_H(u), dav))), inv_s))
+    if n > m:
+        dahu = _mm(_H(t), u)
+        dv = F.add(dv, _scale_cols(F.sub(dahu, _mm(v, _mm(vh, dahu))), inv_s))
+    return [du, ds, _H(dv)]  # JAX's svd_jvp_rule: dS = U^H dA V, F_ij = 1 / (s_j^2 - s_i^2)
+
+
+JVP_RULES["svd"] = svd_jvp
+
+
+def svd_vjp(
+    cotangents: Any, primals: Any, outputs: Any, needs: Any, full_matrices: bool = True, compute_uv: bool = True
+) -> list[TangentLike]:
+    (x,) = primals
+    ct_u, ct_s, ct_vh = cotangents if compute_uv else (Zero.like(x), cotangents[0], Zero.like(x))
+    if not needs[0] or all(is_zero(c) for c in (ct_u, ct_s, ct_vh)):
+        return [Zero.like(x)]
+    u, s, vh = _svd_parts(x, outputs, full_matrices, compute_uv)
+    *_, m, n = x.shape
+    k = s.shape[-1]
+    gaps = _svd_gaps(s)
+    inv_s = _safe_reciprocal(s)
+    g_s: TangentLike = Zero(x.dtype, (*s.shape, k))
+    g_a: TangentLike = Zero.like(x)
+    if not is_zero(ct_s):
+        g_s = _diag_matrix(ct_s if ct_s.dtype is x.dtype else F.convert(ct_s, x.dtype))
+    if isinstance(ct_u, Tensor):
+        a_u = _mm(_H(u), ct_u)
+        skew = F.sub(a_u, _H(a_u))
+        g_s = add_any(g_s, _scale_cols(_times(gaps, skew), s))
+        if _is_complex(a_u):
+            g_s = add_any(g_s, _scale_cols(_imag_diagonal(a_u), inv_s))
+        if m > k:
+            rest = F.sub(ct_u, _mm(u, a_u))  # (I - U U^H) ct_U
+            g_a = add_any(g_a, _mm(_scale_cols(rest, inv_s), vh))
+    if isinstance(ct_vh, Tensor):
+        a_v = _mm(vh, _H(ct_vh))  # V^H ct_V with ct_V = ct_Vh^H
+        g_s = add_any(g_s, _scale_rows(_times(gaps, F.sub(a_v, _H(a_v))), s))
+        if n > k:
+            rest = F.sub(ct_vh, _mm(_mm(ct_vh, _H(vh)), vh))  # ct_Vh (I - V V^H)
+            g_a = add_any(g_a, _mm(u, _scale_rows(rest, inv_s)))
+    if not is_zero(g_s):
+        assert isinstance(g_s, Tensor)
+        g_a = add_any(g_a, _mm(_mm(u, g_s), vh))
+    return [g_a]  # ct_A = U G_S V^H + the parts of ct_U, ct_V orthogonal to U, V (the adjoint of svd_jvp)
+
+
+VJP_RULES["svd"] = svd_vjp
+
+
+# -- eig ----------------------------------------------------------------------------------------
+
+
+def _eig_right_vectors(x: Tensor, outputs: Any, compute_right: bool) -> Tensor:
+    return outputs[-1] if compute_right else F.eig(x, compute_left_eigenvectors=False)[1]
+
+
+def eig_jvp(
+    primals: Any, tangents: Any, outputs: Any, compute_left_eigenvectors: bool = True,
+    compute_right_eigenvectors: bool = True,
+) -> list[TangentLike]:  # fmt: skip
+    (x,), (t,) = primals, tangents
+    if is_zero(t):
+        return [Zero.like(o) for o in outputs]
+    if compute_left_eigenvectors or compute_right_eigenvectors:
+        raise _refuse("eig", x, "the eigenvectors' derivative is not defined; use eigvals (eigenvalues only)")
+    vr = _eig_right_vectors(x, outputs, compute_right_eigenvectors)
+    dx = t if t.dtype is vr.dtype else F.convert(t, vr.dtype)
+    return [_diag_part(F.solve(vr, _mm(dx, vr)))]  # dw = diag(V^-1 dA V)
+
+
+JVP_RULES["eig"] = eig_jvp
+
+
+def eig_vjp(
+    cotangents: Any, primals: Any, outputs: Any, needs: Any, compute_left_eigenvectors: bool = True,
+    compute_right_eigenvectors: bool = True,
+) -> list[TangentLike]:  # fmt: skip
+    (x,), (ct_w, *ct_vectors) = primals, cotangents
+    if any(not is_zero(c) for c in ct_vectors):
+        raise _refuse("eig", x, "the eigenvectors' derivative is not defined; use eigvals (eigenvalues only)")
+    if not needs[0] or is_zero(ct_w):
+        return [Zero.like(x)]
+    vr = _eig_right_vectors(x, outputs, compute_right_eigenvectors)
+    g = F.solve(_H(vr), _mm(_diag_matrix(ct_w), _H(vr)))  # V^-H diag(ct_w) V^H
+    return [g if _is_complex(x) else F.real(g)]
+
+
+VJP_RULES["eig"] = eig_vjp

@@ -22,6 +22,8 @@ castwise's meaning with lax ops:
 * ``dynamic_slice`` / ``dynamic_update_slice`` clamp negative starts instead of
   wrapping them (``allow_negative_indices=False``), as XLA does natively;
 * ``eigh`` / ``cholesky`` read one triangle (``symmetrize_input=False``);
+* ``qr`` / ``svd`` / ``eig`` give the same factors up to LAPACK's gauge (signs, phases),
+  which castwise's kernels take from the same LAPACK routines;
 * ``dot_general`` asks for ``Precision.HIGHEST`` (castwise never uses reduced
   precision such as TF32), and refuses mixed operand dtypes, which
   lax.dot_general alone would promote.
@@ -1037,6 +1039,51 @@ def triangular_solve_lowering(eqn: Eqn, a: Any, b: Any) -> Lowered:
 
 
 LOWERINGS["triangular_solve"] = triangular_solve_lowering
+
+
+def lu_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.linalg.lu: (packed factors, pivots, permutation)."""
+    from jax import lax
+
+    packed, pivots, permutation = lax.linalg.lu(x)
+    return (packed, pivots, permutation)
+
+
+LOWERINGS["lu"] = lu_lowering
+
+
+def qr_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.linalg.qr (no pivoting): (q, r)."""
+    from jax import lax
+
+    q, r = lax.linalg.qr(x, full_matrices=bool(_param(eqn, "full_matrices")))
+    return (q, r)
+
+
+LOWERINGS["qr"] = qr_lowering
+
+
+def svd_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.linalg.svd: (u, s, vh), or (s,) without compute_uv."""
+    from jax import lax
+
+    full, uv = bool(_param(eqn, "full_matrices")), bool(_param(eqn, "compute_uv"))
+    out = lax.linalg.svd(x, full_matrices=full, compute_uv=uv)
+    return tuple(out) if uv else (out,)
+
+
+LOWERINGS["svd"] = svd_lowering
+
+
+def eig_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.linalg.eig (XLA CPU only): eigenvalues, then the eigenvectors asked for."""
+    from jax import lax
+
+    left, right = bool(_param(eqn, "compute_left_eigenvectors")), bool(_param(eqn, "compute_right_eigenvectors"))
+    return tuple(lax.linalg.eig(x, compute_left_eigenvectors=left, compute_right_eigenvectors=right))
+
+
+LOWERINGS["eig"] = eig_lowering
 
 
 # -- user calls (autodiff.custom_jvp / custom_vjp) ------------------------------------------------

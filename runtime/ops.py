@@ -247,6 +247,11 @@ triangular_solve = declare(
     ("a", "b"),
     ("left_side", "lower", "transpose_a", "conjugate_a", "unit_diagonal"),
 )
+lu = declare("lu", LINALG, ("x",))  # outputs (packed L and U, pivots int32, permutation int32), as lax.linalg.lu
+qr = declare("qr", LINALG, ("x",), ("full_matrices",))  # outputs (q, r)
+svd = declare("svd", LINALG, ("x",), ("full_matrices", "compute_uv"))  # outputs (u, s, vh), or (s,)
+# outputs (eigenvalues, [left eigenvectors], [right eigenvectors]), complex, as lax.linalg.eig
+eig = declare("eig", LINALG, ("x",), ("compute_left_eigenvectors", "compute_right_eigenvectors"))
 
 # -- user calls (autodiff.custom_jvp / autodiff.custom_vjp) ------------------------------------
 # The function and its derivative rule travel as params: ``fun`` (operands -> list of outputs) is
@@ -267,7 +272,8 @@ custom_vjp_call = declare(
 FLOAT_ONLY: Final = frozenset(
     {exp, log, expm1, log1p, sin, cos, tanh, logistic, sqrt, rsqrt, reciprocal, atan2, cholesky, eigh, triangular_solve,
      exp2, sinh, cosh, tan, asin, acos, atan, asinh, acosh, atanh, cbrt, nextafter,
-     erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e, polygamma, zeta, igamma, igammac, igamma_grad_a}
+     erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e, polygamma, zeta, igamma, igammac, igamma_grad_a,
+     lu, qr, svd, eig}
 )  # fmt: skip
 #: Ops whose meaning on a real operand is an identity or a constant
 #: (``real(x) = x``, ``conj(x) = x``, ``imag(x) = 0``): the plan's rewrite

@@ -235,7 +235,8 @@ INEXACT_RULES: dict[str, InexactRule] = {
     "torch": torch_inexact,
 }
 
-_LINALG = (ops.cholesky.name, ops.eigh.name, ops.triangular_solve.name)
+_LINALG = (ops.cholesky.name, ops.eigh.name, ops.triangular_solve.name, ops.lu.name, ops.qr.name, ops.svd.name,
+           ops.eig.name)  # fmt: skip
 
 
 def float64_inexact(d: DType, policy: Policy) -> DType | None:

@@ -196,6 +196,25 @@ def weak_two_outputs(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[b
     return (weak[0], weak[0])
 
 
+def weak_lu(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
+    """lu: all three outputs keep the operand's flag (jax.lax.linalg.lu marks even the int32
+    pivots and permutation weak when the operand is)."""
+    return (weak[0],) * 3
+
+
+def weak_svd(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
+    """svd: every output keeps the operand's flag."""
+    return (weak[0],) * (3 if params.get("compute_uv", True) else 1)
+
+
+def weak_eig(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:
+    """eig: every output keeps the operand's flag."""
+    count = 1 + sum(
+        bool(params.get(name, True)) for name in ("compute_left_eigenvectors", "compute_right_eigenvectors")
+    )
+    return (weak[0],) * count
+
+
 #: op name -> weak rule, for every op of the vocabulary.
 WEAK_RULES: dict[str, WeakRule] = {}
 _BY_FAMILY: Final[dict[str, WeakRule]] = {
@@ -224,6 +243,10 @@ WEAK_RULES["full"] = weak_never
 WEAK_RULES["eigh"] = weak_two_outputs
 WEAK_RULES["cholesky"] = weak_keep_operand
 WEAK_RULES["triangular_solve"] = weak_all_operands
+WEAK_RULES["lu"] = weak_lu
+WEAK_RULES["qr"] = weak_two_outputs
+WEAK_RULES["svd"] = weak_svd
+WEAK_RULES["eig"] = weak_eig
 
 
 def weak_sort(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:

@@ -130,7 +130,11 @@ from runtime.kernels.indexing import (  # noqa: F401
 )
 from runtime.kernels.linalg import (  # noqa: F401
     cholesky_kernel,
+    eig_kernel,
     eigh_kernel,
+    lu_kernel,
+    qr_kernel,
+    svd_kernel,
     triangular_solve_kernel,
 )
 from runtime.kernels.reductions import (  # noqa: F401

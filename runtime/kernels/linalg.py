@@ -97,3 +97,107 @@ def triangular_solve_kernel(
 
 
 KERNELS["triangular_solve"] = triangular_solve_kernel
+
+
+# -- factorisations: lu, qr, svd, eig ------------------------------------------------------------
+
+
+def _abs1(x: Array) -> Array:
+    """LAPACK's pivot size (i?amax): |x| for reals, |re| + |im| for complex."""
+    return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
+
+
+def lu_kernel(x: Array) -> tuple[Array, ...]:
+    """LU with partial row pivoting, as LAPACK's getrf: ``(lu, pivots, permutation)``.
+
+    ``lu`` packs the unit-lower L (below the diagonal) and U; ``pivots[i]`` is the row
+    swapped with row i at step i and ``permutation`` the resulting row order (``x[perm] =
+    L @ U``), both int32 and 0-based, as ``jax.lax.linalg.lu``. The pivot is the first
+    largest entry by LAPACK's measure (|re| + |im| for complex); a zero pivot column is
+    left unscaled (getrf's ``info > 0``), so a singular matrix factors without an error.
+    NumPy has no LU: this is getrf's right-looking algorithm, vectorised over the batch.
+    """
+    *batch, m, n = x.shape
+    k = min(m, n)
+    a = np.array(x.reshape((-1, m, n)), copy=True)
+    count = a.shape[0]
+    pivots = np.zeros((count, k), np.int32)
+    perm = np.tile(np.arange(m, dtype=np.int32), (count, 1))
+    every = np.arange(count)
+    with np.errstate(all="ignore"):
+        for j in range(k):
+            p = j + np.argmax(_abs1(a[:, j:, j]), axis=1)
+            pivots[:, j] = p
+            row = a[every, j].copy()
+            a[every, j] = a[every, p]
+            a[every, p] = row
+            idx = perm[every, j].copy()
+            perm[every, j] = perm[every, p]
+            perm[every, p] = idx
+            pivot = a[:, j, j]
+            nonzero = pivot != 0
+            # getrf scales by the reciprocal of the pivot (dscal of 1 / a_jj)
+            recip = np.where(nonzero, 1 / np.where(nonzero, pivot, 1), 1).astype(a.dtype)
+            a[:, j + 1 :, j] *= recip[:, None]
+            a[:, j + 1 :, j + 1 :] -= a[:, j + 1 :, j, None] * a[:, j, None, j + 1 :]
+    return (a.reshape(x.shape), pivots.reshape((*batch, k)), perm.reshape((*batch, m)))
+
+
+KERNELS["lu"] = lu_kernel
+
+
+def qr_kernel(x: Array, *, full_matrices: bool = True) -> tuple[Array, ...]:
+    """Householder QR (LAPACK geqrf + orgqr, through NumPy), the signs LAPACK gives: ``(q, r)``."""
+    q, r = np.linalg.qr(x, mode="complete" if full_matrices else "reduced")
+    return (np.ascontiguousarray(q, dtype=x.dtype), np.ascontiguousarray(r, dtype=x.dtype))
+
+
+KERNELS["qr"] = qr_kernel
+
+
+def svd_kernel(x: Array, *, full_matrices: bool = True, compute_uv: bool = True) -> tuple[Array, ...]:
+    """Singular values descending (LAPACK gesdd, through NumPy): ``(u, s, vh)`` or ``(s,)``.
+
+    Singular vectors are defined up to a phase per pair (u_k, vh_k); this is LAPACK's gauge,
+    as XLA CPU's, which JAX does not normalise either.
+    """
+    real = x.real.dtype
+    if not compute_uv:
+        return (np.ascontiguousarray(np.linalg.svd(x, compute_uv=False), dtype=real),)
+    u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
+    return tuple(np.ascontiguousarray(a, dtype=d) for a, d in ((u, x.dtype), (s, real), (vh, x.dtype)))
+
+
+KERNELS["svd"] = svd_kernel
+
+
+def _geev_normalise(v: Array) -> Array:
+    """geev's eigenvector scaling: unit 2-norm, largest component (by modulus) real and positive."""
+    v = v / np.linalg.norm(v, axis=-2, keepdims=True)
+    big = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
+    v = v * (np.conj(big) / np.abs(big))
+    rows = np.argmax(np.abs(v), axis=-2)[..., None, :]
+    np.put_along_axis(v, rows, np.take_along_axis(v, rows, axis=-2).real.astype(v.dtype), axis=-2)
+    return v
+
+
+def eig_kernel(
+    x: Array, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True
+) -> tuple[Array, ...]:
+    """Eigen-decomposition of a general matrix (LAPACK geev, through NumPy), always complex:
+    ``(w, [vl], [vr])`` with ``x @ vr = vr * w`` and ``vl^H @ x = w * vl^H``, each eigenvector
+    of unit norm with its largest component real (geev's scaling). The left eigenvectors are
+    the rows of ``vr^-1``, rescaled."""
+    out = np.dtype(np.complex64) if x.dtype in (np.float32, np.complex64) else np.dtype(np.complex128)
+    w, vr = np.linalg.eig(x)
+    w, vr = w.astype(out), vr.astype(out)
+    result = [np.ascontiguousarray(w)]
+    if compute_left_eigenvectors:
+        vl = np.conj(np.swapaxes(np.linalg.inv(vr), -1, -2))
+        result.append(np.ascontiguousarray(_geev_normalise(vl).astype(out)))
+    if compute_right_eigenvectors:
+        result.append(np.ascontiguousarray(vr))
+    return tuple(result)
+
+
+KERNELS["eig"] = eig_kernel

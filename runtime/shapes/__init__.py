@@ -131,7 +131,11 @@ from runtime.shapes.indexing import (  # noqa: F401
 )
 from runtime.shapes.linalg import (  # noqa: F401
     cholesky_rule,
+    eig_rule,
     eigh_rule,
+    lu_rule,
+    qr_rule,
+    svd_rule,
     triangular_solve_rule,
 )
 from runtime.shapes.reductions import (  # noqa: F401

@@ -14,6 +14,7 @@ from runtime.dtypes import DType
 from runtime.ops import OpDef
 from runtime.shapes._common import (
     _INEXACT,
+    PARAM_DEFAULTS,
     REAL_DTYPE,
     SHAPE_RULES,
     Aval,
@@ -86,3 +87,74 @@ def triangular_solve_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str,
 
 
 SHAPE_RULES["triangular_solve"] = triangular_solve_rule
+
+
+# -- factorisations: lu, qr, svd, eig ------------------------------------------------------------
+
+PARAM_DEFAULTS["qr"] = {"full_matrices": True}  # lax.linalg.qr's defaults
+PARAM_DEFAULTS["svd"] = {"full_matrices": True, "compute_uv": True}  # lax.linalg.svd's defaults
+PARAM_DEFAULTS["eig"] = {"compute_left_eigenvectors": True, "compute_right_eigenvectors": True}
+
+
+def _matrix(op: OpDef, avals: Sequence[Aval]) -> Shape:
+    shape = avals[0][1]
+    if len(shape) < 2:
+        raise _fail(ShapeError, op, avals, "x must be a (batch of) matrices: rank >= 2")
+    return shape
+
+
+def lu_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.linalg.lu of [..., m, n]: (packed L and U like x, pivots int32 [..., min(m, n)],
+    permutation int32 [..., m])."""
+    dtype = _lapack(op, avals)
+    shape = _matrix(op, avals)
+    *batch, m, n = shape
+    return ((dtype, shape), (dt.int32, (*batch, min(m, n))), (dt.int32, (*batch, m)))
+
+
+SHAPE_RULES["lu"] = lu_rule
+
+
+def qr_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.linalg.qr of [..., m, n]: q [..., m, m] and r [..., m, n] (full_matrices), else
+    q [..., m, k] and r [..., k, n] with k = min(m, n)."""
+    dtype = _lapack(op, avals)
+    *batch, m, n = _matrix(op, avals)
+    k = m if param(op, params, "full_matrices") else min(m, n)
+    return ((dtype, (*batch, m, k)), (dtype, (*batch, k, n)))
+
+
+SHAPE_RULES["qr"] = qr_rule
+
+
+def svd_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.linalg.svd of [..., m, n]: (u, s, vh), or (s,) without compute_uv; s is real,
+    [..., min(m, n)], u [..., m, m] and vh [..., n, n] (full_matrices) or [..., m, k] / [..., k, n]."""
+    dtype = _lapack(op, avals)
+    *batch, m, n = _matrix(op, avals)
+    k = min(m, n)
+    s = (REAL_DTYPE.get(dtype, dtype), (*batch, k))
+    if not param(op, params, "compute_uv"):
+        return (s,)
+    full = bool(param(op, params, "full_matrices"))
+    return ((dtype, (*batch, m, m if full else k)), s, (dtype, (*batch, n if full else k, n)))
+
+
+SHAPE_RULES["svd"] = svd_rule
+
+
+#: real dtype -> the complex dtype eig's results take.
+_COMPLEX_OF: Final = {dt.float32: dt.complex64, dt.float32r: dt.complex64, dt.float64: dt.complex128}
+
+
+def eig_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.linalg.eig of [..., n, n]: eigenvalues [..., n], then the left and the right
+    eigenvectors [..., n, n] where asked for; all complex."""
+    dtype = _lapack(op, avals)
+    shape = _square(op, avals, 0)
+    out = _COMPLEX_OF.get(dtype, dtype)
+    vectors = [param(op, params, "compute_left_eigenvectors"), param(op, params, "compute_right_eigenvectors")]
+    return ((out, shape[:-1]), *((out, shape) for wanted in vectors if wanted))
+
+
+SHAPE_RULES["eig"] = eig_rule

@@ -436,6 +436,29 @@ for _d in ("f32", "f64", "c64", "c128"):
     case("eigh", _d, eigh_invariants, lambda _d=_d: spd(_d, seed=4))
 case("eigh", "upper", lambda x: eigh_invariants(x, lower=False), spd("f64", seed=5))
 
+
+def square(dtype: str, n: int = 3, seed: int = 6) -> Tensor:
+    """Well conditioned: a random matrix plus a multiple of the identity."""
+    return of(dtype, data(dtype, (n, n), seed=seed).numpy() + 3 * np.eye(n))
+
+
+def _abs2(x: Tensor) -> Tensor:
+    mag = F.mul(x, F.conj(x))
+    return F.real(mag) if mag.dtype.kind == "complex" else mag
+
+
+for _d in ("f32", "f64", "c64", "c128"):
+    case("lu", _d, F.lu, lambda _d=_d: square(_d))
+    case("qr", _d, lambda x: F.qr(x, full_matrices=False), lambda _d=_d: data(_d, (4, 3), seed=7))
+    case("svd", _d, lambda x: F.svd(x, full_matrices=False), lambda _d=_d: data(_d, (3, 4), seed=8))
+    # eigenvalue order and eigenvector phases are LAPACK's on both sides; the sum of |vr|^2 per row is
+    # invariant to both, and the eigenvalues' sum and product to the order
+    case("eig", _d, lambda x: F.eigvals(x), lambda _d=_d: square(_d, seed=9))
+case("lu", "wide-batched", F.lu, data("f64", (2, 3, 5), seed=10))
+case("qr", "full-wide", F.qr, data("c128", (3, 5), seed=11))
+case("svd", "values-only", lambda x: F.svd(x, compute_uv=False), data("f64", (2, 4, 3), seed=12))
+case("eig", "right-vectors", lambda x: F.reduce_sum(_abs2(F.eig(x, False, True)[1]), (1,)), square("c128", seed=13))
+
 # user calls: a function and its custom rule, lowered to jax.custom_jvp / jax.custom_vjp
 # (tests/autodiff/test_custom_rules.py differentiates the lowered programs with JAX)
 for _d in ("f32", "c128", "i32"):

@@ -117,6 +117,10 @@ VALID: dict[str, Call] = {
         [rt.asarray(np.tril(spd(3).numpy())), f64(3, 3)],
         {"left_side": True, "lower": True, "transpose_a": False, "conjugate_a": False, "unit_diagonal": False},
     ),
+    "lu": lambda: ([spd(3)], {}),
+    "qr": lambda: ([f64(4, 3)], {"full_matrices": False}),
+    "svd": lambda: ([f64(4, 3)], {"full_matrices": False, "compute_uv": True}),
+    "eig": lambda: ([spd(3)], {"compute_left_eigenvectors": False, "compute_right_eigenvectors": True}),
 }
 NULLARY = {op.name for op in ops.OPS.values() if not op.operands}
 #: user rule calls take the user's functions as params: autodiff.custom_jvp / custom_vjp build them

@@ -267,6 +267,15 @@ def _linalg(op: ops.OpDef, a: Any) -> Any:
         return F.eigh(a)[1]
     if op is ops.triangular_solve:
         return F.triangular_solve(a, a, left_side=True, lower=True)
+    if op is ops.lu:
+        return F.det(a)  # the only lu NumPy has
+    if op is ops.qr:
+        return F.qr(a)[1]
+    if op is ops.svd:
+        return F.svd(a, compute_uv=False)
+    if op is ops.eig:
+        w = F.eigvals(a)
+        return rt.asarray(np.sort_complex(w.numpy()), w.dtype)
     return F.cholesky(a)
 
 
@@ -274,11 +283,19 @@ JAX_LINALG: dict[str, Callable[[Any], Any]] = {
     "cholesky": jnp.linalg.cholesky,
     "eigh": lambda a: jnp.linalg.eigh(a)[0],
     "triangular_solve": lambda a: jax.scipy.linalg.solve_triangular(a, a, lower=True),
+    "lu": jnp.linalg.det,  # castwise: lu through det, as NumPy below
+    "qr": lambda a: jnp.linalg.qr(a)[1],
+    "svd": lambda a: jnp.linalg.svd(a, compute_uv=False),
+    "eig": lambda a: jnp.sort_complex(jnp.linalg.eigvals(a)),
 }
 NUMPY_LINALG: dict[str, Callable[[Any], Any]] = {
     "cholesky": np.linalg.cholesky,
     "eigh": lambda a: np.linalg.eigh(a)[0],
     "triangular_solve": lambda a: np.linalg.solve(a, a),  # NumPy has no triangular solve; same _commonType
+    "lu": lambda a: np.linalg.det(a),  # NumPy has no LU; det factors with it, same _commonType
+    "qr": lambda a: np.linalg.qr(a)[1],
+    "svd": lambda a: np.linalg.svd(a, compute_uv=False),
+    "eig": lambda a: np.sort_complex(np.linalg.eigvals(a)),
 }
 
 

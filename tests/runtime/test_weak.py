@@ -275,6 +275,10 @@ ROWS["iota"] = (lambda: lax.iota(np.float64, 3), [], {"dtype": rt.float64, "shap
 ROWS["full"] = (lambda: lax.full((3,), 2.5, np.float64), [], {"shape": (3,), "fill_value": 2.5, "dtype": rt.float64})
 ROWS["eigh"] = (lambda x: lax.linalg.eigh(x), [(_F, (2, 2))], {})
 ROWS["cholesky"] = (lambda x: lax.linalg.cholesky(x), [(_F, (2, 2))], {})
+ROWS["lu"] = (lambda x: lax.linalg.lu(x), [(_F, (2, 2))], {})
+ROWS["qr"] = (lambda x: lax.linalg.qr(x), [(_F, (2, 2))], {})
+ROWS["svd"] = (lambda x: lax.linalg.svd(x), [(_F, (2, 2))], {})
+ROWS["eig"] = (lambda x: lax.linalg.eig(x), [(_F, (2, 2))], {})
 for _name in (
     "floor",
     "ceil",

@@ -115,6 +115,10 @@ CASES: dict[str, Case | str] = {
     "eigh": "takes square matrices: rank >= 2",
     "cholesky": "takes square matrices: rank >= 2",
     "triangular_solve": "takes a square matrix: rank >= 2",
+    "lu": "takes matrices: rank >= 2",
+    "qr": "takes matrices: rank >= 2",
+    "svd": "takes matrices: rank >= 2",
+    "eig": "takes square matrices: rank >= 2",
     **{
         name: _unary()
         for name in (
