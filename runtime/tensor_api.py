@@ -255,11 +255,15 @@ def var(
         squares = functions.mul(centered, centered)
     count = math.prod(t.shape[a] for a in axes)
     normalizer = count - shift
-    if library() != "jax":
-        normalizer = builtins.max(normalizer, 0)
     total = functions.reduce_sum(squares, axes)
-    # a 0-d divisor of the sum's dtype: no weak scalar, so every policy (strict too) plans it
-    out = functions.div(total, asarray(np.asarray(normalizer, total.dtype.storage), total.dtype))
+    if normalizer <= 0 and library() == "jax":
+        # jax.numpy: NaN where N - ddof <= 0 (its ``where(normalizer > 0, ..., nan)``; no gradient)
+        out = functions.full(total.shape, float("nan"), total.dtype)
+    else:
+        # NumPy and PyTorch divide by max(N - ddof, 0): inf or NaN. The divisor is a 0-d
+        # tensor of the sum's dtype, no weak scalar, so every policy (strict too) plans it.
+        divisor = np.asarray(builtins.max(normalizer, 0), total.dtype.storage)
+        out = functions.div(total, asarray(divisor, total.dtype))
     final = _real_dtype(result)
     if out.dtype is not final:
         out = functions.convert(out, final)
@@ -316,11 +320,12 @@ def reshape(x: Tensor, shape: Sequence[Any], method: str = "reshape") -> Tensor:
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """The axes ``start_dim..end_dim`` (PyTorch's names; all of them by default) as one."""
     if x.ndim == 0:
-        return reshape(x, (1,), "flatten")
+        return reshape(x, (1,), "flatten")  # NumPy, jax.numpy and PyTorch flatten a scalar to [1]
     first, last = normalize_axes(x, start_dim, "flatten")[0], normalize_axes(x, end_dim, "flatten")[0]
     if first > last:
         raise api_error(ShapeError, "flatten", x, f"start_dim {start_dim} comes after end_dim {end_dim}")
-    return reshape(x, (*x.shape[:first], -1, *x.shape[last + 1 :]), "flatten")
+    merged = math.prod(x.shape[first : last + 1])
+    return reshape(x, (*x.shape[:first], merged, *x.shape[last + 1 :]), "flatten")
 
 
 def squeeze(x: Tensor, axis: Any = None) -> Tensor:

@@ -119,7 +119,7 @@ def gather_kernel(
         for j, pos in enumerate(batch_pos):
             mask_shape[pos] = batch[j]
         out = np.where(valid.reshape(mask_shape), out, scalar_array(fill, dt.from_numpy(operand.dtype)))
-    return (np.ascontiguousarray(out),)
+    return (np.ascontiguousarray(out).reshape(out.shape),)  # (ascontiguousarray makes a 0-d result 1-d)
 
 
 KERNELS["gather"] = gather_kernel
