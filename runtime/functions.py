@@ -145,6 +145,7 @@ __all__ = [
     "squeeze",
     "stack",
     "sub",
+    "sum",
     "sum_",
     "svd",
     "tan",
@@ -153,6 +154,7 @@ __all__ = [
     "top_k",
     "transpose",
     "triangular_solve",
+    "where",
     "zeros",
     "zeta",
 ]
@@ -200,6 +202,21 @@ class _Invalid:
 
     def __repr__(self) -> str:
         return repr(self.value)
+
+
+def _wrap_axes(axes: Any, x: Operand) -> Any:
+    """Axes with the negative ones in range counted from the end (``-1`` is the last), as
+    NumPy and jax.numpy take them; the recorded param is always non-negative. Anything out
+    of range is left for the op's shape rule to refuse."""
+    if type(axes) is not tuple:
+        return axes  # an _Invalid value, for the shape rule
+    for a in axes:
+        if a < 0:
+            break
+    else:
+        return axes
+    ndim = x.ndim if isinstance(x, Tensor) else np.ndim(x)
+    return tuple(a + ndim if -ndim <= a < 0 else a for a in axes)
 
 
 def _index(value: Any) -> Any:
@@ -385,10 +402,13 @@ def clamp(min: Operand, x: Operand, max: Operand) -> Tensor:  # noqa: A002
 
 
 def concatenate(operands: Sequence[Operand], dimension: int) -> Tensor:
-    """Join ``operands`` along ``dimension``."""
+    """Join ``operands`` along ``dimension`` (a negative one counts from the end)."""
     if not operands:
         raise op_error(ArityError, ops.concatenate, (), "at least one operand is required")
-    return apply(ops.concatenate, operands, {"dimension": _index(dimension)})  # type: ignore[return-value]
+    dim = _index(dimension)
+    if type(dim) is int and dim < 0:
+        dim = _wrap_axes((dim,), operands[0])[0]
+    return apply(ops.concatenate, operands, {"dimension": dim})  # type: ignore[return-value]
 
 
 def stack(operands: Sequence[Operand], axis: int = 0) -> Tensor:
@@ -857,8 +877,8 @@ def convert(x: Operand, dtype: Any) -> Tensor:
 
 
 def reduce_sum(x: Operand, axes: Sequence[int] | int) -> Tensor:
-    """Sum over ``axes``."""
-    return _one(ops.reduce_sum, x, axes=_ints(axes, "axes"))
+    """Sum over ``axes`` (negative axes count from the end)."""
+    return _one(ops.reduce_sum, x, axes=_wrap_axes(_ints(axes, "axes"), x))
 
 
 #: jnp.sum and jnp.mean accumulate these in float32 (jax.numpy's ``_upcast_f16``); lax.reduce_sum does not.
@@ -881,8 +901,38 @@ def sum_(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
     return reduce_sum(t, axes)
 
 
-def mean(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
-    """``jnp.mean`` (``Tensor.mean``): the sum over ``axis`` divided by the count.
+def sum(  # noqa: A001
+    x: Operand, axis: Sequence[int] | int | None = None, *, keepdims: builtins.bool = False, dtype: Any = None
+) -> Tensor:
+    """``Tensor.sum`` as a function (``jnp.sum``/``np.sum``/``torch.sum`` per the policy):
+    bool and small integers sum in int64 (uint64 for unsigned under jax/numpy), float16
+    and bfloat16 in float32; negative axes count from the end."""
+    from runtime import tensor_api
+
+    return tensor_api.sum_(x, axis, keepdims, dtype)
+
+
+def mean(
+    x: Operand, axis: Sequence[int] | int | None = None, *, keepdims: builtins.bool = False, dtype: Any = None
+) -> Tensor:
+    """``Tensor.mean`` as a function: the mean over ``axis``; integers and bool divide into
+    the policy's float (float64 under numpy), converted before summing, so they do not overflow."""
+    from runtime import tensor_api
+
+    return tensor_api.mean(x, axis, keepdims, dtype)
+
+
+def where(condition: Operand, x: Operand = None, y: Operand = None) -> Any:
+    """``jnp.where``/``np.where``/``torch.where``: ``x`` where ``condition`` holds, else ``y``
+    (a ``select``, all three broadcast; a non-bool condition is compared with 0).
+    ``where(condition)`` alone is ``nonzero``: one int64 index Tensor per axis."""
+    from runtime import tensor_api
+
+    return tensor_api.where(condition, x, y)
+
+
+def _mean(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
+    """``jnp.mean`` of an inexact ``x``: the sum over ``axis`` divided by the count.
 
     Integers divide into the policy's float; float16 and bfloat16 are summed and divided in float32, then rounded once
     (``convert -> reduce_sum -> div -> convert``, as jax.numpy records it), so the
@@ -904,18 +954,18 @@ def _reduced_axes(axis: Sequence[int] | int | None, ndim: int) -> tuple[int, ...
 
 
 def reduce_prod(x: Operand, axes: Sequence[int] | int) -> Tensor:
-    """Product over ``axes``."""
-    return _one(ops.reduce_prod, x, axes=_ints(axes, "axes"))
+    """Product over ``axes`` (negative axes count from the end)."""
+    return _one(ops.reduce_prod, x, axes=_wrap_axes(_ints(axes, "axes"), x))
 
 
 def reduce_max(x: Operand, axes: Sequence[int] | int) -> Tensor:
-    """Maximum over ``axes``."""
-    return _one(ops.reduce_max, x, axes=_ints(axes, "axes"))
+    """Maximum over ``axes`` (negative axes count from the end)."""
+    return _one(ops.reduce_max, x, axes=_wrap_axes(_ints(axes, "axes"), x))
 
 
 def reduce_min(x: Operand, axes: Sequence[int] | int) -> Tensor:
-    """Minimum over ``axes``."""
-    return _one(ops.reduce_min, x, axes=_ints(axes, "axes"))
+    """Minimum over ``axes`` (negative axes count from the end)."""
+    return _one(ops.reduce_min, x, axes=_wrap_axes(_ints(axes, "axes"), x))
 
 
 # -- structural ----------------------------------------------------------------------------------
@@ -927,8 +977,8 @@ def reshape(x: Operand, new_sizes: Sequence[int]) -> Tensor:
 
 
 def transpose(x: Operand, permutation: Sequence[int]) -> Tensor:
-    """Permute the axes of ``x``."""
-    return _one(ops.transpose, x, permutation=_ints(permutation, "permutation"))
+    """Permute the axes of ``x`` (negative axes count from the end)."""
+    return _one(ops.transpose, x, permutation=_wrap_axes(_ints(permutation, "permutation"), x))
 
 
 def broadcast_in_dim(x: Operand, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Tensor:
@@ -962,8 +1012,8 @@ def pad(
 
 
 def reverse(x: Operand, dimensions: Sequence[int]) -> Tensor:
-    """Reverse ``x`` along ``dimensions``."""
-    return _one(ops.reverse, x, dimensions=_ints(dimensions, "dimensions"))
+    """Reverse ``x`` along ``dimensions`` (negative ones count from the end)."""
+    return _one(ops.reverse, x, dimensions=_wrap_axes(_ints(dimensions, "dimensions"), x))
 
 
 def iota(dtype: Any, shape: Sequence[int] | int, dimension: int = 0) -> Tensor:
@@ -1394,8 +1444,8 @@ def basic_index(x: Tensor, index: Any) -> Tensor:
                 f"only basic indexing (ints, slices, ..., None) is supported, got {type(item).__name__}; "
                 "use runtime.gather for advanced indexing"
             )
-    n_real = sum(1 for i in items if i is not None and i is not Ellipsis)
-    if sum(1 for i in items if i is Ellipsis) > 1:
+    n_real = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
+    if builtins.sum(1 for i in items if i is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if n_real > x.ndim:
         raise IndexError(f"too many indices for a tensor of rank {x.ndim}: {index!r}")

@@ -167,33 +167,74 @@ class Tensor:
             yield self[i]
 
     def __bool__(self) -> bool:
+        # PyTorch's and NumPy's rule: one element (of any rank) has a truth value
         if self.size != 1:
             raise ValueError(
-                f"the truth value of a tensor with {self.size} elements is ambiguous; use .any() or .all()"
+                f"the truth value of a {self.dtype.name} tensor of shape {list(self.shape)} "
+                f"({self.size} elements) is ambiguous; use .any() or .all() "
+                f"[policy {get_policy()!r}]"
             )
         return bool(self._array.reshape(()))
 
+    def _scalar(self, kind: str) -> Any:
+        """The one element, for ``float()``/``int()``/``complex()``; anything else says what to do."""
+        if self.size != 1:
+            raise TypeError(
+                f"{kind}() of a {self.dtype.name} tensor of shape {list(self.shape)} ({self.size} elements): "
+                f"only a one-element tensor converts to a Python {kind}; index one element (x[i]), "
+                f"reduce it (x.sum(), x.mean()), or use .tolist() [policy {get_policy()!r}]"
+            )
+        if kind != "complex" and self.dtype.kind == "complex":
+            raise TypeError(
+                f"{kind}() of a {self.dtype.name} tensor would drop the imaginary part; "
+                f"use .real or abs() first, or complex() [policy {get_policy()!r}]"
+            )
+        return self._array.reshape(())
+
     def __float__(self) -> float:
-        return float(self._array.reshape(()))
+        return float(self._scalar("float"))
 
     def __int__(self) -> int:
-        return int(self._array.reshape(()))
+        return int(self._scalar("int"))
 
     def __complex__(self) -> complex:
-        return complex(self._array.reshape(()))
+        return complex(self._scalar("complex"))
 
     __hash__ = object.__hash__
 
     # -- methods -------------------------------------------------------------------
+    # The NumPy / jax.numpy / PyTorch-style API (runtime.tensor_api; docs/tensor.md): each
+    # method composes recorded ops; where the libraries disagree the policy's library decides.
     def astype(self, dtype: Any) -> Tensor:
         """Convert to ``dtype`` (the ``convert`` op)."""
         return apply(ops.convert, (self,), {"new_dtype": dt.dtype(dtype)})  # type: ignore[return-value]
 
     def reshape(self, *shape: int | Sequence[int]) -> Tensor:
-        from runtime import functions
+        """This tensor with ``shape`` (a tuple or the sizes as arguments; one ``-1`` is inferred)."""
+        from runtime import tensor_api
 
         sizes = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        return functions.reshape(self, tuple(sizes))  # type: ignore[arg-type]
+        return tensor_api.reshape(self, tuple(sizes))  # type: ignore[arg-type]
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """The axes ``start_dim..end_dim`` (all by default) merged into one (a ``reshape``)."""
+        from runtime import tensor_api
+
+        return tensor_api.flatten(self, start_dim, end_dim)
+
+    def squeeze(self, axis: int | Sequence[int] | None = None) -> Tensor:
+        """Drop size-1 axes (all, or ``axis``; a non-1 ``axis`` raises, except under torch)."""
+        from runtime import tensor_api
+
+        return tensor_api.squeeze(self, axis)
+
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        """``minimum(maximum(x, min), max)``; either bound may be ``None``."""
+        from runtime import tensor_api
+
+        return tensor_api.clip(self, min, max)
+
+    clamp = clip  # PyTorch's name
 
     @property
     def T(self) -> Tensor:
@@ -210,32 +251,67 @@ class Tensor:
     def conj(self) -> Tensor:
         return apply(ops.conj, (self,), {})  # type: ignore[return-value]
 
-    def sum(self, axis: int | Sequence[int] | None = None) -> Tensor:
-        from runtime import functions
+    def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+        """``jnp.sum``/``np.sum``/``torch.sum``: small integers and bool sum in int64 (uint64 for
+        unsigned under jax/numpy); float16/bfloat16 accumulate in float32."""
+        from runtime import tensor_api
 
-        return functions.sum_(self._strong(), axis)  # jnp.sum: float16/bfloat16 accumulate in float32
+        return tensor_api.sum_(self, axis, keepdims, dtype)
 
-    def prod(self, axis: int | Sequence[int] | None = None) -> Tensor:
-        from runtime import functions
+    def prod(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+        """The product over ``axis`` (integers as in ``sum``)."""
+        from runtime import tensor_api
 
-        return functions.reduce_prod(self._strong(), _axes(axis, self.ndim))
+        return tensor_api.prod(self, axis, keepdims, dtype)
 
-    def max(self, axis: int | Sequence[int] | None = None) -> Tensor:
-        from runtime import functions
+    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        """The maximum over ``axis``; an empty reduced axis raises (no identity)."""
+        from runtime import tensor_api
 
-        return functions.reduce_max(self._strong(), _axes(axis, self.ndim))
+        return tensor_api.extreme(self, axis, keepdims, largest=True)
 
-    def min(self, axis: int | Sequence[int] | None = None) -> Tensor:
-        from runtime import functions
+    def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        """The minimum over ``axis``; an empty reduced axis raises (no identity)."""
+        from runtime import tensor_api
 
-        return functions.reduce_min(self._strong(), _axes(axis, self.ndim))
+        return tensor_api.extreme(self, axis, keepdims, largest=False)
 
-    def mean(self, axis: int | Sequence[int] | None = None) -> Tensor:
+    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
         """Sum divided by the count, as ``jnp.mean`` (integer tensors divide into the policy's
         float; float16/bfloat16 accumulate in float32, so a long mean does not overflow)."""
-        from runtime import functions
+        from runtime import tensor_api
 
-        return functions.mean(self._strong(), axis)
+        return tensor_api.mean(self, axis, keepdims, dtype)
+
+    def var(
+        self, axis: int | Sequence[int] | None = None, ddof: Any = None, keepdims: bool = False, *,
+        correction: Any = None,
+    ) -> Tensor:  # fmt: skip
+        """The variance (``ddof``/``correction`` default: 0, or 1 under torch)."""
+        from runtime import tensor_api
+
+        return tensor_api.var(self, axis, ddof, keepdims, correction=correction)
+
+    def std(
+        self, axis: int | Sequence[int] | None = None, ddof: Any = None, keepdims: bool = False, *,
+        correction: Any = None,
+    ) -> Tensor:  # fmt: skip
+        """The standard deviation, ``sqrt(var(...))``."""
+        from runtime import tensor_api
+
+        return tensor_api.std(self, axis, ddof, keepdims, correction=correction)
+
+    def any(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        """Whether any element over ``axis`` is nonzero (bool; uint8 for uint8 under torch)."""
+        from runtime import tensor_api
+
+        return tensor_api.any_all(self, axis, keepdims, is_any=True)
+
+    def all(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        """Whether every element over ``axis`` is nonzero (bool; uint8 for uint8 under torch)."""
+        from runtime import tensor_api
+
+        return tensor_api.any_all(self, axis, keepdims, is_any=False)
 
     def _strong(self) -> Tensor:
         """This tensor without its weak flag: jax.numpy's reductions drop it first (a
@@ -243,9 +319,25 @@ class Tensor:
         return self.astype(self.dtype) if self.weak else self
 
     def __getitem__(self, index: Any) -> Tensor:
-        from runtime import functions
+        from runtime import tensor_api
 
-        return functions.basic_index(self, index)
+        return tensor_api.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise TypeError(
+            f"Tensor does not support item assignment (x[{index!r}] = ...): castwise tensors are "
+            f"updated functionally, as in JAX: write x = x.at[index].set(value) (or .add/.mul/.min/.max), "
+            f"recorded as a scatter and differentiable [{self.dtype.name}{list(self.shape)}; "
+            f"policy {get_policy()!r}]"
+        )
+
+    @property
+    def at(self) -> Any:
+        """``x.at[index].set(v)`` (``.add/.mul/.min/.max/.get``): JAX's functional update, a new
+        tensor recorded as one ``scatter``."""
+        from runtime import tensor_api
+
+        return tensor_api.IndexUpdateHelper(self)
 
     # -- operators ---------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:

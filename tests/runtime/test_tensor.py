@@ -119,9 +119,11 @@ def test_basic_indexing_property(data: st.DataObject) -> None:
     np.testing.assert_array_equal(rt.asarray(a)[index].numpy(), a[index])
 
 
-def test_advanced_indexing_is_refused_with_a_pointer_to_gather() -> None:
-    with pytest.raises(TypeError, match="gather"):
-        rt.asarray(np.arange(3.0))[[0, 1]]
+def test_advanced_indexing_reads_as_numpy_and_refuses_float_indices() -> None:
+    # (integer-array and mask reads are tested in depth in test_tensor_api.py)
+    np.testing.assert_array_equal(rt.asarray(np.arange(3.0))[[0, 2]].numpy(), [0.0, 2.0])
+    with pytest.raises(IndexError, match="integers or bool"):
+        rt.asarray(np.arange(3.0))[np.array([0.5])]
     with pytest.raises(IndexError, match="out of bounds"):
         rt.asarray(np.arange(3.0))[3]
 
