@@ -52,7 +52,9 @@ class VmapError(ValueError):
 
 def _is_axis(a: Any) -> bool:
     """An axis spec's leaf: an int (not a bool) or None, as ``jax.vmap`` accepts."""
-    return a is None or (isinstance(a, int | np.integer) and not isinstance(a, bool | np.bool_))
+    if a is None or type(a) is int:
+        return True
+    return isinstance(a, int | np.integer) and not isinstance(a, bool | np.bool_)
 
 
 def _entry(node: Any, entry: Any) -> str:
@@ -334,10 +336,12 @@ def _example(x: Tensor, axis: int, size: int) -> Tensor:
     return Tensor(np.take(x._array, 0, axis=axis), x.dtype)
 
 
-def _move_out(x: Tensor, d: Axis, dst: Axis, size: int, path: str) -> Tensor:
-    """An output leaf with its batch dimension at ``dst`` (broadcast there when it has none)."""
+def _move_out(x: Tensor, d: Axis, dst: Axis, size: int, paths: Callable[[int], str], i: int) -> Tensor:
+    """Output leaf ``i`` with its batch dimension at ``dst`` (broadcast there when it has none);
+    ``paths(i)`` is its path, for errors."""
     if dst is None:
         if d is not None:
+            path = paths(i)
             raise VmapError(
                 f"vmap: {_output_name(path)} ({_describe(x)}) depends on the mapped arguments, "
                 f"but out_axes{path} is None"
@@ -345,6 +349,7 @@ def _move_out(x: Tensor, d: Axis, dst: Axis, size: int, path: str) -> Tensor:
         return x
     rank = x.ndim + (d is None)
     if not -rank <= dst < rank:
+        path = paths(i)
         raise VmapError(
             f"vmap: out_axes{path} = {dst} is out of range for {_output_name(path)} of rank {rank} (batched)"
         )
@@ -352,9 +357,12 @@ def _move_out(x: Tensor, d: Axis, dst: Axis, size: int, path: str) -> Tensor:
     return broadcast_batch(x, size, dst) if d is None else move_batch_dim(x, d, dst)
 
 
-def _output_leaves(result: Any) -> tuple[list[Tensor], TreeDef, list[str]]:
-    """``f``'s result as Tensor leaves (arrays and Python scalars converted), its structure, and
-    each leaf's path (a ``VmapError`` naming the path of a leaf that is not an array)."""
+def _output_leaves(result: Any) -> tuple[list[Tensor], TreeDef | None, list[str]]:
+    """``f``'s result as Tensor leaves (arrays and Python scalars converted), its structure (None
+    for a bare Tensor), and each leaf's path (a ``VmapError`` naming the path of a leaf that is
+    not an array)."""
+    if type(result) is Tensor:
+        return [result], None, [""]
     leaves, treedef = tree_flatten(result)
     if all(type(o) is Tensor for o in leaves):
         return leaves, treedef, []
@@ -412,8 +420,13 @@ def vmap(
 
     @functools.wraps(f)
     def batched(*args: Any, **kwargs: Any) -> Any:
-        axes = _in_axes_per_leaf(in_axes, args, kwargs)
-        flat, in_tree = tree_flatten((args, kwargs))
+        # the common case, positional Tensors only, skips the pytree walks (measured: 4 us a call)
+        plain = not kwargs and all(type(a) is Tensor for a in args)
+        flat, in_tree = (list(args), None) if plain else tree_flatten((args, kwargs))
+        if _is_axis(in_axes) and not kwargs:  # the common case: one axis for every leaf
+            axes: list[Axis] = [None if in_axes is None else int(in_axes)] * len(flat)
+        else:
+            axes = _in_axes_per_leaf(in_axes, args, kwargs)
         values, size = _batch_sizes(
             flat, axes, lambda i: _leaf_name(args, kwargs, i), lambda i: _in_axes_name(args, i), axis_size
         )
@@ -433,7 +446,7 @@ def vmap(
             leaves.append(leaf)
             env[id(leaf)] = (v, axis)
             call.append(example)
-        call_args, call_kwargs = tree_unflatten(in_tree, call)
+        call_args, call_kwargs = (call, {}) if in_tree is None else tree_unflatten(in_tree, call)
         with hooks.recorder_override(record_holding_all):
             result = f(*call_args, **call_kwargs)
         outs, out_tree, paths = _output_leaves(result)
@@ -448,10 +461,20 @@ def vmap(
             else:
                 results.append((o, None))  # depends on no mapped argument: the recorded value is every example's
         del held
-        dsts: list[Axis] = []
-        _spread(out_axes, tree_unflatten(out_tree, [0] * len(outs)), "out_axes", "the output", "", dsts)
-        paths = paths or leaf_paths(tree_unflatten(out_tree, [0] * len(outs)))[0]
-        moved = [_move_out(x, d, dst, size, path) for (x, d), dst, path in zip(results, dsts, paths, strict=True)]
-        return tree_unflatten(out_tree, moved)
+        if _is_axis(out_axes):
+            dsts: list[Axis] = [None if out_axes is None else int(out_axes)] * len(outs)
+        else:
+            dsts = []
+            shape = 0 if out_tree is None else tree_unflatten(out_tree, [0] * len(outs))
+            _spread(out_axes, shape, "out_axes", "the output", "", dsts)
+
+        def path(i: int) -> str:  # for error messages only
+            if paths:
+                return paths[i]
+            assert out_tree is not None
+            return leaf_paths(tree_unflatten(out_tree, [0] * len(outs)))[0][i]
+
+        moved = [_move_out(x, d, dst, size, path, i) for i, ((x, d), dst) in enumerate(zip(results, dsts, strict=True))]
+        return moved[0] if out_tree is None else tree_unflatten(out_tree, moved)
 
     return batched
