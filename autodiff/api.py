@@ -547,20 +547,21 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
 # -- Jacobians -------------------------------------------------------------------------------------
 
 
-def _one_hot(x: Tensor, index: int) -> Tensor:
-    """A tensor of ``x``'s dtype and shape, zero but for a one at flat ``index``."""
-    array = np.zeros(x.size, x.dtype.storage)
-    array[index] = 1
-    return Tensor(array.reshape(x.shape), x.dtype)
+def _basis(x: Tensor) -> Tensor:
+    """The standard basis of ``x``'s space, stacked: shape ``(x.size,) + x.shape``, ``x``'s dtype
+    (row ``i`` is zero but for a one at flat index ``i``)."""
+    eye = np.zeros((x.size, x.size), x.dtype.storage)
+    np.fill_diagonal(eye, 1)
+    return Tensor(eye.reshape((x.size, *x.shape)), x.dtype)
 
 
-def _stack(pieces: Sequence[Tensor], axis: int, shape: tuple[int, ...], dtype: Any) -> Tensor:
-    """Concatenate 2-d ``pieces`` along ``axis`` into ``shape`` (recorded when a piece is tracked,
-    so Jacobians can be differentiated again)."""
-    if not pieces:
-        return instantiate(Zero(dtype, shape))
-    whole = pieces[0] if len(pieces) == 1 else F.concatenate(pieces, axis)
-    return F.reshape(whole, shape)
+def _jacobian_inputs(
+    f: Callable[..., Any], argnums: int | Sequence[int], args: Sequence[Any], what: str
+) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """``f`` as a function of the differentiated arguments only, and those arguments."""
+    positions = _distinct(_argnums(argnums, len(args), what), what)
+    _check_inexact(args, positions, what, "derivative")
+    return _substitute(f, args, positions), tuple(args[p] for p in positions)
 
 
 def _jacobian_tree(out_tree: TreeDef, in_tree: TreeDef, blocks: list[list[Tensor]], single: bool) -> Any:
@@ -573,8 +574,8 @@ def _jacobian_tree(out_tree: TreeDef, in_tree: TreeDef, blocks: list[list[Tensor
 
 
 def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
-    """The Jacobian of ``f`` with respect to ``argnums`` in forward mode, one JVP per input element
-    (one recording of ``f``, pushed along each basis tangent).
+    """The Jacobian of ``f`` with respect to ``argnums`` in forward mode: ``vmap`` of the JVP
+    over the standard basis of each input leaf (one recording of ``f``, one batched JVP per leaf).
 
     Inputs and outputs are pytrees; the result has the output's structure with
     each leaf replaced by the arguments' structure (a tuple of them for a tuple
@@ -583,27 +584,28 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     axis (the Jacobian of a holomorphic ``f``, as ``jax.jacfwd(holomorphic=True)``).
     With ``has_aux``, returns ``(jacobian, aux)``.
     """
+    from autodiff.batching import vmap  # batching builds on this module
+
     single = isinstance(argnums, int)
 
     def jacobian(*args: Any) -> Any:
-        positions = _distinct(_argnums(argnums, len(args), "jacfwd"), "jacfwd")
-        _check_inexact(args, positions, "jacfwd", "derivative")
-        diff = tuple(args[p] for p in positions)
-        result = linearize(_substitute(f, args, positions), *diff, has_aux=has_aux)
+        g, diff = _jacobian_inputs(f, argnums, args, "jacfwd")
+        result = linearize(g, *diff, has_aux=has_aux)
         out, f_jvp = result[0], result[1]
         in_leaves, in_tree = tensor_leaves(diff, "jacfwd", _argument)
         out_leaves, out_tree = _output_leaves(out, "jacfwd")
         blocks: list[list[Tensor]] = [[] for _ in out_leaves]
         for j, x in enumerate(in_leaves):
-            columns: list[list[Tensor]] = [[] for _ in out_leaves]
-            for index in range(x.size):
-                tangents: list[Any] = [Zero.like(y) for y in in_leaves]
-                tangents[j] = _one_hot(x, index)
-                t_out = f_jvp(*tree_unflatten(in_tree, tangents))
-                for k, t in enumerate(_leaves_like(t_out, out_tree, "jacfwd", out)):
-                    columns[k].append(F.reshape(t, (t.size, 1)))
-            for k, o in enumerate(out_leaves):
-                blocks[k].append(_stack(columns[k], 1, o.shape + x.shape, o.dtype))
+            # the basis of leaf j, batched; the other leaves' tangents are symbolic zeros, unmapped
+            tangents: list[Any] = [Zero.like(y) for y in in_leaves]
+            tangents[j] = _basis(x)
+            axes: list[int | None] = [None] * len(in_leaves)
+            axes[j] = 0
+            columns = vmap(f_jvp, in_axes=tree_unflatten(in_tree, axes), out_axes=-1)(
+                *tree_unflatten(in_tree, tangents)
+            )
+            for k, (o, c) in enumerate(zip(out_leaves, _leaves_like(columns, out_tree, "jacfwd", out), strict=True)):
+                blocks[k].append(F.reshape(c, o.shape + x.shape))
         jac = _jacobian_tree(out_tree, in_tree, blocks, single)
         return (jac, result[2]) if has_aux else jac
 
@@ -611,8 +613,9 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
 
 
 def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
-    """The Jacobian of ``f`` with respect to ``argnums`` in reverse mode, one VJP per output element
-    (one recording of ``f``, pulled back from each basis cotangent).
+    """The Jacobian of ``f`` with respect to ``argnums`` in reverse mode: ``vmap`` of the VJP
+    function over the standard basis of each output leaf (one recording of ``f``, one batched
+    VJP per output leaf).
 
     Same layout as ``jacfwd``, each entry with its input's dtype. Under
     castwise's complex convention (PyTorch's) row ``k`` is the VJP of the
@@ -622,13 +625,13 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     complex output of real inputs is refused (``TypeError``: use ``jacfwd``).
     With ``has_aux``, returns ``(jacobian, aux)``.
     """
+    from autodiff.batching import vmap  # batching builds on this module
+
     single = isinstance(argnums, int)
 
     def jacobian(*args: Any) -> Any:
-        positions = _distinct(_argnums(argnums, len(args), "jacrev"), "jacrev")
-        _check_inexact(args, positions, "jacrev", "derivative")
-        diff = tuple(args[p] for p in positions)
-        result = vjp(_substitute(f, args, positions), *diff, has_aux=has_aux)
+        g, diff = _jacobian_inputs(f, argnums, args, "jacrev")
+        result = vjp(g, *diff, has_aux=has_aux)
         out, vjp_fn = result[0], result[1]
         in_leaves, in_tree = tensor_leaves(diff, "jacrev", _argument)
         out_leaves, out_tree = _output_leaves(out, "jacrev")
@@ -642,15 +645,12 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
                     f"jacrev: output leaf {k} is complex but an input is real: reverse mode under the real "
                     "inner product sees only its real part; use jacfwd"
                 )
-            rows: list[list[Tensor]] = [[] for _ in in_leaves]
-            for index in range(o.size):
-                cts: list[Any] = [None] * len(out_leaves)
-                cts[k] = _one_hot(o, index)
-                pulled = vjp_fn(_unflatten(out_tree, cts))
-                for j, c in enumerate(flatten_up_to(in_tree, pulled)):
-                    rows[j].append(F.reshape(c, (1, c.size)))
-            for j, x in enumerate(in_leaves):
-                blocks[k].append(_stack(rows[j], 0, o.shape + x.shape, x.dtype))
+            # the basis of output leaf k, batched; no cotangent (None: no leaf) for the others
+            cts: list[Any] = [None] * len(out_leaves)
+            cts[k] = _basis(o)
+            rows = vmap(vjp_fn)(_unflatten(out_tree, cts))
+            for x, r in zip(in_leaves, flatten_up_to(in_tree, rows), strict=True):
+                blocks[k].append(F.reshape(r, o.shape + x.shape))
         jac = _jacobian_tree(out_tree, in_tree, blocks, single)
         return (jac, result[2]) if has_aux else jac
 

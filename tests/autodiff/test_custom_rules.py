@@ -25,16 +25,7 @@ from autodiff.testing import check_against_jax, check_grads  # noqa: E402
 from passes.lower_jax import lower_to_jax  # noqa: E402
 from runtime import functions as F  # noqa: E402
 from runtime.tensor import Tensor  # noqa: E402
-
-DTYPES = [np.float32, np.float64, np.complex128]
-
-
-def random(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    data = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        data = data + 1j * rng.standard_normal(shape)
-    return data.astype(dtype)
-
+from tests.autodiff.tree_helpers import DTYPES, close, dtype_id, random  # noqa: E402
 
 # -- softplus with a custom JVP: finite gradients where exp overflows ------------------------------------
 
@@ -335,3 +326,62 @@ def test_the_eager_tape_goes_through_custom_calls() -> None:
     v = x.numpy()
     sp = np.log1p(np.exp(v))
     np.testing.assert_allclose(x.grad.numpy(), np.cos(v) * sp + np.sin(v) / (1 + np.exp(-v)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+def test_check_grads_catches_a_wrong_custom_vjp_in_every_dtype(dtype: Any) -> None:
+    """The slips of hand-written backward passes: a sign for real inputs, a missing conjugate for
+    complex ones (castwise's VJP of a holomorphic f is g * conj(f'(x)), PyTorch's convention)."""
+    complex_ = np.dtype(dtype).kind == "c"
+
+    @autodiff.custom_vjp
+    def my_sin(x: Tensor) -> Tensor:
+        return F.sin(x)
+
+    def good_bwd(x: Tensor, g: Tensor) -> tuple[Tensor]:
+        return (F.mul(g, F.conj(F.cos(x)) if complex_ else F.cos(x)),)
+
+    def wrong_bwd(x: Tensor, g: Tensor) -> tuple[Tensor]:
+        return (F.mul(g, F.cos(x)) if complex_ else F.mul(g, F.neg(F.cos(x))),)
+
+    x = random(np.random.default_rng(11), (4,), dtype)
+    my_sin.defvjp(lambda v: (my_sin(v), v), good_bwd)
+    check_grads(my_sin, [x], order=1, modes=("rev",))
+    my_sin.defvjp(lambda v: (my_sin(v), v), wrong_bwd)
+    with pytest.raises(AssertionError, match=r"(?s)custom_vjp function 'my_sin' \(rule 'wrong_bwd'\)"):
+        check_grads(my_sin, [x], order=1, modes=("rev",))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+def test_custom_rules_batch_under_vmap(dtype: Any) -> None:
+    """vmap of a custom_jvp function and per-example gradients through a custom_vjp one, against
+    jax.vmap of the same rules: the user's rule is used for each example."""
+    rng = np.random.default_rng(12)
+    xs, ws = random(rng, (3, 5), dtype), random(rng, (5,), dtype)
+    if np.dtype(dtype).kind == "f":
+        xs[1, 0] = 200.0 if dtype == np.float64 else 90.0  # where softplus's plain derivative is NaN
+    clip, jclip = make_clip(0.5), make_jax_clip(0.5)
+
+    def ours(v: Tensor, k: Tensor) -> Tensor:
+        y = F.mul(clip(F.mul(F.sin(v), 3.0)), k)
+        sq = F.mul(y, F.conj(y))
+        return F.reduce_sum(F.real(sq) if sq.dtype.kind == "complex" else sq, (0,))
+
+    def theirs(v: Any, k: Any) -> Any:
+        y = jclip(jnp.sin(v) * 3.0) * k
+        return jnp.sum(jnp.real(y * jnp.conj(y)))
+
+    sp = autodiff.vmap(softplus)(rt.asarray(xs))
+    per = autodiff.vmap(autodiff.grad(ours), in_axes=(0, None))(rt.asarray(xs), rt.asarray(ws))
+    with jax.enable_x64(True):
+        want_sp = jax.vmap(jax_softplus)(jnp.asarray(xs))
+        want_per = jax.vmap(jax.grad(theirs), in_axes=(0, None))(jnp.asarray(xs), jnp.asarray(ws))
+    close(sp.numpy(), want_sp, dtype)
+    close(per.numpy(), np.conj(np.asarray(want_per)), dtype)
+    if np.dtype(dtype).kind == "f":
+        loss = lambda v: F.reduce_sum(softplus(v), (0,))  # noqa: E731
+        g = autodiff.vmap(autodiff.grad(loss))(rt.asarray(xs))
+        with jax.enable_x64(True):
+            want_g = jax.vmap(jax.grad(lambda v: jnp.sum(jax_softplus(v))))(jnp.asarray(xs))
+        assert np.all(np.isfinite(g.numpy()))
+        close(g.numpy(), want_g, dtype)

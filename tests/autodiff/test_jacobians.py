@@ -18,35 +18,10 @@ import jax.numpy as jnp  # noqa: E402
 
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
-from autodiff.pytree import tree_flatten, tree_map  # noqa: E402
+from autodiff.pytree import tree_map  # noqa: E402
 from runtime import functions as F  # noqa: E402
 from runtime.tensor import Tensor  # noqa: E402
-
-REAL = [np.float32, np.float64]
-RTOL = {np.float32: 1e-4, np.float64: 1e-11, np.complex128: 1e-11}
-
-
-def random(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    data = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        data = data + 1j * rng.standard_normal(shape)
-    return data.astype(dtype)
-
-
-def close(got: Any, want: Any, dtype: Any) -> None:
-    got_a, want_a = np.asarray(got), np.asarray(want)
-    assert got_a.shape == want_a.shape and got_a.dtype == want_a.dtype, (got_a.shape, want_a.shape)
-    np.testing.assert_allclose(got_a, want_a, rtol=RTOL[dtype], atol=RTOL[dtype] * max(1.0, np.abs(want_a).max()))
-
-
-def trees_close(ours: Any, theirs: Any, dtype: Any, conj: bool = False) -> None:
-    ours_leaves, ours_tree = tree_flatten(ours)
-    theirs_leaves, theirs_tree = tree_flatten(theirs)
-    assert ours_tree == theirs_tree, (ours_tree, theirs_tree)
-    for o, t in zip(ours_leaves, theirs_leaves, strict=True):
-        assert isinstance(o, Tensor)
-        close(o.numpy(), np.conj(np.asarray(t)) if conj else np.asarray(t), dtype)
-
+from tests.autodiff.tree_helpers import REAL, close, random, trees_close  # noqa: E402
 
 # R^n -> R^m: a matrix, a nonlinearity and a coupling term
 M = np.random.default_rng(7).standard_normal((4, 3))
@@ -202,3 +177,82 @@ def test_hessian_with_pytree_argument_and_argnums() -> None:
     with jax.enable_x64(True):
         want = jax.hessian(jx, argnums=(0, 1))(tree_map(jnp.asarray, p), jnp.asarray(1.3))
     trees_close(h, want, np.float64)
+
+
+# -- built on vmap, on random R^n -> R^m functions ------------------------------------------------------
+
+SHAPES = [((), (4,)), ((5,), ()), ((2, 3), (3, 2)), ((7,), (5,)), ((0,), (2,))]
+
+
+def cw_mixed(x: Tensor, m: Tensor) -> Tensor:
+    """R^n -> R^m for any shapes: a dense map of x, a nonlinearity and a coupling term."""
+    y = F.reshape(F.matmul(m, F.reshape(x, (x.size,))), m.shape[:1])
+    return F.add(F.tanh(y), F.mul(y, F.reduce_sum(F.mul(F.sin(x), x), tuple(range(x.ndim)))))
+
+
+def jax_mixed(x: Any, m: Any) -> Any:
+    y = m @ x.reshape(-1)
+    return jnp.tanh(y) + y * jnp.sum(jnp.sin(x) * x)
+
+
+@pytest.mark.parametrize("dtype", [*REAL, np.complex128], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("in_shape,out_shape", SHAPES, ids=[f"{i}->{o}" for i, o in SHAPES])
+def test_random_rn_to_rm_jacobians_match_jax(in_shape: tuple[int, ...], out_shape: tuple[int, ...], dtype: Any) -> None:
+    rng = np.random.default_rng(abs(hash((in_shape, out_shape))) % 2**32)
+    size_in, size_out = int(np.prod(in_shape)), int(np.prod(out_shape))
+    x, m = random(rng, in_shape, dtype) * 0.5, random(rng, (size_out, size_in), dtype) * 0.5
+
+    def cw(v: Tensor) -> Tensor:
+        return F.reshape(cw_mixed(v, rt.asarray(m)), out_shape)
+
+    def jx(v: Any) -> Any:
+        return jax_mixed(v, jnp.asarray(m)).reshape(out_shape)
+
+    complex_ = np.dtype(dtype).kind == "c"
+    fwd = autodiff.jacfwd(cw)(rt.asarray(x))
+    rev = autodiff.jacrev(cw)(rt.asarray(x))
+    with jax.enable_x64(True):
+        want_fwd = jax.jacfwd(jx, holomorphic=complex_)(jnp.asarray(x))
+        want_rev = jax.jacrev(jx, holomorphic=complex_)(jnp.asarray(x))
+    assert fwd.shape == rev.shape == out_shape + in_shape
+    close(fwd.numpy(), want_fwd, dtype)
+    close(rev.numpy(), np.conj(want_rev) if complex_ else want_rev, dtype)
+    close(rev.numpy(), np.conj(fwd.numpy()) if complex_ else fwd.numpy(), dtype)
+
+
+def test_one_batched_pass_per_leaf_whatever_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jacfwd / jacrev are vmap of the JVP / VJP over the basis: the ops they execute do not grow
+    with the number of basis vectors (a Python loop over them would run every op n times)."""
+    from tests.autodiff.rule_helpers import counting_ops
+
+    counts = {}
+    for n in (3, 24):
+        m = rt.asarray(np.random.default_rng(n).standard_normal((n, n)))
+
+        def f(v: Tensor, m: Tensor = m) -> Tensor:
+            return F.mul(F.sin(F.matmul(m, v)), F.reduce_sum(F.mul(v, v), (0,)))
+
+        x = rt.asarray(np.random.default_rng(0).standard_normal(n))
+        for name, jac in (("jacfwd", autodiff.jacfwd), ("jacrev", autodiff.jacrev)):
+            with counting_ops(monkeypatch) as names:
+                jac(f)(x)
+            counts[name, n] = len(names)
+    assert counts["jacfwd", 3] == counts["jacfwd", 24], counts
+    assert counts["jacrev", 3] == counts["jacrev", 24], counts
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=lambda d: np.dtype(d).name)
+def test_jacobians_compose_with_jit_vmap_and_grad(dtype: Any) -> None:
+    rng = np.random.default_rng(9)
+    xs = random(rng, (4, 3), dtype)
+    x = xs[0]
+    with jax.enable_x64(True):
+        want = jax.jacrev(jax_f)(jnp.asarray(x))
+        want_per = jax.vmap(jax.jacfwd(jax_f))(jnp.asarray(xs))
+        want_g = jax.grad(lambda v: jnp.sum(jnp.sin(jax.jacrev(jax_f)(v))))(jnp.asarray(x))
+    jitted = autodiff.jit(autodiff.jacrev(cw_f))
+    close(jitted(rt.asarray(x)).numpy(), want, dtype)
+    close(jitted(rt.asarray(x)).numpy(), want, dtype)
+    close(autodiff.vmap(autodiff.jacfwd(cw_f))(rt.asarray(xs)).numpy(), want_per, dtype)
+    g = autodiff.grad(lambda v: F.reduce_sum(F.sin(autodiff.jacrev(cw_f)(v)), (0, 1)))(rt.asarray(x))
+    close(g.numpy(), want_g, dtype)

@@ -24,33 +24,7 @@ from autodiff.pytree import leaf_paths, register_pytree_node, tree_flatten, tree
 from autodiff.testing import check_against_jax, check_grads  # noqa: E402
 from runtime import functions as F  # noqa: E402
 from runtime.tensor import Tensor  # noqa: E402
-
-DTYPES = [np.float32, np.float64, np.complex128]
-TOL = {np.float32: 2e-5, np.float64: 1e-12, np.complex128: 1e-12}
-
-
-def random(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    data = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        data = data + 1j * rng.standard_normal(shape)
-    return data.astype(dtype)
-
-
-def close(got: Any, want: Any, dtype: Any) -> None:
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=TOL[dtype] * 50, atol=TOL[dtype] * 50)
-
-
-def assert_trees_close(ours: Any, theirs: Any, dtype: Any, conj: bool = False) -> None:
-    """Same structure, leaves equal (castwise's conjugated against JAX's where ``conj``)."""
-    ours_leaves, ours_tree = tree_flatten(ours)
-    theirs_leaves, theirs_tree = tree_flatten(theirs)
-    assert ours_tree == theirs_tree, (ours_tree, theirs_tree)
-    for o, t in zip(ours_leaves, theirs_leaves, strict=True):
-        want = np.conj(np.asarray(t)) if conj else np.asarray(t)
-        assert isinstance(o, Tensor)
-        assert o.numpy().dtype == want.dtype
-        close(o.numpy(), want, dtype)
-
+from tests.autodiff.tree_helpers import DTYPES, close, random, to_tensors, trees_close  # noqa: E402
 
 # -- the MLP with dict parameters ------------------------------------------------------------
 
@@ -87,10 +61,6 @@ def jax_loss(params: dict[str, Any], x: Any) -> Any:
     return jnp.sum(jnp.real(out * jnp.conj(out)))
 
 
-def to_tensors(tree: Any) -> Any:
-    return tree_map(lambda a: rt.asarray(a), tree)
-
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_mlp_dict_parameters_grad_matches_jax(dtype: Any) -> None:
     rng = np.random.default_rng(0)
@@ -101,7 +71,7 @@ def test_mlp_dict_parameters_grad_matches_jax(dtype: Any) -> None:
     close(value.numpy(), want_value, dtype)
     # the gradient is a dict shaped like the parameters; complex: PyTorch's convention, conj of JAX's
     assert isinstance(grads, dict) and isinstance(grads["layers"], list)
-    assert_trees_close(grads, want, dtype, conj=np.dtype(dtype).kind == "c")
+    trees_close(grads, want, dtype, conj=np.dtype(dtype).kind == "c")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -112,10 +82,10 @@ def test_tuple_argnums_gives_a_tuple_of_trees(dtype: Any) -> None:
     with jax.enable_x64(True):
         want = jax.grad(jax_loss, argnums=(0, 1))(tree_map(jnp.asarray, params), jnp.asarray(x))
     assert isinstance(grads, tuple) and len(grads) == 2
-    assert_trees_close(grads, want, dtype, conj=np.dtype(dtype).kind == "c")
+    trees_close(grads, want, dtype, conj=np.dtype(dtype).kind == "c")
     # a negative argnums counts from the end, as in JAX
     g_x = autodiff.grad(cw_loss, argnums=-1)(to_tensors(params), rt.asarray(x))
-    assert_trees_close(g_x, want[1], dtype, conj=np.dtype(dtype).kind == "c")
+    trees_close(g_x, want[1], dtype, conj=np.dtype(dtype).kind == "c")
 
 
 Point = namedtuple("Point", ["x", "y"])
@@ -213,8 +183,8 @@ def test_jit_takes_and_returns_pytrees() -> None:
     assert jitted.traces == 1 and got["nothing"] is None
     with jax.enable_x64(True):
         want = jax.grad(jax_loss)(tree_map(jnp.asarray, params), jnp.asarray(x))
-    assert_trees_close(got["grads"], want, np.float64)
-    assert_trees_close(again["grads"], want, np.float64)
+    trees_close(got["grads"], want, np.float64)
+    trees_close(again["grads"], want, np.float64)
     # a different structure is a different signature
     jitted({"layers": params["layers"][:1], "scale": params["scale"]}, x)
     assert jitted.traces == 2
@@ -246,23 +216,23 @@ def test_has_aux_returning_a_dict(dtype: Any) -> None:
 
     (value, aux), g = autodiff.value_and_grad(cw, has_aux=True)(p_cw, rt.asarray(x))
     close(value.numpy(), want_v, dtype)
-    assert_trees_close(aux, want_aux, dtype)
-    assert_trees_close(g, want_g, dtype, conj=conj)
+    trees_close(aux, want_aux, dtype)
+    trees_close(g, want_g, dtype, conj=conj)
     # aux comes back cut from the recording (JAX's aux carries no derivative)
     assert all(leaf.node is None for leaf in tree_flatten(aux)[0])
 
     g2, aux2 = autodiff.grad(cw, has_aux=True)(p_cw, rt.asarray(x))
-    assert_trees_close(g2, want_g, dtype, conj=conj)
-    assert_trees_close(aux2, want_aux, dtype)
+    trees_close(g2, want_g, dtype, conj=conj)
+    trees_close(aux2, want_aux, dtype)
 
     out, vjp_fn, aux3 = autodiff.vjp(lambda p: cw(p, rt.asarray(x)), p_cw, has_aux=True)
-    assert_trees_close(aux3, want_aux2, dtype)
+    trees_close(aux3, want_aux2, dtype)
     (ct,) = vjp_fn(rt.asarray(np.ones(out.shape, out.numpy().dtype)))
-    assert_trees_close(ct, want_ct, dtype, conj=conj)
+    trees_close(ct, want_ct, dtype, conj=conj)
 
     _, t_out, aux4 = autodiff.jvp(lambda p: cw(p, rt.asarray(x)), (p_cw,), (to_tensors(tangent),), has_aux=True)
     close(t_out.numpy(), want_t, dtype)
-    assert_trees_close(aux4, want_aux, dtype)
+    trees_close(aux4, want_aux, dtype)
 
 
 def test_has_aux_requires_a_pair() -> None:

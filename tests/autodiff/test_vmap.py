@@ -581,7 +581,7 @@ def test_mismatched_batch_sizes_name_the_arguments_and_shapes() -> None:
 def test_an_axis_out_of_range() -> None:
     with pytest.raises(autodiff.VmapError, match=r"vmap: in_axes\[1\] = 2 is out of range for argument 1 of shape "):
         autodiff.vmap(lambda x, y: x, in_axes=(0, 2))(_t(np.ones((3, 2)), rt.float64), _t(np.ones((3, 2)), rt.float64))
-    with pytest.raises(autodiff.VmapError, match=r"vmap: out_axes\[0\] = 3 is out of range for output 0"):
+    with pytest.raises(autodiff.VmapError, match=r"vmap: out_axes = 3 is out of range for the output of rank 2"):
         autodiff.vmap(lambda x: x, out_axes=3)(_t(np.ones((3, 2)), rt.float64))
 
 
@@ -598,7 +598,7 @@ def test_in_axes_of_the_wrong_structure() -> None:
     with pytest.raises(autodiff.VmapError, match=r"argument 1 is a float, which has no axis to map"):
         autodiff.vmap(lambda a, b: a)(x, 2.0)
     with pytest.raises(
-        autodiff.VmapError, match=r"output 0 .*depends on the mapped arguments, but out_axes\[0\] is None"
+        autodiff.VmapError, match=r"the output \(f64\[3,2\]\) depends on the mapped arguments, but out_axes is None"
     ):
         autodiff.vmap(lambda a: a, out_axes=None)(x)
 
