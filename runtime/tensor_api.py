@@ -114,9 +114,10 @@ def sum_dtype(d: DType) -> DType:
 
     jax.numpy and NumPy: bool and signed integers narrower than 64 bits -> int64,
     unsigned ones -> uint64. PyTorch: bool and every integer narrower than 64 bits -> int64.
-    Inexact dtypes are kept.
+    Inexact dtypes are kept, and so is every dtype under the policies not modelled on a
+    library (neuron, tenferro, strict): their sums keep lax's meaning, which refuses bool.
     """
-    if d.kind not in ("bool", "int", "uint") or (d.bits >= 64 and d.kind != "bool"):
+    if d.kind not in ("bool", "int", "uint") or (d.bits >= 64 and d.kind != "bool") or get_policy() not in LIBRARY:
         return d
     if library() == "torch" or d.kind in ("bool", "int"):
         return dt.int64
