@@ -494,3 +494,31 @@ def test_library_table_names_each_policy() -> None:
     assert tensor_api.LIBRARY["numpy"] == "numpy" and tensor_api.LIBRARY["torch"] == "torch"
     with rt.use_policy("strict"):
         assert tensor_api.library() == "jax"
+
+
+def test_indexing_and_updates_push_tangents_as_jax() -> None:
+    rng = np.random.default_rng(4)
+    a, v, ta, tv = (rng.standard_normal(s) for s in ((3, 4), (2, 4), (3, 4), (2, 4)))
+    idx = np.array([2, 0])
+
+    def ours(x: Any, u: Any) -> Any:
+        return x.at[idx].add(u)[[1, 2], -1:]
+
+    def theirs(x: Any, u: Any) -> Any:
+        return x.at[idx].add(u)[jnp.array([1, 2]), -1:]
+
+    out, tangent = autodiff.jvp(ours, (rt.asarray(a), rt.asarray(v)), (rt.asarray(ta), rt.asarray(tv)))
+    want, want_t = jax.jvp(theirs, (jnp.asarray(a), jnp.asarray(v)), (jnp.asarray(ta), jnp.asarray(tv)))
+    np.testing.assert_allclose(out.numpy(), np.asarray(want))
+    np.testing.assert_allclose(tangent.numpy(), np.asarray(want_t))
+
+
+def test_at_with_a_traced_index_replays_with_new_indices() -> None:
+    a = np.zeros((3, 2))
+    f = autodiff.jit(lambda x, i, u: x.at[i].add(u))
+    for idx in ([0, 0], [-1, 1]):
+        got = f(rt.asarray(a), rt.asarray(np.array(idx)), rt.asarray(np.ones((2, 2))))
+        want = jnp.asarray(a).at[jnp.array(idx)].add(1.0)
+        np.testing.assert_array_equal(got.numpy(), np.asarray(want))
+    graph = rt.trace(lambda x, i: x.at[i].set(1.0), rt.asarray(a), rt.asarray(np.array([1])))
+    assert [e.op.name for e in graph.eqns].count("scatter") == 1
