@@ -168,7 +168,7 @@ def sum_(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, *,
 
     t = _prepared(x, dtype, method)
     axes = normalize_axes(t, axis, method)
-    wide = sum_dtype(t.dtype)
+    wide = sum_dtype(t.dtype) if dtype is None else t.dtype  # an explicit dtype= is the accumulator
     if wide is not t.dtype:
         t = functions.convert(t, wide)
     return _keep(functions.sum_(t, axes), t, axes, keepdims)
@@ -180,7 +180,7 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) ->
 
     t = _prepared(x, dtype, "prod")
     axes = normalize_axes(t, axis, "prod")
-    wide = sum_dtype(t.dtype)
+    wide = sum_dtype(t.dtype) if dtype is None else t.dtype
     if wide is not t.dtype:
         t = functions.convert(t, wide)
     if t.dtype in _UPCAST_F16:
@@ -216,10 +216,14 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) ->
 
     t = _prepared(x, dtype, "mean")
     axes = normalize_axes(t, axis, "mean")
+    requested = t.dtype
     target = mean_dtype(t.dtype, "mean", t)
     if target is not t.dtype:
         t = functions.convert(t, target)
-    return _keep(functions._mean(t, axes), t, axes, keepdims)
+    out = functions._mean(t, axes)
+    if dtype is not None and out.dtype is not requested:  # mean(dtype=int8): the float mean, converted
+        out = functions.convert(out, requested)
+    return _keep(out, t, axes, keepdims)
 
 
 def var(

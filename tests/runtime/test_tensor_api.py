@@ -522,3 +522,13 @@ def test_at_with_a_traced_index_replays_with_new_indices() -> None:
         np.testing.assert_array_equal(got.numpy(), np.asarray(want))
     graph = rt.trace(lambda x, i: x.at[i].set(1.0), rt.asarray(a), rt.asarray(np.array([1])))
     assert [e.op.name for e in graph.eqns].count("scatter") == 1
+
+
+@pytest.mark.parametrize("method", ["sum", "prod", "mean"])
+@pytest.mark.parametrize("dtype", ["int8", "float32", "float64"])
+def test_an_explicit_dtype_is_the_accumulator_as_in_jnp(method: str, dtype: str) -> None:
+    a = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
+    got = getattr(rt.asarray(a), method)(axis=-1, dtype=dtype)
+    want = getattr(jnp, method)(jnp.asarray(a), axis=-1, dtype=dtype)
+    assert got.dtype is rt.dtype(want.dtype)
+    np.testing.assert_allclose(got.numpy().astype(np.float64), np.asarray(want, np.float64), rtol=1e-6)
