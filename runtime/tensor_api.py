@@ -402,13 +402,15 @@ def _refuse_traced_values(t: Tensor, method: str, why: str) -> None:
 
 
 class _Advanced:
-    """One advanced index component on one axis: constant int64 positions, or a Tensor."""
+    """One advanced index component on one axis: constant int64 positions, or a Tensor;
+    ``item`` is its position in the index tuple (NumPy's adjacency rule counts items)."""
 
-    __slots__ = ("axis", "value")
+    __slots__ = ("axis", "item", "value")
 
-    def __init__(self, axis: int, value: np.ndarray | Tensor) -> None:
+    def __init__(self, axis: int, value: np.ndarray | Tensor, item: int) -> None:
         self.axis = axis
         self.value = value
+        self.item = item
 
 
 def is_basic(index: Any) -> bool:
@@ -479,7 +481,7 @@ def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
     slices: list[Any] = []
     advanced: list[_Advanced] = []
     axis = 0  # the next axis of x
-    for kind, value in items:
+    for position, (kind, value) in enumerate(items):
         if kind == "new":
             shape.append(1)
             slices.append(builtins.slice(None))
@@ -508,7 +510,7 @@ def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
             for positions in np.nonzero(np.asarray(value)):
                 shape.append(x.shape[axis])
                 slices.append(None)
-                advanced.append(_Advanced(len(shape) - 1, positions.astype(np.int64)))
+                advanced.append(_Advanced(len(shape) - 1, positions.astype(np.int64), position))
                 axis += 1
         else:  # int or integer array
             if kind == "int":
@@ -517,7 +519,7 @@ def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
                 value = value.numpy().astype(np.int64)
             shape.append(x.shape[axis])
             slices.append(None)
-            advanced.append(_Advanced(len(shape) - 1, value))
+            advanced.append(_Advanced(len(shape) - 1, value, position))
             axis += 1
     return _Parsed(tuple(shape), slices, advanced)
 
@@ -574,11 +576,14 @@ def _indices(parsed: _Parsed, shape: tuple[int, ...], x: Tensor, method: str) ->
 
 def _layout(parsed: _Parsed, shape: tuple[int, ...], batch: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """NumPy's placement of the advanced dimensions: where the first advanced axis was when
-    the advanced axes are adjacent, first otherwise. Returns (offset dims, result shape)."""
+    the advanced indices are adjacent items of the index (a slice, ``None`` or ``...``
+    between them, even one that spans no axis, separates them), first otherwise.
+    Returns (offset dims, result shape)."""
     axes = [a.axis for a in parsed.advanced]
     rest = [i for i in range(len(shape)) if i not in axes]
     nb = len(batch)
-    adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
+    items = sorted({a.item for a in parsed.advanced})
+    adjacent = items == list(range(items[0], items[0] + len(items)))
     if adjacent:
         first = axes[0]
         before = [i for i in rest if i < first]
