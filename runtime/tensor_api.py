@@ -114,9 +114,10 @@ def sum_dtype(d: DType) -> DType:
 
     jax.numpy and NumPy: bool and signed integers narrower than 64 bits -> int64,
     unsigned ones -> uint64. PyTorch: bool and every integer narrower than 64 bits -> int64.
-    Inexact dtypes are kept.
+    Inexact dtypes are kept, and so is every dtype under the policies not modelled on a
+    library (neuron, tenferro, strict): their sums keep lax's meaning, which refuses bool.
     """
-    if d.kind not in ("bool", "int", "uint") or (d.bits >= 64 and d.kind != "bool"):
+    if d.kind not in ("bool", "int", "uint") or (d.bits >= 64 and d.kind != "bool") or get_policy() not in LIBRARY:
         return d
     if library() == "torch" or d.kind in ("bool", "int"):
         return dt.int64
@@ -167,7 +168,7 @@ def sum_(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, *,
 
     t = _prepared(x, dtype, method)
     axes = normalize_axes(t, axis, method)
-    wide = sum_dtype(t.dtype)
+    wide = sum_dtype(t.dtype) if dtype is None else t.dtype  # an explicit dtype= is the accumulator
     if wide is not t.dtype:
         t = functions.convert(t, wide)
     return _keep(functions.sum_(t, axes), t, axes, keepdims)
@@ -179,7 +180,7 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) ->
 
     t = _prepared(x, dtype, "prod")
     axes = normalize_axes(t, axis, "prod")
-    wide = sum_dtype(t.dtype)
+    wide = sum_dtype(t.dtype) if dtype is None else t.dtype
     if wide is not t.dtype:
         t = functions.convert(t, wide)
     if t.dtype in _UPCAST_F16:
@@ -215,10 +216,14 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) ->
 
     t = _prepared(x, dtype, "mean")
     axes = normalize_axes(t, axis, "mean")
+    requested = t.dtype
     target = mean_dtype(t.dtype, "mean", t)
     if target is not t.dtype:
         t = functions.convert(t, target)
-    return _keep(functions._mean(t, axes), t, axes, keepdims)
+    out = functions._mean(t, axes)
+    if dtype is not None and out.dtype is not requested:  # mean(dtype=int8): the float mean, converted
+        out = functions.convert(out, requested)
+    return _keep(out, t, axes, keepdims)
 
 
 def var(
@@ -397,13 +402,15 @@ def _refuse_traced_values(t: Tensor, method: str, why: str) -> None:
 
 
 class _Advanced:
-    """One advanced index component on one axis: constant int64 positions, or a Tensor."""
+    """One advanced index component on one axis: constant int64 positions, or a Tensor;
+    ``item`` is its position in the index tuple (NumPy's adjacency rule counts items)."""
 
-    __slots__ = ("axis", "value")
+    __slots__ = ("axis", "item", "value")
 
-    def __init__(self, axis: int, value: np.ndarray | Tensor) -> None:
+    def __init__(self, axis: int, value: np.ndarray | Tensor, item: int) -> None:
         self.axis = axis
         self.value = value
+        self.item = item
 
 
 def is_basic(index: Any) -> bool:
@@ -474,7 +481,7 @@ def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
     slices: list[Any] = []
     advanced: list[_Advanced] = []
     axis = 0  # the next axis of x
-    for kind, value in items:
+    for position, (kind, value) in enumerate(items):
         if kind == "new":
             shape.append(1)
             slices.append(builtins.slice(None))
@@ -503,7 +510,7 @@ def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
             for positions in np.nonzero(np.asarray(value)):
                 shape.append(x.shape[axis])
                 slices.append(None)
-                advanced.append(_Advanced(len(shape) - 1, positions.astype(np.int64)))
+                advanced.append(_Advanced(len(shape) - 1, positions.astype(np.int64), position))
                 axis += 1
         else:  # int or integer array
             if kind == "int":
@@ -512,7 +519,7 @@ def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
                 value = value.numpy().astype(np.int64)
             shape.append(x.shape[axis])
             slices.append(None)
-            advanced.append(_Advanced(len(shape) - 1, value))
+            advanced.append(_Advanced(len(shape) - 1, value, position))
             axis += 1
     return _Parsed(tuple(shape), slices, advanced)
 
@@ -569,11 +576,14 @@ def _indices(parsed: _Parsed, shape: tuple[int, ...], x: Tensor, method: str) ->
 
 def _layout(parsed: _Parsed, shape: tuple[int, ...], batch: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """NumPy's placement of the advanced dimensions: where the first advanced axis was when
-    the advanced axes are adjacent, first otherwise. Returns (offset dims, result shape)."""
+    the advanced indices are adjacent items of the index (a slice, ``None`` or ``...``
+    between them, even one that spans no axis, separates them), first otherwise.
+    Returns (offset dims, result shape)."""
     axes = [a.axis for a in parsed.advanced]
     rest = [i for i in range(len(shape)) if i not in axes]
     nb = len(batch)
-    adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
+    items = sorted({a.item for a in parsed.advanced})
+    adjacent = items == list(range(items[0], items[0] + len(items)))
     if adjacent:
         first = axes[0]
         before = [i for i in rest if i < first]
