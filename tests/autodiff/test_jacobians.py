@@ -294,3 +294,16 @@ def test_has_aux_jacobians_and_hessian_match_jax(dtype: Any) -> None:
         want_h, want_aux = jax.hessian(jx_l, has_aux=True)(jnp.asarray(x))
     close(h.numpy(), want_h, dtype)
     trees_close(aux, want_aux, dtype)
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=lambda d: np.dtype(d).name)
+def test_second_order_jacobians_in_every_combination(dtype: Any) -> None:
+    """jacfwd and jacrev of each other (vmap of a JVP / VJP of a batched pass) against JAX's."""
+    x = random(np.random.default_rng(11), (3,), dtype)
+    for outer, jax_outer in ((autodiff.jacfwd, jax.jacfwd), (autodiff.jacrev, jax.jacrev)):
+        for inner, jax_inner in ((autodiff.jacfwd, jax.jacfwd), (autodiff.jacrev, jax.jacrev)):
+            got = outer(inner(cw_f))(rt.asarray(x))
+            with jax.enable_x64(True):
+                want = jax.jit(jax_outer(jax_inner(jax_f)))(jnp.asarray(x))  # (one compile, not one per op)
+            assert got.shape == (4, 3, 3)
+            close(got.numpy(), want, dtype)
