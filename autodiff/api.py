@@ -555,22 +555,85 @@ def _basis(x: Tensor) -> Tensor:
     return Tensor(eye.reshape((x.size, *x.shape)), x.dtype)
 
 
-def _jacobian_inputs(
-    f: Callable[..., Any], argnums: int | Sequence[int], args: Sequence[Any], what: str
-) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-    """``f`` as a function of the differentiated arguments only, and those arguments."""
-    positions = _distinct(_argnums(argnums, len(args), what), what)
-    _check_inexact(args, positions, what, "derivative")
-    return _substitute(f, args, positions), tuple(args[p] for p in positions)
+#: how one mode fills the Jacobian's blocks: (the derivative function, the output, the input leaves
+#: and structure, the output leaves and structure) -> one list of blocks per output leaf
+_Fill = Callable[[Callable[..., Any], Any, list[Tensor], TreeDef, list[Tensor], TreeDef], list[list[Tensor]]]
 
 
-def _jacobian_tree(out_tree: TreeDef, in_tree: TreeDef, blocks: list[list[Tensor]], single: bool) -> Any:
-    """JAX's layout: the output's structure, each leaf replaced by the (differentiated)
-    arguments' structure whose leaves have shape ``out.shape + in.shape``."""
-    inner = [tree_unflatten(in_tree, row) for row in blocks]
-    if single:
-        inner = [tup[0] for tup in inner]
-    return _unflatten(out_tree, inner)
+def _jacobian(
+    f: Callable[..., Any],
+    argnums: int | Sequence[int],
+    has_aux: bool,
+    what: str,
+    record: Callable[..., tuple[Any, ...]],
+    fill: _Fill,
+) -> Callable[..., Any]:
+    """What ``jacfwd`` and ``jacrev`` share: ``argnums`` and pytrees in, one recording of ``f``
+    (``record``: ``linearize`` or ``vjp``), the blocks by ``fill``, JAX's layout out."""
+    single = isinstance(argnums, int)
+
+    def jacobian(*args: Any) -> Any:
+        positions = _distinct(_argnums(argnums, len(args), what), what)
+        _check_inexact(args, positions, what, "derivative")
+        diff = tuple(args[p] for p in positions)
+        result = record(_substitute(f, args, positions), *diff, has_aux=has_aux)
+        out, derivative = result[0], result[1]
+        in_leaves, in_tree = tensor_leaves(diff, what, _argument)
+        out_leaves, out_tree = _output_leaves(out, what)
+        blocks = fill(derivative, out, in_leaves, in_tree, out_leaves, out_tree)
+        # JAX's layout: the output's structure, each leaf replaced by the (differentiated)
+        # arguments' structure (its single entry for an int argnums)
+        inner = [tree_unflatten(in_tree, row) for row in blocks]
+        jac = _unflatten(out_tree, [tup[0] for tup in inner] if single else inner)
+        return (jac, result[2]) if has_aux else jac
+
+    return jacobian
+
+
+def _forward_blocks(
+    f_jvp: Callable[..., Any], out: Any, in_leaves: list[Tensor], in_tree: TreeDef, out_leaves: list[Tensor],
+    out_tree: TreeDef,
+) -> list[list[Tensor]]:  # fmt: skip
+    """``vmap`` of the JVP over the standard basis of each input leaf, the other leaves' tangents
+    symbolic zeros (unmapped): column block ``j`` of every output leaf in one batched pass."""
+    from autodiff.batching import vmap  # batching builds on this module
+
+    blocks: list[list[Tensor]] = [[] for _ in out_leaves]
+    for j, x in enumerate(in_leaves):
+        tangents: list[Any] = [Zero.like(y) for y in in_leaves]
+        tangents[j] = _basis(x)
+        axes: list[int | None] = [None] * len(in_leaves)
+        axes[j] = 0
+        columns = vmap(f_jvp, in_axes=tree_unflatten(in_tree, axes), out_axes=-1)(*tree_unflatten(in_tree, tangents))
+        for k, (o, c) in enumerate(zip(out_leaves, _leaves_like(columns, out_tree, "jacfwd", out), strict=True)):
+            blocks[k].append(F.reshape(c, o.shape + x.shape))
+    return blocks
+
+
+def _reverse_blocks(
+    vjp_fn: Callable[..., Any], out: Any, in_leaves: list[Tensor], in_tree: TreeDef, out_leaves: list[Tensor],
+    out_tree: TreeDef,
+) -> list[list[Tensor]]:  # fmt: skip
+    """``vmap`` of the VJP function over the standard basis of each output leaf, the other leaves
+    without a cotangent: row block ``k`` for every input leaf in one batched pass."""
+    from autodiff.batching import vmap  # batching builds on this module
+
+    real_input = any(x.dtype.kind != "complex" for x in in_leaves)
+    blocks: list[list[Tensor]] = [[] for _ in out_leaves]
+    for k, o in enumerate(out_leaves):
+        if not o.dtype.is_inexact:
+            raise TypeError(f"jacrev: output leaf {k} has dtype {o.dtype.name}, which has no cotangent")
+        if o.dtype.kind == "complex" and real_input:
+            raise TypeError(
+                f"jacrev: output leaf {k} is complex but an input is real: reverse mode under the real "
+                "inner product sees only its real part; use jacfwd"
+            )
+        cts: list[Any] = [None] * len(out_leaves)  # None: no leaf, so only the basis is mapped
+        cts[k] = _basis(o)
+        rows = vmap(vjp_fn)(_unflatten(out_tree, cts))
+        for x, r in zip(in_leaves, flatten_up_to(in_tree, rows), strict=True):
+            blocks[k].append(F.reshape(r, o.shape + x.shape))
+    return blocks
 
 
 def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
@@ -584,32 +647,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     axis (the Jacobian of a holomorphic ``f``, as ``jax.jacfwd(holomorphic=True)``).
     With ``has_aux``, returns ``(jacobian, aux)``.
     """
-    from autodiff.batching import vmap  # batching builds on this module
-
-    single = isinstance(argnums, int)
-
-    def jacobian(*args: Any) -> Any:
-        g, diff = _jacobian_inputs(f, argnums, args, "jacfwd")
-        result = linearize(g, *diff, has_aux=has_aux)
-        out, f_jvp = result[0], result[1]
-        in_leaves, in_tree = tensor_leaves(diff, "jacfwd", _argument)
-        out_leaves, out_tree = _output_leaves(out, "jacfwd")
-        blocks: list[list[Tensor]] = [[] for _ in out_leaves]
-        for j, x in enumerate(in_leaves):
-            # the basis of leaf j, batched; the other leaves' tangents are symbolic zeros, unmapped
-            tangents: list[Any] = [Zero.like(y) for y in in_leaves]
-            tangents[j] = _basis(x)
-            axes: list[int | None] = [None] * len(in_leaves)
-            axes[j] = 0
-            columns = vmap(f_jvp, in_axes=tree_unflatten(in_tree, axes), out_axes=-1)(
-                *tree_unflatten(in_tree, tangents)
-            )
-            for k, (o, c) in enumerate(zip(out_leaves, _leaves_like(columns, out_tree, "jacfwd", out), strict=True)):
-                blocks[k].append(F.reshape(c, o.shape + x.shape))
-        jac = _jacobian_tree(out_tree, in_tree, blocks, single)
-        return (jac, result[2]) if has_aux else jac
-
-    return jacobian
+    return _jacobian(f, argnums, has_aux, "jacfwd", linearize, _forward_blocks)
 
 
 def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
@@ -625,36 +663,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     complex output of real inputs is refused (``TypeError``: use ``jacfwd``).
     With ``has_aux``, returns ``(jacobian, aux)``.
     """
-    from autodiff.batching import vmap  # batching builds on this module
-
-    single = isinstance(argnums, int)
-
-    def jacobian(*args: Any) -> Any:
-        g, diff = _jacobian_inputs(f, argnums, args, "jacrev")
-        result = vjp(g, *diff, has_aux=has_aux)
-        out, vjp_fn = result[0], result[1]
-        in_leaves, in_tree = tensor_leaves(diff, "jacrev", _argument)
-        out_leaves, out_tree = _output_leaves(out, "jacrev")
-        real_input = any(x.dtype.kind != "complex" for x in in_leaves)
-        blocks: list[list[Tensor]] = [[] for _ in out_leaves]
-        for k, o in enumerate(out_leaves):
-            if not o.dtype.is_inexact:
-                raise TypeError(f"jacrev: output leaf {k} has dtype {o.dtype.name}, which has no cotangent")
-            if o.dtype.kind == "complex" and real_input:
-                raise TypeError(
-                    f"jacrev: output leaf {k} is complex but an input is real: reverse mode under the real "
-                    "inner product sees only its real part; use jacfwd"
-                )
-            # the basis of output leaf k, batched; no cotangent (None: no leaf) for the others
-            cts: list[Any] = [None] * len(out_leaves)
-            cts[k] = _basis(o)
-            rows = vmap(vjp_fn)(_unflatten(out_tree, cts))
-            for x, r in zip(in_leaves, flatten_up_to(in_tree, rows), strict=True):
-                blocks[k].append(F.reshape(r, o.shape + x.shape))
-        jac = _jacobian_tree(out_tree, in_tree, blocks, single)
-        return (jac, result[2]) if has_aux else jac
-
-    return jacobian
+    return _jacobian(f, argnums, has_aux, "jacrev", vjp, _reverse_blocks)
 
 
 def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:

@@ -16,6 +16,10 @@ other; under ``jit`` they are traced and compiled; ``vmap`` of ``vmap`` nests.
 ``f`` may itself call ``grad``, ``jvp``, ``jit`` or ``vmap``: their work is
 recorded on the example and batched with the rest.
 
+Arguments and results are pytrees (``autodiff.pytree``): ``in_axes`` and
+``out_axes`` are tree prefixes of them, as ``jax.vmap`` reads its own, and
+every error names the leaf at fault by its path.
+
 What is fixed at recording time, as with ``jax.jit``: Python control flow and
 anything that leaves the recording (``.numpy()``, ``.item()``, ``detach()``,
 ``no_grad`` blocks) sees the first example only; JAX raises in these places.
@@ -147,10 +151,13 @@ def _leaf_name(args: tuple[Any, ...], kwargs: dict[str, Any], index: int) -> str
     return f"keyword argument {m.group(1)}" + (f", leaf {rest}" if rest else "")
 
 
-def _in_axes_name(args: tuple[Any, ...], index: int) -> str:
-    """``in_axes[1]['w']``: the spec position that gave leaf ``index`` its axis."""
+def _in_axes_name(in_axes: Any, args: tuple[Any, ...], index: int) -> str:
+    """``in_axes[1]['w']``: the spec position that gave leaf ``index`` its axis (``in_axes`` itself
+    when it is one int for every leaf)."""
     paths = leaf_paths(args)[0]
-    return f"in_axes{paths[index]}" if index < len(paths) else "in_axes (keyword arguments: 0)"
+    if index >= len(paths):
+        return "in_axes (keyword arguments: 0)"
+    return "in_axes" if _is_axis(in_axes) else f"in_axes{paths[index]}"
 
 
 def _output_name(path: str) -> str:
@@ -428,7 +435,7 @@ def vmap(
         else:
             axes = _in_axes_per_leaf(in_axes, args, kwargs)
         values, size = _batch_sizes(
-            flat, axes, lambda i: _leaf_name(args, kwargs, i), lambda i: _in_axes_name(args, i), axis_size
+            flat, axes, lambda i: _leaf_name(args, kwargs, i), lambda i: _in_axes_name(in_axes, args, i), axis_size
         )
         axes = [None if a is None else a % v.ndim for a, v in zip(axes, values, strict=True)]
         # Record f on one example. Every Tensor leaf becomes a fresh tracked leaf (a mapped one its

@@ -18,7 +18,7 @@ import jax.numpy as jnp  # noqa: E402
 
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
-from autodiff.pytree import tree_map  # noqa: E402
+from autodiff.pytree import tree_flatten, tree_map  # noqa: E402
 from runtime import functions as F  # noqa: E402
 from runtime.tensor import Tensor  # noqa: E402
 from tests.autodiff.tree_helpers import REAL, close, random, trees_close  # noqa: E402
@@ -256,3 +256,54 @@ def test_jacobians_compose_with_jit_vmap_and_grad(dtype: Any) -> None:
     close(autodiff.vmap(autodiff.jacfwd(cw_f))(rt.asarray(xs)).numpy(), want_per, dtype)
     g = autodiff.grad(lambda v: F.reduce_sum(F.sin(autodiff.jacrev(cw_f)(v)), (0, 1)))(rt.asarray(x))
     close(g.numpy(), want_g, dtype)
+
+
+@pytest.mark.parametrize("dtype", [*REAL, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_has_aux_jacobians_and_hessian_match_jax(dtype: Any) -> None:
+    rng = np.random.default_rng(10)
+    x = random(rng, (3,), dtype)
+    complex_ = np.dtype(dtype).kind == "c"
+
+    def cw(v: Tensor) -> Any:
+        y = cw_f(v)
+        return y, {"y": y, "n": F.reduce_sum(F.mul(v, v), (0,))}
+
+    def jx(v: Any) -> Any:
+        y = jax_f(v)
+        return y, {"y": y, "n": jnp.sum(v * v)}
+
+    with jax.enable_x64(True):
+        want_fwd, want_aux = jax.jacfwd(jx, has_aux=True, holomorphic=complex_)(jnp.asarray(x))
+        want_rev, _ = jax.jacrev(jx, has_aux=True, holomorphic=complex_)(jnp.asarray(x))
+    for jac, want in ((autodiff.jacfwd, want_fwd), (autodiff.jacrev, np.conj(want_rev) if complex_ else want_rev)):
+        j, aux = jac(cw, has_aux=True)(rt.asarray(x))
+        close(j.numpy(), want, dtype)
+        trees_close(aux, want_aux, dtype)
+        assert all(leaf.node is None for leaf in tree_flatten(aux)[0])  # aux carries no derivative
+    if complex_:
+        return  # jax.hessian of a real loss of complex inputs is not defined (holomorphic only)
+
+    def cw_l(v: Tensor) -> Any:
+        return cw_loss(v), {"v": F.sin(v)}
+
+    def jx_l(v: Any) -> Any:
+        return jax_loss(v), {"v": jnp.sin(v)}
+
+    h, aux = autodiff.hessian(cw_l, has_aux=True)(rt.asarray(x))
+    with jax.enable_x64(True):
+        want_h, want_aux = jax.hessian(jx_l, has_aux=True)(jnp.asarray(x))
+    close(h.numpy(), want_h, dtype)
+    trees_close(aux, want_aux, dtype)
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=lambda d: np.dtype(d).name)
+def test_second_order_jacobians_in_every_combination(dtype: Any) -> None:
+    """jacfwd and jacrev of each other (vmap of a JVP / VJP of a batched pass) against JAX's."""
+    x = random(np.random.default_rng(11), (3,), dtype)
+    for outer, jax_outer in ((autodiff.jacfwd, jax.jacfwd), (autodiff.jacrev, jax.jacrev)):
+        for inner, jax_inner in ((autodiff.jacfwd, jax.jacfwd), (autodiff.jacrev, jax.jacrev)):
+            got = outer(inner(cw_f))(rt.asarray(x))
+            with jax.enable_x64(True):
+                want = jax.jit(jax_outer(jax_inner(jax_f)))(jnp.asarray(x))  # (one compile, not one per op)
+            assert got.shape == (4, 3, 3)
+            close(got.numpy(), want, dtype)

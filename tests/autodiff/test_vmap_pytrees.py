@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
@@ -287,3 +289,50 @@ def test_vmap_of_grad_and_grad_of_vmap_with_dict_parameters(dtype: Any) -> None:
         want_total = jax.grad(lambda q: jnp.sum(jax.vmap(jax_loss, in_axes=(None, 0))(q, jnp.asarray(xs))))(jp)
     trees_close(per, want_per, dtype, conj=conj)
     trees_close(total, want_total, dtype, conj=conj)
+
+
+# -- a property: random trees, random axes ----------------------------------------------------------------
+
+
+@st.composite
+def trees_and_axes(draw: Any) -> tuple[dict[str, Any], Any, Any]:
+    """A dict of 1-3 leaves (rank 0-2, one of them mapped at least), a tree-prefix ``in_axes``
+    for it (per leaf, or one int for all) and an ``out_axes`` for ``tree_fn``'s result."""
+    names = draw(st.lists(st.sampled_from("abc"), min_size=1, max_size=3, unique=True))
+    shapes = {k: tuple(draw(st.lists(st.integers(1, 3), max_size=2))) for k in names}
+    per_leaf = draw(st.booleans())
+    if per_leaf:
+        axes = {k: draw(st.one_of(st.none(), st.integers(-len(s) - 1, len(s)))) for k, s in shapes.items()}
+        if all(a is None for a in axes.values()):
+            axes[names[0]] = 0
+        in_axes: Any = (axes,)
+    else:
+        in_axes = draw(st.integers(-min(len(s) for s in shapes.values()) - 1, min(len(s) for s in shapes.values())))
+        axes = dict.fromkeys(names, in_axes)
+    leaves = {}
+    for k, s in shapes.items():
+        a = axes[k]
+        at = None if a is None else a % (len(s) + 1)
+        leaves[k] = s if at is None else (*s[:at], B, *s[at:])
+    out_axes = {"each": {k: draw(st.integers(-len(shapes[k]) - 1, len(shapes[k]))) for k in names},
+                "total": draw(st.sampled_from([0, -1]))}  # fmt: skip
+    return leaves, in_axes, out_axes
+
+
+def tree_fn(p: dict[str, Any], sin: Any, reduce: Any) -> Any:
+    total = sum(reduce(sin(v)) for v in p.values())
+    return {"each": {k: sin(v) * 2.0 for k, v in p.items()}, "total": total}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=trees_and_axes(), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**16))
+def test_random_trees_and_axes_match_jax_vmap(case: tuple[dict[str, Any], Any, Any], dtype: Any, seed: int) -> None:
+    shapes, in_axes, out_axes = case
+    rng = np.random.default_rng(seed)
+    p = {k: random(rng, s, dtype) for k, s in shapes.items()}
+    got = autodiff.vmap(
+        lambda q: tree_fn(q, F.sin, lambda v: F.reduce_sum(v, tuple(range(v.ndim)))), in_axes, out_axes
+    )(to_tensors(p))
+    with jax.enable_x64(True):
+        want = jax.vmap(lambda q: tree_fn(q, jnp.sin, jnp.sum), in_axes, out_axes)(tree_map(jnp.asarray, p))
+    trees_close(got, want, dtype)
