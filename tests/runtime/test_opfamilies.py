@@ -19,10 +19,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
-from jax import lax
 import ml_dtypes
 import numpy as np
 import pytest
+from jax import lax
 
 import autodiff
 import runtime as rt
