@@ -8,11 +8,12 @@ differently from XLA's own (tests/runtime/test_special.py bounds the distance pe
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from autodiff.parity._common import PyScalar, Spec, _as_float, _lax
+from autodiff.parity._common import PyScalar, Spec, _as_float, _jax_modules, _lax
 from autodiff.parity.cases_binary import _binary_spec
 from autodiff.parity.cases_unary import _unary_spec
 from runtime import functions as F
@@ -35,8 +36,29 @@ def _trigamma_ref(x: Any) -> Any:
     return _lax().polygamma(_lax().full_like(x, 1), x)
 
 
+def _jsp() -> Any:
+    return _jax_modules()[0].scipy.special
+
+
+#: The mixed-dtype references under policy ``jax``: jax.scipy.special's functions, which convert
+#: integer and bool operands as jax.numpy does (igamma_grad_a has none: lax's, after that conversion).
+_JSP: dict[str, Callable[..., Any]] = {
+    "zeta": lambda x, q: _jsp().zeta(x, q),
+    "igamma": lambda a, x: _jsp().gammainc(a, x),
+    "igammac": lambda a, x: _jsp().gammaincc(a, x),
+    "igamma_grad_a": lambda a, x: _lax().igamma_grad_a(*_promote_inexact(a, x)),
+}
+
+
+def _promote_inexact(*xs: Any) -> list[Any]:
+    from jax._src.numpy.util import promote_args_inexact  # what jax.scipy.special's functions call
+
+    return list(promote_args_inexact("igamma_grad_a", *xs))
+
+
 def _special_binary(name: str, valid: Callable[[list[Any]], bool] | None = None) -> Spec:
-    return _binary_spec(name, name, None, ("pos", "pos"), exact=_NOT_EXACT, valid=valid)
+    spec = _binary_spec(name, name, None, ("pos", "pos"), exact=_NOT_EXACT, valid=valid)
+    return replace(spec, jnp=_JSP[name])
 
 
 def specs() -> list[Spec]:
@@ -51,7 +73,7 @@ def specs() -> list[Spec]:
         _unary_spec("bessel_i1e", exact=_NOT_EXACT),
         # polygamma has no derivative in m (JAX neither): the row holds m = 1 (trigamma), a Python float
         Spec("polygamma", "polygamma", lambda x: F.polygamma(1.0, x), _trigamma_ref, ("x",), ((3,),), ("pos",),
-             plan_layout=(PyScalar("float"), 0), exact=_NOT_EXACT),
+             plan_layout=(PyScalar("float"), 0), exact=_NOT_EXACT, jnp=lambda x: _jsp().polygamma(1, x)),
         _special_binary("zeta", _zeta_valid),
         _special_binary("igamma"),
         _special_binary("igammac"),
