@@ -36,6 +36,12 @@ def _trigamma_ref(x: Any) -> Any:
     return _lax().polygamma(_lax().full_like(x, 1), x)
 
 
+def _trigamma_jnp(x: Any) -> Any:
+    # jax.scipy.special.polygamma wants an integer m; castwise's (lax's) takes the float 1.0, which
+    # promotes with x as jax.numpy promotes a Python float
+    return _lax().polygamma(*_promote_inexact(1.0, x))
+
+
 def _jsp() -> Any:
     return _jax_modules()[0].scipy.special
 
@@ -53,7 +59,7 @@ _JSP: dict[str, Callable[..., Any]] = {
 def _promote_inexact(*xs: Any) -> list[Any]:
     from jax._src.numpy.util import promote_args_inexact  # what jax.scipy.special's functions call
 
-    return list(promote_args_inexact("igamma_grad_a", *xs))
+    return list(promote_args_inexact("special", *xs))
 
 
 def _special_binary(name: str, valid: Callable[[list[Any]], bool] | None = None) -> Spec:
@@ -73,7 +79,7 @@ def specs() -> list[Spec]:
         _unary_spec("bessel_i1e", exact=_NOT_EXACT),
         # polygamma has no derivative in m (JAX neither): the row holds m = 1 (trigamma), a Python float
         Spec("polygamma", "polygamma", lambda x: F.polygamma(1.0, x), _trigamma_ref, ("x",), ((3,),), ("pos",),
-             plan_layout=(PyScalar("float"), 0), exact=_NOT_EXACT, jnp=lambda x: _jsp().polygamma(1, x)),
+             plan_layout=(PyScalar("float"), 0), exact=_NOT_EXACT, jnp=_trigamma_jnp),
         _special_binary("zeta", _zeta_valid),
         _special_binary("igamma"),
         _special_binary("igammac"),
