@@ -21,6 +21,7 @@ from autodiff.parity import (
     cases_indexing,
     cases_linalg,
     cases_reductions,
+    cases_special,
     cases_structural,
     cases_unary,
 )
@@ -143,6 +144,7 @@ def build_specs() -> tuple[Spec, ...]:
         *cases_structural.specs(),
         *cases_calls.specs(),
         *cases_linalg.specs(),
+        *cases_special.specs(),
     ]
     specs = [_with_family_jnp(s) for s in specs]
     specs.extend(broadcast_and_weak_specs())

@@ -328,6 +328,26 @@ for _op, _fn, _lo, _hi in (("exp2", F.exp2, -2.0, 2.0), ("sinh", F.sinh, -2.0, 2
         case(_op, _d, _fn, lambda _d=_d, lo=_lo, hi=_hi: data(_d, lo=lo, hi=hi))
 for _d in ("f32", "f64"):
     case("complex", _d, F.complex, lambda _d=_d: data(_d), lambda _d=_d: data(_d, seed=1))
+# the special functions (real floats; bf16 computes in float32 as XLA does)
+for _op, _fn, _lo, _hi in (("erf", F.erf, -3.0, 3.0), ("erfc", F.erfc, -3.0, 3.0),
+                           ("erf_inv", F.erf_inv, -0.9, 0.9), ("lgamma", F.lgamma, 0.1, 9.0),
+                           ("digamma", F.digamma, 0.1, 9.0), ("bessel_i0e", F.bessel_i0e, -12.0, 12.0),
+                           ("bessel_i1e", F.bessel_i1e, -12.0, 12.0)):  # fmt: skip
+    for _d in ("f32", "f64", "bf16"):
+        case(_op, _d, _fn, lambda _d=_d, lo=_lo, hi=_hi: data(_d, lo=lo, hi=hi))
+for _op, _fn, _lo, _hi in (("igamma", F.igamma, 0.1, 9.0), ("igammac", F.igammac, 0.1, 9.0),
+                           ("igamma_grad_a", F.igamma_grad_a, 0.1, 9.0), ("zeta", F.zeta, 1.5, 9.0)):  # fmt: skip
+    for _d in ("f32", "f64"):
+        case(
+            _op,
+            _d,
+            _fn,
+            lambda _d=_d, lo=_lo, hi=_hi: data(_d, lo=lo, hi=hi),
+            lambda _d=_d, lo=_lo, hi=_hi: data(_d, lo=lo, hi=hi, seed=1),
+        )
+for _d in ("f32", "f64"):  # first with m a constant: polygamma has no derivative in m (the VJP case below)
+    case("polygamma", f"{_d}-m2", lambda x: F.polygamma(2.0, x), lambda _d=_d: data(_d, (4,), lo=0.5, hi=9.0))
+    case("polygamma", _d, F.polygamma, of(_d, [0.0, 1.0, 2.0, 3.0]), lambda _d=_d: data(_d, (4,), lo=0.5, hi=9.0))
 for _d in ("i8", "u16", "i32", "u64", "i4"):
     case("not", _d, F.logical_not, lambda _d=_d: data(_d, lo=-9, hi=9))
     if _d != "i4":  # XLA CPU counts an int4's bits in its 8-bit sign extension (-1 -> 8 -> wraps to -8)

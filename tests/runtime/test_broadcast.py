@@ -16,9 +16,11 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
+import jax.scipy.special as jsp  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
+from jax import lax  # noqa: E402
 
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
@@ -44,6 +46,10 @@ JNP: dict[str, Any] = {
     "nextafter": jnp.nextafter, "complex": lambda re, im: re + 1j * im, "shift_left": jnp.left_shift,
     "shift_right_arithmetic": jnp.right_shift,
     "shift_right_logical": lambda x, y: jnp.right_shift(x.astype(jnp.uint64), y.astype(jnp.uint64)).astype(x.dtype),
+    # the special functions: jax.scipy.special's, or lax's after broadcasting (jsp.polygamma wants an int m)
+    "igamma": jsp.gammainc, "igammac": jsp.gammaincc, "zeta": jsp.zeta,
+    "polygamma": lambda m, x: lax.polygamma(*jnp.broadcast_arrays(m, x)),
+    "igamma_grad_a": lambda a, x: lax.igamma_grad_a(*jnp.broadcast_arrays(a, x)),
 }  # fmt: skip
 #: the integer-only ops of the binary family
 _INTEGER_OPS = {"shift_left", "shift_right_arithmetic", "shift_right_logical"}
@@ -57,6 +63,8 @@ def _operand(op: ops.OpDef, i: int, shape: tuple[int, ...], rng: np.random.Gener
     if op.name in _INTEGER_OPS:
         return rng.integers(0, 2**20 if i == 0 else 8, shape, dtype=np.int64)
     values = rng.uniform(0.5, 2.0, shape)
+    if op.name == "polygamma" and i == 0:
+        return np.floor(values * 2)  # m: whole numbers 1 .. 3
     if op.family == ops.CLAMP:
         values = values + (0.0, 0.5, 1.0)[i] * 1.5  # min < operand range < max, mostly
     return values
