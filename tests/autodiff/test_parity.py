@@ -422,3 +422,20 @@ def test_dtypes_a_policy_does_not_know_leave_it_without_cases() -> None:
     # kael has four dtypes: --dtypes narrow-int leaves it none, which must not crash the case builder
     cases = build_cases(parity.DEFAULT_POLICIES, ("add", "mul"), parity.NARROW_INT_DTYPES)
     assert cases and not any(c.policy == "kael" for c in cases)
+
+
+def test_float_only_ops_of_integer_operands_are_checked_against_jax_numpy() -> None:
+    # nextafter converts integer and bool operands as the other float-only ops do: under jax the
+    # reference is jnp.nextafter, which converts them too (lax.nextafter refuses them)
+    report = _run(policies=("jax",), ops=("nextafter",), dtypes=(rt.bool_, rt.int8, i32, rt.int64))
+    assert report.ok, report.render()
+    results = {r.slots: r for r in report.results}
+    assert results[("i32", "i32")].status == "ok" and results[("bool", "bool")].status == "ok"
+
+
+def test_integer_cholesky_inputs_keep_their_dtype() -> None:
+    # the generator's symmetric integer matrix stays in the slot's dtype (NumPy's maximum of two
+    # int2 arrays is int8, which castwise refuses to hold as int2)
+    report = _run(policies=("neuron",), ops=("cholesky",), dtypes=(rt.int2, rt.uint2))
+    assert report.ok, report.render()
+    assert {r.status for r in report.results} <= {"ok", "unsupported", "departure"}
