@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import warnings
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -92,6 +93,39 @@ def _jax_modules() -> tuple[Any, Any, Any]:
     from jax import lax
 
     return jax, jnp, lax
+
+
+def default_compile_cache() -> str:
+    """Where ``castwise parity`` keeps JAX's compiled executables between runs:
+    ``$CASTWISE_PARITY_CACHE``, else ``castwise/parity-xla`` under the user's cache directory."""
+    env = os.environ.get("CASTWISE_PARITY_CACHE")
+    if env is not None:
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "castwise", "parity-xla")
+
+
+def use_compile_cache(path: str) -> None:
+    """Keep every executable JAX compiles for the sweep in its persistent cache at ``path``.
+
+    The reference side compiles one small executable per primitive and signature;
+    those compiles are most of a run's time, and they are the same from run to
+    run and across the workers of one run (which share the directory). JAX's
+    thresholds normally skip executables that compile in under a second, which
+    is all of them here, so both are set to zero. The cache is keyed by the
+    lowered program, the compile options and the jax/jaxlib versions: what runs is
+    what a fresh compile would run.
+    """
+    from jax.experimental.compilation_cache import compilation_cache
+
+    jax = _jax_modules()[0]
+    os.makedirs(path, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    # JAX settles whether (and where) to cache at its first compile: a process that compiled
+    # before this call (a test session) must look again
+    compilation_cache.reset_cache()
 
 
 def _jnp() -> Any:

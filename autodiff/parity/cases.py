@@ -173,6 +173,7 @@ _FAMILY_JNP: Final[dict[str, Callable[..., Any]]] = {
        for name in ("exp", "log", "expm1", "log1p", "sin", "cos", "tanh", "sqrt", "reciprocal", "real", "imag",
                     "conj")},
     "logistic": lambda x: _jax_modules()[0].scipy.special.expit(x),  # jax.nn.sigmoid refuses integers
+    "nextafter": lambda x, y: _jnp().nextafter(x, y),  # (lax.nextafter refuses integers; jnp converts them)
 }  # fmt: skip
 
 

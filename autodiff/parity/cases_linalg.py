@@ -64,7 +64,7 @@ def _gen_spd(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
     assert isinstance(slot, DType)
     if not slot.is_inexact:
         a = draw(slot, "any", (3, 3), rng)
-        return [np.maximum(a, a.T)]
+        return [np.maximum(a, a.T).astype(slot.storage)]  # (NumPy's maximum of int2 is int8)
     b = _randn(rng, (3, 3), slot.kind == "complex")
     return [_herm(_herm(b @ np.conj(b.T) + 3 * np.eye(3)).astype(slot.storage))]
 

@@ -37,12 +37,14 @@ from autodiff.parity._common import (
     _planned,
     _run_jax,
     _to_jax,
+    default_compile_cache,
     random_like,
     slot_name,
+    use_compile_cache,
 )
 from autodiff.parity.cases import build_cases, parse_dtypes
 from autodiff.parity.departures import departure_for
-from autodiff.parity.report import Report, markdown
+from autodiff.parity.report import Report, markdown, splice_markdown
 from autodiff.parity.runner import CASTWISE_REFUSALS, CaseResult, compare, tolerance
 from autodiff.record import enable_grad
 from autodiff.testing import close_over
@@ -515,6 +517,8 @@ class Options:
     jobs: int = 1
     #: known failures fail the run too
     strict: bool = False
+    #: JAX's persistent compilation cache directory, shared by the workers ("": none)
+    compile_cache: str = ""
 
 
 class Progress:
@@ -561,6 +565,8 @@ def _cases_for(options: Options) -> list[Case]:
 
 def _run_shard(options: Options, indices: Sequence[int]) -> list[CaseResult]:
     """Worker entry point: rebuild the (deterministic) case list and run a shard of it."""
+    if options.compile_cache:
+        use_compile_cache(options.compile_cache)
     cases = _cases_for(options)
     return [run_case(cases[i], options.seed) for i in indices]
 
@@ -569,6 +575,8 @@ def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report
     """Run the sweep and return its report."""
     start = time.monotonic()
     cases = build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
+    if options.compile_cache:
+        use_compile_cache(options.compile_cache)
     bar = Progress(len(cases), progress)
     results: list[CaseResult] = []
     failed = 0
@@ -645,6 +653,11 @@ def add_parser(sub: Any) -> None:
         help="write the summary, unsupported combinations, departures and known failures as Markdown",
     )
     p.add_argument("--strict", action="store_true", help="count known failures (KNOWN_FAILURES) as failures")
+    p.add_argument("--compile-cache", metavar="DIR", default=None,
+                   help="JAX's persistent compilation cache, kept between runs and shared by the workers "
+                   "(default: $CASTWISE_PARITY_CACHE, else castwise/parity-xla in the user's cache "
+                   "directory)")  # fmt: skip
+    p.add_argument("--no-compile-cache", action="store_true", help="compile every JAX executable afresh")
     p.add_argument("--max-failures", type=int, default=10, help="failures printed in full (default 10)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_parity)
@@ -677,7 +690,8 @@ def cmd_parity(args: Any) -> int:
         print(f"--dtypes: {err}", file=sys.stderr)
         return 2
     options = Options(policies, tuple(p.strip() for p in args.ops.split(",") if p.strip()), dtypes, args.seed,
-                      args.quick, max(1, args.jobs), args.strict)  # fmt: skip
+                      args.quick, max(1, args.jobs), args.strict,
+                      "" if args.no_compile_cache else (args.compile_cache or default_compile_cache()))  # fmt: skip
     n_cases = len(_cases_for(options))
     if not n_cases:
         print(f"no cases match --ops {args.ops!r} and --dtypes {args.dtypes!r}", file=sys.stderr)
@@ -692,6 +706,10 @@ def cmd_parity(args: Any) -> int:
             json.dump(report.to_json(), fh, indent=1)
             fh.write("\n")
     if args.markdown_file:
+        text = markdown(report)
+        if os.path.exists(args.markdown_file):  # a page with a generated block (docs/parity.md): that block
+            with open(args.markdown_file) as fh:
+                text = splice_markdown(fh.read(), text) or text
         with open(args.markdown_file, "w") as fh:
-            fh.write(markdown(report))
+            fh.write(text)
     return 0 if report.ok else 1

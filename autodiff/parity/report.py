@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from autodiff.parity._common import CHECKS, CheckResult
 from autodiff.parity.departures import DEPARTURES, KNOWN_FAILURES
@@ -331,3 +331,22 @@ def group_unsupported(results: Sequence[CaseResult]) -> list[str]:
         shown = " ".join(items[:8]) + (f" ... ({len(items)} in all)" if len(items) > 8 else "")
         lines.append(f"{spec} @{policy}: {shown}")
     return lines
+
+
+#: The markers of the generated block in docs/parity.md, between which ``--markdown`` writes.
+GENERATED_BEGIN: Final = "<!-- BEGIN GENERATED: castwise parity --markdown"
+GENERATED_END: Final = "<!-- END GENERATED -->"
+
+
+def splice_markdown(existing: str, block: str) -> str | None:
+    """``existing`` with the lines between its generated-block markers replaced by ``block``
+    (``castwise parity --markdown docs/parity.md`` regenerates the page in place); ``None`` when
+    ``existing`` has no such block."""
+    lines = existing.splitlines(keepends=True)
+    begin = next((k for k, line in enumerate(lines) if line.startswith(GENERATED_BEGIN)), None)
+    if begin is None:
+        return None
+    end = next((k for k in range(begin + 1, len(lines)) if lines[k].startswith(GENERATED_END)), None)
+    if end is None:
+        return None
+    return "".join(lines[: begin + 1]) + "\n" + block.rstrip("\n") + "\n\n" + "".join(lines[end:])

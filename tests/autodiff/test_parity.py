@@ -422,3 +422,64 @@ def test_dtypes_a_policy_does_not_know_leave_it_without_cases() -> None:
     # kael has four dtypes: --dtypes narrow-int leaves it none, which must not crash the case builder
     cases = build_cases(parity.DEFAULT_POLICIES, ("add", "mul"), parity.NARROW_INT_DTYPES)
     assert cases and not any(c.policy == "kael" for c in cases)
+
+
+def test_float_only_ops_of_integer_operands_are_checked_against_jax_numpy() -> None:
+    # nextafter converts integer and bool operands as the other float-only ops do: under jax the
+    # reference is jnp.nextafter, which converts them too (lax.nextafter refuses them)
+    report = _run(policies=("jax",), ops=("nextafter",), dtypes=(rt.bool_, rt.int8, i32, rt.int64))
+    assert report.ok, report.render()
+    results = {r.slots: r for r in report.results}
+    assert results[("i32", "i32")].status == "ok" and results[("bool", "bool")].status == "ok"
+
+
+def test_integer_cholesky_inputs_keep_their_dtype() -> None:
+    # the generator's symmetric integer matrix stays in the slot's dtype (NumPy's maximum of two
+    # int2 arrays is int8, which castwise refuses to hold as int2)
+    report = _run(policies=("neuron",), ops=("cholesky",), dtypes=(rt.int2, rt.uint2))
+    assert report.ok, report.render()
+    assert {r.status for r in report.results} <= {"ok", "unsupported", "departure"}
+
+
+def test_compile_cache_keeps_the_reference_executables_between_runs(tmp_path: Path) -> None:
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache
+
+    names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
+             "jax_persistent_cache_min_entry_size_bytes")  # fmt: skip
+    saved = {n: getattr(jax.config, n) for n in names}
+    opts = {"policies": ("jax", "torch"), "ops": ("atan2",), "dtypes": (f32, rt.float16),
+            "compile_cache": str(tmp_path / "xla")}  # fmt: skip
+    try:
+        first = _run(**opts)
+        entries = sorted(p.name for p in (tmp_path / "xla").iterdir())
+        assert entries  # every executable is kept, however quick it was to compile
+        second = _run(**opts)
+        # a second run compiles nothing new, and checks the same things with the same outcome
+        assert sorted(p.name for p in (tmp_path / "xla").iterdir()) == entries
+    finally:
+        for n, v in saved.items():
+            jax.config.update(n, v)
+        compilation_cache.reset_cache()
+    assert first.ok and second.ok
+    assert [(r.case_id, r.status, [(c.check, c.ok, c.ratio) for c in r.checks]) for r in first.results] == [
+        (r.case_id, r.status, [(c.check, c.ok, c.ratio) for c in r.checks]) for r in second.results
+    ]
+
+
+def test_markdown_regenerates_the_generated_block_of_a_page_in_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# Title\n\nprose\n\n<!-- BEGIN GENERATED: castwise parity --markdown (x) -->\n\nold\n\n"
+                    "<!-- END GENERATED -->\n\nafter\n")  # fmt: skip
+    assert cli.main(["parity", "--ops", "neg", "--policy", "jax", "--dtypes", "f32", "--no-progress",
+                     "--no-compile-cache", "--markdown", str(page)]) == 0  # fmt: skip
+    capsys.readouterr()
+    text = page.read_text()
+    assert text.startswith("# Title\n\nprose\n\n<!-- BEGIN GENERATED: castwise parity --markdown (x) -->\n\nSeed 0")
+    assert text.endswith("\n\n<!-- END GENERATED -->\n\nafter\n") and "old" not in text
+    # docs/parity.md has the block: splicing its own contents back leaves the page unchanged
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "parity.md").read_text()
+    block = docs.split("(seed 0, full sweep) -->\n", 1)[1].split("<!-- END GENERATED -->")[0].strip("\n")
+    assert parity.report.splice_markdown(docs, block) == docs
