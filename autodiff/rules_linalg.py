@@ -309,7 +309,7 @@ def _lu_factors(packed: Tensor) -> tuple[Tensor, Tensor]:
     u_full = _where(_mask(square_u.shape, "upper"), square_u)
     if m < n:  # rows m.. of U are the identity's
         nd = square_u.ndim
-        below = F.ge(F.iota("int32", square_u.shape, nd - 2), m)
+        below = F.ge(F.iota("int32", square_u.shape, nd - 2), F.full(square_u.shape, m, "int32"))
         tail = F.logical_and(_mask(square_u.shape, "eye"), below)
         u_full = F.select(tail, F.full(square_u.shape, 1, packed.dtype), u_full)
     return l_full, u_full
@@ -428,7 +428,7 @@ def _svd_gaps(s: Tensor) -> Tensor:
 
 def _safe_reciprocal(s: Tensor) -> Tensor:
     """``1 / s``, 0 where ``s`` is 0 (JAX's ``s_inv``)."""
-    zero = F.eq(s, 0)
+    zero = F.eq(s, F.full(s.shape, 0, s.dtype))
     return F.select(zero, F.full(s.shape, 0, s.dtype), F.reciprocal(F.select(zero, F.full(s.shape, 1, s.dtype), s)))
 
 

@@ -1366,6 +1366,8 @@ def lu_solve(packed: Tensor, permutation: Tensor, b: Tensor) -> Tensor:
 
 def _common_inexact(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """``a`` and ``b`` converted (recorded) to their dtype under the active policy."""
+    if a.dtype is b.dtype:
+        return a, b  # nothing to decide (and no lattice question, which a policy without complex refuses)
     from runtime.promotion import result_type
 
     common = result_type(a, b)
@@ -1405,9 +1407,11 @@ def _lu_sign_and_diagonal(a: Operand, what: str) -> tuple[Tensor, Tensor]:
     """The permutation's sign (+-1, of ``lu``'s dtype) and U's diagonal."""
     packed, pivots, _ = lu(_square_matrix(a, what))
     k = pivots.ndim - 1
-    swaps = reduce_sum(convert(ne(pivots, iota(dt.int32, pivots.shape, k)), dt.int32), (k,))
-    odd = convert(rem(swaps, 2), packed.dtype)
-    return sub(1, mul(2, odd)), _diagonal(packed)
+    # each pivot that is not its own row is a swap: the sign is the product of -1 per swap (in the
+    # factors' dtype, with no Python scalar: a policy without int32 arithmetic still computes it)
+    swapped = ne(pivots, iota(dt.int32, pivots.shape, k))
+    flips = select(swapped, full(pivots.shape, -1, packed.dtype), full(pivots.shape, 1, packed.dtype))
+    return reduce_prod(flips, (k,)), _diagonal(packed)
 
 
 def det(a: Operand) -> Tensor:
@@ -1422,7 +1426,7 @@ def slogdet(a: Operand) -> tuple[Tensor, Tensor]:
     sign, diagonal = _lu_sign_and_diagonal(a, "slogdet")
     size = abs(diagonal)
     last = (diagonal.ndim - 1,)
-    safe = select(eq(size, 0), full(size.shape, 1, size.dtype), size)
+    safe = select(eq(size, full(size.shape, 0, size.dtype)), full(size.shape, 1, size.dtype), size)
     phase = div(diagonal, convert(safe, diagonal.dtype) if safe.dtype is not diagonal.dtype else safe)
     return mul(sign, reduce_prod(phase, last)), reduce_sum(log(size), last)
 

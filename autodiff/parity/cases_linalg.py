@@ -83,6 +83,69 @@ def _gen_triangular(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any
     return out
 
 
+#: integer (and bool) operands of the general-matrix rows: well conditioned, distinct singular values
+_INT_SQUARE = [[2, 1, 0], [1, 3, 1], [0, 1, 4]]
+_INT_TALL = [[2, 1, 0], [1, 3, 1], [0, 1, 4], [1, 0, 1]]
+_BOOL_SQUARE = [[1, 1, 0], [0, 1, 0], [0, 0, 1]]
+_BOOL_TALL = [[1, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]]
+_INT_SQUARE4 = [[2, 1, 0, 0], [1, 3, 1, 0], [0, 1, 4, 1], [0, 0, 1, 5]]
+_BOOL_SQUARE4 = [[1, 1, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1], [0, 0, 0, 1]]
+
+
+def _general(slot: DType, shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+    """A well-conditioned matrix with well separated singular values (and eigenvalues)."""
+    if not slot.is_inexact:
+        boolean = {(3, 3): _BOOL_SQUARE, (4, 3): _BOOL_TALL, (4, 4): _BOOL_SQUARE4}
+        integer = {(3, 3): _INT_SQUARE, (4, 3): _INT_TALL, (4, 4): _INT_SQUARE4}
+        return np.array((boolean if slot is dt.bool_ else integer)[shape]).astype(slot.storage)
+    spread = np.zeros(shape)
+    k = min(shape)
+    spread[np.arange(k), np.arange(k)] = 1.5 * np.arange(1, k + 1)
+    return (0.4 * _randn(rng, shape, slot.kind == "complex") + spread).astype(slot.storage)
+
+
+def _gen_square(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+    slot = slots[0]
+    assert isinstance(slot, DType)
+    return [_general(slot, (3, 3), rng)]
+
+
+def _gen_square4(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+    """4x4: jax.numpy.linalg.det of 2x2 and 3x3 matrices is a closed formula (any float dtype), of
+    larger ones lu's (LAPACK dtypes only), which is what castwise's det computes."""
+    slot = slots[0]
+    assert isinstance(slot, DType)
+    return [_general(slot, (4, 4), rng)]
+
+
+def _gen_tall(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+    slot = slots[0]
+    assert isinstance(slot, DType)
+    return [_general(slot, (4, 3), rng)]
+
+
+def _svd_ours(a: Tensor) -> tuple[Tensor, ...]:
+    # singular vectors are defined up to a phase per pair (u_k, vh_k): compare s, |u|^2, |vh|^2, u @ vh
+    u, s, vh = F.svd(a, full_matrices=False)
+    return s, _abs2_ours(u), _abs2_ours(vh), F.matmul(u, vh)
+
+
+def _svd_jax(a: Any) -> tuple[Any, ...]:
+    u, s, vh = _lax().linalg.svd(a, full_matrices=False)
+    return s, _abs2_jax(u), _abs2_jax(vh), u @ vh
+
+
+def _eigvals_ours(a: Tensor) -> tuple[Tensor, Tensor]:
+    # eigenvalues in any order: their sum and sum of squares
+    w = F.eigvals(a)
+    return F.reduce_sum(w, (0,)), F.reduce_sum(F.mul(w, w), (0,))
+
+
+def _eigvals_jax(a: Any) -> tuple[Any, Any]:
+    w = _lax().linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
+    return _jnp().sum(w), _jnp().sum(w * w)
+
+
 def specs() -> list[Spec]:
     """The sweep's rows of the linear algebra ops."""
     return [
@@ -94,4 +157,18 @@ def specs() -> list[Spec]:
              lambda a, b: _lax().linalg.triangular_solve(a, b, left_side=True, lower=True),
              ("a", "b"), ((3, 3), (3, 2)), ("any", "any"), promoted=(0, 1), plan_layout=(0, 1),
              gen=_gen_triangular),
+        Spec("lu", "lu", lambda a: F.lu(a)[0], lambda a: _lax().linalg.lu(a)[0], ("x",), ((3, 3),), ("any",),
+             plan_layout=(0,), gen=_gen_square),
+        Spec("qr", "qr", lambda a: F.qr(a, full_matrices=False), lambda a: _lax().linalg.qr(a, full_matrices=False),
+             ("x",), ((4, 3),), ("any",), plan_layout=(0,), gen=_gen_tall),
+        Spec("svd", "svd", _svd_ours, _svd_jax, ("x",), ((4, 3),), ("any",), plan_layout=(0,), gen=_gen_tall),
+        Spec("eigvals", "eig", _eigvals_ours, _eigvals_jax, ("x",), ((3, 3),), ("any",), plan_layout=(0,),
+             gen=_gen_square),
+        # functions on lu (jax.numpy.linalg's, which factor with lu as well)
+        Spec("det", "lu", F.det, lambda a: _jnp().linalg.det(a), ("x",), ((4, 4),), ("any",), plan_layout=(0,),
+             gen=_gen_square4),
+        Spec("slogdet", "lu", F.slogdet, lambda a: tuple(_jnp().linalg.slogdet(a)), ("x",), ((3, 3),), ("any",),
+             plan_layout=(0,), gen=_gen_square),
+        Spec("inv", "lu", F.inv, lambda a: _jnp().linalg.inv(a), ("x",), ((3, 3),), ("any",), plan_layout=(0,),
+             gen=_gen_square),
     ]  # fmt: skip
