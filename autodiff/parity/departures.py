@@ -166,10 +166,12 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
     Departure(
         "narrow-int-sort-xla",
         "XLA on CPU sorts int2/uint2 wrongly (lax.sort of int2 [1, -2, 0, 1, -1, 0, -2, 1] gives "
-        "[-2, -2, 1, -1, -1, 0, -2, 1], not a permutation of the input) and does not compile top_k of 2- or "
+        "[-2, -2, 1, -1, -1, 0, -2, 1], not a permutation of the input), fails to sort them together with "
+        "operands of other widths ('Inputs must have the same shape') and does not compile top_k of 2- or "
         "4-bit integers (its topk-decomposer's iota); castwise sorts and takes the top k of them as of any integer",
         "docs/structural.md (departures); runtime/kernels/structural.py",
-        lambda c, x, o, j: c.spec.op == "top_k" and not o and j and _has(c, *_XLA_TOP_K_GAPS),
+        lambda c, x, o, j: not o and j and ((c.spec.op == "top_k" and _has(c, *_XLA_TOP_K_GAPS))
+                                            or (c.spec.op == "sort" and _has(c, *NARROW_INT_DTYPES))),
         _narrow_int_sort,
     ),
     Departure(
