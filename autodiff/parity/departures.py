@@ -170,8 +170,14 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "operands of other widths ('Inputs must have the same shape') and does not compile top_k of 2- or "
         "4-bit integers (its topk-decomposer's iota); castwise sorts and takes the top k of them as of any integer",
         "docs/structural.md (departures); runtime/kernels/structural.py",
-        lambda c, x, o, j: not o and j and ((c.spec.op == "top_k" and _has(c, *_XLA_TOP_K_GAPS))
-                                            or (c.spec.op == "sort" and _has(c, *NARROW_INT_DTYPES))),
+        lambda c, x, o, j: (
+            not o
+            and j
+            and (
+                (c.spec.op == "top_k" and _has(c, *_XLA_TOP_K_GAPS))
+                or (c.spec.op == "sort" and _has(c, *NARROW_INT_DTYPES))
+            )
+        ),
         _narrow_int_sort,
     ),
     Departure(
