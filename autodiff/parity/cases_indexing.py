@@ -44,6 +44,17 @@ def specs() -> list[Spec]:
              lambda x, u: _lax().scatter_add(x, _SCATTER_ADD_IDX, u, _jax_scatter_dn()),
              ("operand", "updates"), ((5, 3), (3, 3)), ("any", "any"), promoted=(0, 1),
              plan_layout=(0, i32, 1), exact=_INT_EXACT),
+        *(Spec(name, name, lambda x, u, _n=name: getattr(F, _n)(x, _SCATTER_ADD_IDX, u, _ROW_SCATTER),
+               lambda x, u, _n=name: getattr(_lax(), _n)(x, _SCATTER_ADD_IDX, u, _jax_scatter_dn()),
+               ("operand", "updates"), ((5, 3), (3, 3)), ("any", "any"), promoted=(0, 1),
+               plan_layout=(0, i32, 1), exact=_ALL_EXACT if name != "scatter_mul" else _INT_EXACT)
+          for name in ("scatter_min", "scatter_max")),
+        # unique indices: JAX (and castwise) differentiate scatter_mul's updates only then
+        Spec("scatter_mul", "scatter_mul",
+             lambda x, u: F.scatter_mul(x, _SCATTER_IDX, u, _ROW_SCATTER, unique_indices=True),
+             lambda x, u: _lax().scatter_mul(x, _SCATTER_IDX, u, _jax_scatter_dn(), unique_indices=True),
+             ("operand", "updates"), ((5, 3), (3, 3)), ("any", "any"), promoted=(0, 1),
+             plan_layout=(0, i32, 1), exact=_INT_EXACT),
         Spec("gather", "gather", lambda x: F.gather(x, _GATHER_IDX, _ROW_GATHER, (1, 3)),
              lambda x: _lax().gather(x, _GATHER_IDX, _jax_gather_dn(), (1, 3)), ("operand",), ((5, 3),),
              ("any",), plan_layout=(0, i32), exact=_ALL_EXACT),

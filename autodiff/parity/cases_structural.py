@@ -5,8 +5,15 @@
 
 from __future__ import annotations
 
+from typing import Final
+
+import numpy as np
+
 from autodiff.parity._common import _ALL_EXACT, Spec, _jnp, _lax, _structural_spec
+from runtime import dtypes as dt
 from runtime import functions as F
+
+_WHICH: Final = np.array([2, 0, 1], dtype=np.int32)
 
 
 def specs() -> list[Spec]:
@@ -23,6 +30,17 @@ def specs() -> list[Spec]:
         _structural_spec("pad", "pad", lambda x: F.pad(x, 1, ((1, 0, 1), (0, -1, 0))),
                          lambda x: _lax().pad(x, _jnp().asarray(1, x.dtype), ((1, 0, 1), (0, -1, 0))), (3, 4)),
         _structural_spec("reverse", "reverse", lambda x: F.reverse(x, (0,)), lambda x: _lax().rev(x, (0,)), (3, 4)),
+        _structural_spec("sort", "sort", lambda x: F.sort(x, 1), lambda x: _lax().sort(x, dimension=1), (3, 4)),
+        Spec("sort-two-operands", "sort", lambda x, y: F.sort((x, y), 0),
+             lambda x, y: tuple(_lax().sort((x, y), dimension=0)), ("operands[0]", "operands[1]"),
+             ((4, 2), (4, 2)), ("any", "any"), plan_layout=(0, 1), exact=_ALL_EXACT),
+        _structural_spec("top_k", "top_k", lambda x: F.top_k(x, 2), lambda x: tuple(_lax().top_k(x, 2)), (3, 4)),
+        _structural_spec("split", "split", lambda x: tuple(F.split(x, (1, 3), 1)),
+                         lambda x: tuple(_lax().split(x, (1, 3), axis=1)), (3, 4)),
+        Spec("select_n", "select_n", lambda a, b, c: F.select_n(_WHICH, a, b, c),
+             lambda a, b, c: _lax().select_n(_WHICH, a, b, c), ("cases[0]", "cases[1]", "cases[2]"),
+             ((3,), (3,), (3,)), ("any", "any", "any"), promoted=(0, 1, 2), plan_layout=(dt.int32, 0, 1, 2),
+             exact=_ALL_EXACT),
         Spec("iota", "iota", lambda dtype: F.iota(dtype, (2, 3), 1),
              lambda dtype: _lax().broadcasted_iota(dtype.storage, (2, 3), 1), (), (), dtype_param=True,
              exact=_ALL_EXACT),

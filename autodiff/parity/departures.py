@@ -103,6 +103,14 @@ def _narrow_int_true_divide(case: Case, check: CheckResult) -> bool:
             and _has(case, *NARROW_INT_DTYPES) and _message_has(check, "dtype float32, expected "))  # fmt: skip
 
 
+def _narrow_int_sort(case: Case, check: CheckResult) -> bool:
+    """sort of int2/uint2: XLA on CPU returns values that are not sorted (not even a permutation)."""
+    return case.spec.op == "sort" and check.check in ("primal", "vmap") and _has(case, *NARROW_INT_DTYPES)
+
+
+_XLA_TOP_K_GAPS: Final = (*NARROW_INT_DTYPES, dt.int4, dt.uint4)
+
+
 DEPARTURES: Final[tuple[Departure, ...]] = (
     Departure(
         "jnp-converts",
@@ -154,6 +162,23 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "refuses narrow integers as platform-dependent",
         "runtime/kernels/ (module docstring); tests/runtime/test_kernels_new_dtypes.py (exact integers)",
         lambda c, x, o, j: c.spec.op in _NARROW_INT_XLA_GAPS and not o and j and _has(c, *NARROW_INT_DTYPES),
+    ),
+    Departure(
+        "narrow-int-sort-xla",
+        "XLA on CPU sorts int2/uint2 wrongly (lax.sort of int2 [1, -2, 0, 1, -1, 0, -2, 1] gives "
+        "[-2, -2, 1, -1, -1, 0, -2, 1], not a permutation of the input), fails to sort them together with "
+        "operands of other widths ('Inputs must have the same shape') and does not compile top_k of 2- or "
+        "4-bit integers (its topk-decomposer's iota); castwise sorts and takes the top k of them as of any integer",
+        "docs/structural.md (departures); runtime/kernels/structural.py",
+        lambda c, x, o, j: (
+            not o
+            and j
+            and (
+                (c.spec.op == "top_k" and _has(c, *_XLA_TOP_K_GAPS))
+                or (c.spec.op == "sort" and _has(c, *NARROW_INT_DTYPES))
+            )
+        ),
+        _narrow_int_sort,
     ),
     Departure(
         "half-complex-no-jax",

@@ -268,6 +268,28 @@ case("scatter", "bool", lambda x, i, u: F.scatter(x, i, u, _POINTS), data("bool"
      data("bool", (2, 3), seed=1))  # fmt: skip
 case("scatter_add", "i32-duplicates", lambda x, i, u: F.scatter_add(x, i, u, _POINTS), data("i32", (4, 3)),
      of("u8", [[1], [1], [3]]), data("i32", (3, 3), seed=1))  # fmt: skip
+for _name in ("scatter_min", "scatter_max"):
+    case(_name, "f32-duplicates", lambda x, i, u, n=_name: getattr(F, n)(x, i, u, _POINTS), data("f32", (4, 3)),
+         of("i32", [[1], [1], [3], [7]]), data("f32", (4, 3), seed=1))  # fmt: skip
+# scatter_mul's updates are differentiable only with unique indices (as in JAX)
+case("scatter_mul", "f32-unique", lambda x, i, u: F.scatter_mul(x, i, u, _POINTS, unique_indices=True),
+     data("f32", (4, 3)), of("i32", [[1], [3], [7]]), data("f32", (3, 3), seed=1))  # fmt: skip
+case("scatter_mul", "i32-duplicates", lambda x, i, u: F.scatter_mul(x, i, u, _POINTS), data("i32", (4, 3)),
+     of("i32", [[1], [1], [3], [7]]), data("i32", (4, 3), seed=1))  # fmt: skip
+for _name in ("scatter_mul", "scatter_min", "scatter_max"):
+    case(_name, "i16-clip", lambda x, i, u, n=_name: getattr(F, n)(x, i, u, _POINTS, mode="clip"),
+         data("i16", (4, 3), lo=-3, hi=3), of("i32", [[1], [-2]]),
+         data("i16", (2, 3), lo=-3, hi=3, seed=1))  # fmt: skip
+case("sort", "f32", lambda x: F.sort(x, 0), data("f32", (4, 3)))
+case("sort", "i8-bf16-num_keys-2", lambda x, y: F.sort((x, y), 1, num_keys=2), data("i8", (3, 5), lo=-2, hi=2),
+     data("bf16", (3, 5), seed=1))  # fmt: skip
+case("top_k", "f64", lambda x: F.top_k(x, 2), data("f64", (3, 4)))
+case("top_k", "u8-ties", lambda x: F.top_k(x, 3), data("u8", (2, 5), lo=0, hi=2))
+case("split", "c64", lambda x: tuple(F.split(x, (1, 0, 2), 1)), data("c64", (2, 3)))
+case("select_n", "i64-which", lambda w, a, b, c: F.select_n(w, a, b, c), of("i64", [2, 0, 1, 1]),
+     data("f32", (4,)), data("f32", (4,), seed=1), data("f32", (4,), seed=2))  # fmt: skip
+case("select_n", "bool-0d-case", lambda w, a, b: F.select_n(w, a, b), of("bool", [True, False]), of("c64", 1j),
+     data("c64", (2,)))  # fmt: skip
 case("dynamic_slice", "f32", lambda x, i, j: F.dynamic_slice(x, [i, j], (2, 2)), data("f32", (4, 5)),
      of("i32", 1), of("i32", 2))  # fmt: skip
 case("dynamic_slice", "negative-and-oob", lambda x, i, j: F.dynamic_slice(x, [i, j], (2, 2)), data("c64", (4, 5)),
