@@ -16,6 +16,7 @@ docs/tensor.md lists each decision.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 from collections.abc import Sequence
@@ -631,21 +632,24 @@ def getitem(x: Tensor, index: Any) -> Tensor:
 _SCATTERS = {"set": "scatter", "add": "scatter_add", "mul": "scatter_mul", "min": "scatter_min", "max": "scatter_max"}
 
 
-def update(x: Tensor, index: Any, values: Any, kind: str) -> Tensor:
+def update(
+    x: Tensor, index: Any, values: Any, kind: str, indices_are_sorted: bool = False, unique_indices: bool = False
+) -> Tensor:
     """``x.at[index].<kind>(values)``: a new tensor, recorded as one scatter (JAX's meaning).
 
     ``values`` are converted to ``x``'s dtype and broadcast to the shape ``x[index]`` has;
     repeated indices: ``set`` keeps one of the updates, ``add``/``mul``/``min``/``max``
-    combine all. Out-of-bounds indices are dropped under jax.numpy and raise under
-    NumPy and PyTorch.
+    combine all. ``indices_are_sorted`` / ``unique_indices`` are the caller's promises,
+    as in JAX (``mul``'s derivative in the values needs ``unique_indices=True``).
+    Out-of-bounds indices are dropped under jax.numpy and raise under NumPy and PyTorch.
     """
     from runtime import functions
 
     method = f"at[...].{kind}"
     name = _SCATTERS[kind]
-    scatter_fn = getattr(functions, name, None)
-    if scatter_fn is None:
-        raise api_error(NotImplementedError, method, x, f"needs the {name} op, which this castwise does not have yet")
+    scatter_fn = functools.partial(
+        getattr(functions, name), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices
+    )
     parsed = _parse(x, index, method)
     if parsed.ranged or not parsed.advanced:
         return _update_flat(x, index, values, kind, scatter_fn, method)
@@ -737,25 +741,25 @@ class IndexUpdateRef:
         """``x[index]``."""
         return getitem(self.x, self.index)
 
-    def set(self, values: Any) -> Tensor:
+    def set(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
         """A copy of ``x`` with ``x[index]`` replaced by ``values`` (``scatter``)."""
-        return update(self.x, self.index, values, "set")
+        return update(self.x, self.index, values, "set", indices_are_sorted, unique_indices)
 
-    def add(self, values: Any) -> Tensor:
+    def add(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
         """A copy of ``x`` with ``values`` added at ``index``; repeats accumulate (``scatter_add``)."""
-        return update(self.x, self.index, values, "add")
+        return update(self.x, self.index, values, "add", indices_are_sorted, unique_indices)
 
-    def mul(self, values: Any) -> Tensor:
+    def mul(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
         """A copy of ``x`` multiplied by ``values`` at ``index`` (``scatter_mul``)."""
-        return update(self.x, self.index, values, "mul")
+        return update(self.x, self.index, values, "mul", indices_are_sorted, unique_indices)
 
-    def min(self, values: Any) -> Tensor:
+    def min(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
         """A copy of ``x`` with ``minimum(x[index], values)`` at ``index`` (``scatter_min``)."""
-        return update(self.x, self.index, values, "min")
+        return update(self.x, self.index, values, "min", indices_are_sorted, unique_indices)
 
-    def max(self, values: Any) -> Tensor:
+    def max(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
         """A copy of ``x`` with ``maximum(x[index], values)`` at ``index`` (``scatter_max``)."""
-        return update(self.x, self.index, values, "max")
+        return update(self.x, self.index, values, "max", indices_are_sorted, unique_indices)
 
 
 class IndexUpdateHelper:
