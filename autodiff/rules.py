@@ -89,7 +89,12 @@ def missing_rules() -> dict[str, list[str]]:
     }
 
 
-RULE_MODULES = ("autodiff.rules_elementwise", "autodiff.rules_structural", "autodiff.rules_linalg")
+RULE_MODULES = (
+    "autodiff.rules_elementwise",
+    "autodiff.rules_structural",
+    "autodiff.rules_linalg",
+    "autodiff.rules_reductions",
+)
 
 
 def load_rules() -> None:
