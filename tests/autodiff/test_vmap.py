@@ -41,7 +41,8 @@ FLOAT_DTYPES = (rt.float32, rt.float64, rt.complex128)
 INT_ONLY = {"and", "or", "xor", "not", "population_count", "clz", "shift_left", "shift_right_arithmetic",
             "shift_right_logical", "reduce_and", "reduce_or", "reduce_xor"}  # fmt: skip
 REAL_ONLY = {"max", "min", "atan2", "rem", "floor_div", "lt", "le", "gt", "ge", "clamp", "reduce_max",
-             "reduce_min", "sign", "argmax", "argmin", "reduce_precision", "cummax", "cummin", "cumlogsumexp"}  # fmt: skip
+             "reduce_min", "sign", "argmax", "argmin", "reduce_precision", "cummax", "cummin",
+             "cumlogsumexp"}  # fmt: skip
 
 
 # -- 1. the table -----------------------------------------------------------------------------------
