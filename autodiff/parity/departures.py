@@ -175,6 +175,22 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         explains=_narrow_int_true_divide,
     ),
     Departure(
+        "cumlogsumexp-complex",
+        "castwise's cumlogsumexp takes real floats only; lax.cumlogsumexp also takes complex operands "
+        "(JAX's complex logaddexp, its imaginary part wrapped into (-pi, pi])",
+        "docs/parity.md (cumulative reductions); runtime/shapes/reductions.py: cumlogsumexp_rule",
+        lambda c, x, o, j: c.spec.op == "cumlogsumexp" and o and not j and "complex" in _kinds(c),
+    ),
+    Departure(
+        "e8m0-argmax",
+        "argmax/argmin of float8_e8m0fnu: XLA on CPU returns index 0 throughout (its comparisons of the "
+        "format see every value as unordered); castwise compares the values, as for every other float",
+        "docs/parity.md (cumulative reductions); runtime/kernels/reductions.py: _arg_extreme",
+        explains=lambda c, k: (
+            c.spec.op in ("argmax", "argmin") and k.check in ("primal", "vmap") and _has(c, dt.float8_e8m0fnu)
+        ),
+    ),
+    Departure(
         "e8m0-derivative-formula",
         "float8_e8m0fnu has no zero and no negative values, so a derivative formula that materialises a zero "
         "or sums from one is NaN in it. castwise keeps scatter_add's zero update tangent symbolic where JAX "
