@@ -94,6 +94,7 @@ RULE_MODULES = (
     "autodiff.rules_structural",
     "autodiff.rules_linalg",
     "autodiff.rules_special",
+    "autodiff.rules_reductions",
 )
 
 

@@ -208,6 +208,21 @@ for _op in ops.OPS.values():
         BATCH_RULES[_op.name] = batch_reduce
 
 
+def batch_scan(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) -> BatchResult:
+    """A cumulative reduction: its axis skips the batch dimension, which stays where it is."""
+    (k,) = dims
+    assert k is not None
+    axis = params["axis"]
+    return _run(op, args, {**params, "axis": axis + (axis >= k)}), [k]
+
+
+BATCH_RULES["cumsum"] = batch_scan
+BATCH_RULES["cumprod"] = batch_scan
+BATCH_RULES["cummax"] = batch_scan
+BATCH_RULES["cummin"] = batch_scan
+BATCH_RULES["cumlogsumexp"] = batch_scan
+
+
 def batch_reshape(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) -> BatchResult:
     """Row-major reshape of each example: batch dimension first, then ``(size, *new_sizes)``."""
     (x,) = _front_all(args, dims)

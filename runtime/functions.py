@@ -27,6 +27,8 @@ __all__ = [
     "acos",
     "acosh",
     "add",
+    "argmax",
+    "argmin",
     "argsort",
     "asin",
     "asinh",
@@ -49,6 +51,11 @@ __all__ = [
     "convert",
     "cos",
     "cosh",
+    "cumlogsumexp",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
     "det",
     "digamma",
     "div",
@@ -92,6 +99,7 @@ __all__ = [
     "logical_or",
     "logical_xor",
     "logistic",
+    "logsumexp",
     "lt",
     "lu",
     "lu_solve",
@@ -112,10 +120,14 @@ __all__ = [
     "qr",
     "real",
     "reciprocal",
+    "reduce_and",
     "reduce_max",
     "reduce_min",
+    "reduce_or",
+    "reduce_precision",
     "reduce_prod",
     "reduce_sum",
+    "reduce_xor",
     "rem",
     "repeat",
     "reshape",
@@ -966,6 +978,117 @@ def reduce_max(x: Operand, axes: Sequence[int] | int) -> Tensor:
 def reduce_min(x: Operand, axes: Sequence[int] | int) -> Tensor:
     """Minimum over ``axes`` (negative axes count from the end)."""
     return _one(ops.reduce_min, x, axes=_wrap_axes(_ints(axes, "axes"), x))
+
+
+# -- index and bitwise reductions, precision, cumulative reductions --------------------------------
+
+
+def _axis_param(axis: Any, ndim: int) -> Any:
+    """An int axis, a negative one counted from the end; anything else unchanged, for the shape rule."""
+    if _is_index(axis):
+        a = operator.index(axis)
+        return a % ndim if -ndim <= a < 0 else a
+    return axis
+
+
+def argmax(x: Operand, axis: int, index_dtype: Any = dt.int64) -> Tensor:
+    """``lax.argmax``: the index of the largest value along ``axis``, in ``index_dtype``.
+
+    Ties give the first index (``-0.0`` equals ``+0.0``) and a NaN beats every
+    number: the result is the first NaN's index, as XLA computes it. Not
+    differentiable (the result is an integer).
+    """
+    t = x if isinstance(x, Tensor) else asarray(x)
+    return _one(ops.argmax, t, axes=(_axis_param(axis, t.ndim),), index_dtype=_dtype_param(index_dtype))
+
+
+def argmin(x: Operand, axis: int, index_dtype: Any = dt.int64) -> Tensor:
+    """``lax.argmin``: the index of the smallest value along ``axis`` (first on ties, first NaN wins)."""
+    t = x if isinstance(x, Tensor) else asarray(x)
+    return _one(ops.argmin, t, axes=(_axis_param(axis, t.ndim),), index_dtype=_dtype_param(index_dtype))
+
+
+def reduce_and(x: Operand, axes: Sequence[int] | int) -> Tensor:
+    """``lax.reduce_and``: all (bool) or bitwise and (integers) over ``axes``."""
+    return _one(ops.reduce_and, x, axes=_ints(axes, "axes"))
+
+
+def reduce_or(x: Operand, axes: Sequence[int] | int) -> Tensor:
+    """``lax.reduce_or``: any (bool) or bitwise or (integers) over ``axes``."""
+    return _one(ops.reduce_or, x, axes=_ints(axes, "axes"))
+
+
+def reduce_xor(x: Operand, axes: Sequence[int] | int) -> Tensor:
+    """``lax.reduce_xor``: parity (bool) or bitwise xor (integers) over ``axes``."""
+    return _one(ops.reduce_xor, x, axes=_ints(axes, "axes"))
+
+
+def reduce_precision(x: Operand, exponent_bits: int, mantissa_bits: int) -> Tensor:
+    """``lax.reduce_precision``: ``x`` rounded (to nearest even) to a float format with
+    ``exponent_bits`` and ``mantissa_bits``, kept in ``x``'s dtype; out-of-range values become
+    +-inf or +-0, as XLA computes them. Its derivative is itself applied to the tangent."""
+    return _one(ops.reduce_precision, x, exponent_bits=_index(exponent_bits), mantissa_bits=_index(mantissa_bits))
+
+
+def _scan(op: OpDef, x: Operand, axis: int, reverse: bool) -> Tensor:
+    t = x if isinstance(x, Tensor) else asarray(x)
+    return _one(op, t, axis=_axis_param(axis, t.ndim), reverse=reverse)
+
+
+def cumsum(x: Operand, axis: int = 0, reverse: bool = False) -> Tensor:
+    """``lax.cumsum``: running sums along ``axis`` (from the end when ``reverse``)."""
+    return _scan(ops.cumsum, x, axis, reverse)
+
+
+def cumprod(x: Operand, axis: int = 0, reverse: bool = False) -> Tensor:
+    """``lax.cumprod``: running products along ``axis``."""
+    return _scan(ops.cumprod, x, axis, reverse)
+
+
+def cummax(x: Operand, axis: int = 0, reverse: bool = False) -> Tensor:
+    """``lax.cummax``: running maxima along ``axis`` (NaN-propagating)."""
+    return _scan(ops.cummax, x, axis, reverse)
+
+
+def cummin(x: Operand, axis: int = 0, reverse: bool = False) -> Tensor:
+    """``lax.cummin``: running minima along ``axis`` (NaN-propagating)."""
+    return _scan(ops.cummin, x, axis, reverse)
+
+
+def cumlogsumexp(x: Operand, axis: int = 0, reverse: bool = False) -> Tensor:
+    """``lax.cumlogsumexp``: running ``log(sum(exp(x)))`` along ``axis``, combined stably."""
+    return _scan(ops.cumlogsumexp, x, axis, reverse)
+
+
+def logsumexp(x: Operand, axis: Sequence[int] | int | None = None, keepdims: bool = False) -> Tensor:
+    """``jax.nn.logsumexp`` (``jax.scipy.special.logsumexp``): ``log(sum(exp(x)))`` over ``axis``
+    (every axis by default), computed stably as ``log(sum(exp(x - m))) + m`` with ``m`` the
+    maximum where it is finite and 0 elsewhere, so all ``-inf`` gives ``-inf`` and an ``inf``
+    gives ``inf``.
+
+    A composition of ordinary ops (``reduce_max``, ``select``, ``exp``, ``reduce_sum``,
+    ``log``), so its recording holds those and its gradient is the softmax. JAX stops the
+    gradient through ``m``; castwise has no stop-gradient op, so ``m``'s path is recorded: its
+    contribution ``(1 - sum(softmax)) dm`` is zero up to rounding. Integer inputs go to the
+    policy's float (``exp``'s plan).
+    """
+    t = x if isinstance(x, Tensor) else asarray(x)
+    if not t.dtype.is_inexact:
+        from runtime.plan import inexact_dtype
+        from runtime.promotion import get_policy_object
+
+        # jax.nn.logsumexp's integers become floats: exp's target under the policy (recorded as a convert)
+        t = convert(t, inexact_dtype(ops.exp, t.dtype, get_policy_object()))
+    axes = _reduced_axes(axis, t.ndim)
+    kept = tuple(d for d in range(t.ndim) if d not in axes) if type(axes) is tuple else ()
+    m = reduce_max(t, axes)
+    zero = full((), 0, m.dtype)
+    m = select(is_finite(m), m, broadcast_in_dim(zero, m.shape, ())) if m.dtype.kind == "float" else m
+    wide = broadcast_in_dim(m, t.shape, kept)
+    out = add(log(reduce_sum(exp(sub(t, wide)), axes)), m)
+    if keepdims:
+        out = reshape(out, tuple(1 if d in axes else n for d, n in enumerate(t.shape)))
+    return out
 
 
 # -- structural ----------------------------------------------------------------------------------

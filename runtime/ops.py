@@ -79,6 +79,7 @@ REDUCE: Final = "reduce"
 STRUCTURAL: Final = "structural"
 LINALG: Final = "linalg"
 CALL: Final = "call"  # a user function recorded as one equation (operands keep their dtypes)
+SCAN: Final = "scan"  # cumulative reductions along one axis: the result has the operand's dtype and shape
 
 XY = ("x", "y")
 
@@ -220,6 +221,22 @@ reduce_sum = declare("reduce_sum", REDUCE, ("x",), ("axes",))
 reduce_prod = declare("reduce_prod", REDUCE, ("x",), ("axes",))
 reduce_max = declare("reduce_max", REDUCE, ("x",), ("axes",))
 reduce_min = declare("reduce_min", REDUCE, ("x",), ("axes",))
+# -- reductions: index, bitwise, precision ---------------------------------------------------------
+# argmax/argmin: lax's one-element ``axes``; ties give the first index, and a NaN wins (the first NaN)
+argmax = declare("argmax", REDUCE, ("x",), ("axes", "index_dtype"), differentiable=False)
+argmin = declare("argmin", REDUCE, ("x",), ("axes", "index_dtype"), differentiable=False)
+reduce_and = declare("reduce_and", REDUCE, ("x",), ("axes",), differentiable=False)  # bool and integers
+reduce_or = declare("reduce_or", REDUCE, ("x",), ("axes",), differentiable=False)
+reduce_xor = declare("reduce_xor", REDUCE, ("x",), ("axes",), differentiable=False)
+# elementwise: x rounded to a float format with that many exponent and mantissa bits (kept in x's dtype)
+reduce_precision = declare("reduce_precision", UNARY, ("x",), ("exponent_bits", "mantissa_bits"))
+
+# -- cumulative reductions (lax.cumsum ...): along ``axis``, from the end when ``reverse`` ---------------
+cumsum = declare("cumsum", SCAN, ("x",), ("axis", "reverse"))
+cumprod = declare("cumprod", SCAN, ("x",), ("axis", "reverse"))
+cummax = declare("cummax", SCAN, ("x",), ("axis", "reverse"))
+cummin = declare("cummin", SCAN, ("x",), ("axis", "reverse"))
+cumlogsumexp = declare("cumlogsumexp", SCAN, ("x",), ("axis", "reverse"))
 
 # -- structural -----------------------------------------------------------------------
 reshape = declare("reshape", STRUCTURAL, ("x",), ("new_sizes",))

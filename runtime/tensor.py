@@ -251,6 +251,31 @@ class Tensor:
     def conj(self) -> Tensor:
         return apply(ops.conj, (self,), {})  # type: ignore[return-value]
 
+    # -- argmax / argmin (NumPy's methods: the flattened index when axis is None) --------------------
+
+    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        """The int64 index of the largest value along ``axis`` (of the flattened tensor when
+        ``None``), as ``np.argmax``: the first index on ties, the first NaN's if any."""
+        return self._arg_extreme(axis, keepdims, largest=True)
+
+    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        """The int64 index of the smallest value along ``axis``, as ``np.argmin``."""
+        return self._arg_extreme(axis, keepdims, largest=False)
+
+    def _arg_extreme(self, axis: int | None, keepdims: bool, largest: bool) -> Tensor:
+        from runtime import functions
+
+        pick = functions.argmax if largest else functions.argmin
+        if axis is None:
+            flat = self if self.ndim == 1 else functions.reshape(self, (self.size,))
+            out = pick(flat, 0)
+            return functions.reshape(out, (1,) * self.ndim) if keepdims else out
+        out = pick(self, axis)
+        if keepdims and out.ndim < self.ndim:
+            a = axis % self.ndim if type(axis) is int else axis
+            out = functions.reshape(out, (*out.shape[:a], 1, *out.shape[a:]))
+        return out
+
     def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
         """``jnp.sum``/``np.sum``/``torch.sum``: small integers and bool sum in int64 (uint64 for
         unsigned under jax/numpy); float16/bfloat16 accumulate in float32."""

@@ -268,6 +268,16 @@ def weak_split(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, .
 WEAK_RULES["sort"] = weak_sort
 WEAK_RULES["top_k"] = weak_top_k
 WEAK_RULES["split"] = weak_split
+WEAK_RULES["argmax"] = weak_never  # an index in its explicit index_dtype
+WEAK_RULES["argmin"] = weak_never
+WEAK_RULES["reduce_and"] = weak_never  # jax.lax gives a strong result here (checked against lax)
+WEAK_RULES["reduce_or"] = weak_never
+WEAK_RULES["reduce_xor"] = weak_never
+WEAK_RULES["cumsum"] = weak_keep_operand
+WEAK_RULES["cumprod"] = weak_keep_operand
+WEAK_RULES["cummax"] = weak_keep_operand
+WEAK_RULES["cummin"] = weak_keep_operand
+WEAK_RULES["cumlogsumexp"] = weak_keep_operand
 
 
 def weak_call(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:

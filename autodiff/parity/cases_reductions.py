@@ -10,9 +10,22 @@ from typing import Any
 
 import numpy as np
 
-from autodiff.parity._common import _INT_EXACT, Gen, Slot, Spec, _eps, _lax, _structural_spec, draw, draw_distinct
+from autodiff.parity._common import (
+    _ALL_EXACT,
+    _INT_EXACT,
+    _REAL_EXACT,
+    Gen,
+    Slot,
+    Spec,
+    _eps,
+    _lax,
+    _structural_spec,
+    draw,
+    draw_distinct,
+)
 from runtime import functions as F
 from runtime.dtypes import DType
+from runtime.dtypes import int32 as _int32
 
 
 def _gen_distinct(axis: int) -> Gen:
@@ -41,6 +54,26 @@ def _gen_half_ulps(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]
     return [rows.astype(slot.storage)]
 
 
+def _gen_ties_and_nans(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+    """argmax/argmin operands: few distinct values (ties in every row), and a NaN in two rows
+    of a float (two NaNs in one), so the first-index and NaN rules are both exercised."""
+    slot = slots[0]
+    assert isinstance(slot, DType)
+    x = draw(slot, "any", (3, 4), rng)
+    x[:, 1] = x[:, 3]
+    if slot.kind == "float" and np.isnan(np.array(np.nan).astype(slot.storage)):
+        x[1, 2] = np.nan
+        x[2, 0] = x[2, 3] = np.nan
+    return [x]
+
+
+def _scan_spec(op: str, reverse: bool, exact: frozenset[str], domain: str = "any") -> Spec:
+    name = f"{op}-reverse" if reverse else op
+    return _structural_spec(name, op, lambda x: getattr(F, op)(x, 1, reverse),
+                            lambda x: getattr(_lax(), op)(x, axis=1, reverse=reverse), (3, 5), exact=exact,
+                            domain=domain)  # fmt: skip
+
+
 def specs() -> list[Spec]:
     """The sweep's rows of the reduction ops."""
     return [
@@ -54,4 +87,27 @@ def specs() -> list[Spec]:
                          lambda x: _lax().reduce_max(x, (1,)), (3, 4), gen=_gen_distinct(1)),
         _structural_spec("reduce_min", "reduce_min", lambda x: F.reduce_min(x, (0,)),
                          lambda x: _lax().reduce_min(x, (0,)), (3, 4), gen=_gen_distinct(0)),
+        _structural_spec("argmax", "argmax", lambda x: F.argmax(x, 1, _int32),
+                         lambda x: _lax().argmax(x, 1, np.int32), (3, 4), gen=_gen_ties_and_nans),
+        _structural_spec("argmin", "argmin", lambda x: F.argmin(x, 0, _int32),
+                         lambda x: _lax().argmin(x, 0, np.int32), (3, 4), gen=_gen_ties_and_nans),
+        _structural_spec("reduce_and", "reduce_and", lambda x: F.reduce_and(x, (1,)),
+                         lambda x: _lax().reduce_and(x, (1,)), (3, 4)),
+        _structural_spec("reduce_or", "reduce_or", lambda x: F.reduce_or(x, (0, 1)),
+                         lambda x: _lax().reduce_or(x, (0, 1)), (3, 4)),
+        _structural_spec("reduce_xor", "reduce_xor", lambda x: F.reduce_xor(x, (0,)),
+                         lambda x: _lax().reduce_xor(x, (0,)), (3, 4)),
+        _structural_spec("reduce_precision", "reduce_precision", lambda x: F.reduce_precision(x, 4, 3),
+                         lambda x: _lax().reduce_precision(x, exponent_bits=4, mantissa_bits=3), (3, 4),
+                         exact=_REAL_EXACT),
+        _scan_spec("cumsum", False, _ALL_EXACT),
+        _scan_spec("cumsum", True, _ALL_EXACT),
+        _scan_spec("cumprod", False, _REAL_EXACT),  # complex products: XLA's multiply rounds otherwise
+        _scan_spec("cumprod", True, _REAL_EXACT),
+        _scan_spec("cummax", False, _ALL_EXACT),
+        _scan_spec("cummax", True, _ALL_EXACT),
+        _scan_spec("cummin", False, _ALL_EXACT),
+        _scan_spec("cummin", True, _ALL_EXACT),
+        _scan_spec("cumlogsumexp", False, frozenset()),  # exp and log1p: NumPy's, within tolerance of XLA's
+        _scan_spec("cumlogsumexp", True, frozenset()),
     ]  # fmt: skip

@@ -75,9 +75,14 @@ def _integer_pow(case: Case, check: CheckResult) -> bool:
             and _message_has(check, "NaN in different positions"))  # fmt: skip
 
 
+#: Cumulative reductions whose JAX derivative (a prefix scan that pads and interleaves with zeros)
+#: is NaN throughout in float8_e8m0fnu, where castwise's scan rules keep the finite values.
+_E8M0_SCANS: Final = ("cumprod", "cummax", "cummin", "cumlogsumexp")
+
+
 def _e8m0_derivative_formula(case: Case, check: CheckResult) -> bool:
     """The float8_e8m0fnu derivatives whose formulae differ from JAX's (see DEPARTURES)."""
-    return (check.check in ("jvp", "vjp") and case.spec.op in ("scatter_add", "reduce_prod")
+    return (check.check in ("jvp", "vjp") and case.spec.op in ("scatter_add", "reduce_prod", *_E8M0_SCANS)
             and _has(case, dt.float8_e8m0fnu) and _message_has(check, "NaN in different positions"))  # fmt: skip
 
 
@@ -193,6 +198,22 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "as integers; castwise's true division of every integer narrower than 64 bits is float32, as for int4",
         "docs/promotion.md (jax)",
         explains=_narrow_int_true_divide,
+    ),
+    Departure(
+        "cumlogsumexp-complex",
+        "castwise's cumlogsumexp takes real floats only; lax.cumlogsumexp also takes complex operands "
+        "(JAX's complex logaddexp, its imaginary part wrapped into (-pi, pi])",
+        "docs/parity.md (cumulative reductions); runtime/shapes/reductions.py: cumlogsumexp_rule",
+        lambda c, x, o, j: c.spec.op == "cumlogsumexp" and o and not j and "complex" in _kinds(c),
+    ),
+    Departure(
+        "e8m0-argmax",
+        "argmax/argmin of float8_e8m0fnu: XLA on CPU returns index 0 throughout (its comparisons of the "
+        "format see every value as unordered); castwise compares the values, as for every other float",
+        "docs/parity.md (cumulative reductions); runtime/kernels/reductions.py: _arg_extreme",
+        explains=lambda c, k: (
+            c.spec.op in ("argmax", "argmin") and k.check in ("primal", "vmap") and _has(c, dt.float8_e8m0fnu)
+        ),
     ),
     Departure(
         "e8m0-derivative-formula",

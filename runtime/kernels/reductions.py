@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 
 from runtime import dtypes as dt
-from runtime.kernels._common import _E8M0, _F32, _F64, _WIDEN, KERNELS, Array, _iinfo, _kind, _map1
+from runtime.kernels._common import _E8M0, _F32, _F64, _VIA_F16, _WIDEN, KERNELS, Array, _iinfo, _kind, _map1
 from runtime.kernels.conversion import scalar_array
 
 #: XLA's CPU compiler (its tree-reduction rewrite) splits every reduced dimension longer than
@@ -235,3 +235,258 @@ def reduce_min_kernel(x: Array, *, axes: Sequence[int]) -> tuple[Array, ...]:
 
 
 KERNELS["reduce_min"] = reduce_min_kernel
+
+
+# -- index and bitwise reductions --------------------------------------------------------------------
+
+
+def _arg_extreme(x: Array, axes: Sequence[int], index_dtype: Any, largest: bool) -> Array:
+    """The index of the max (min) along the one axis of ``axes``, as lax computes it.
+
+    NumPy's argmax/argmin follow lax's rule: the first index among equal
+    values (``-0.0 == +0.0``), and a NaN beats every number (the first NaN).
+    Narrow formats compare in their exact float32 / int8 widening.
+    """
+    (axis,) = axes
+    wide = _WIDEN.get(x.dtype)
+    v = x if wide is None else x.astype(wide)
+    with np.errstate(invalid="ignore"):
+        idx = (np.argmax if largest else np.argmin)(v, axis=axis)
+    target = dt.dtype(index_dtype).storage
+    # lax computes the index in index_dtype: a narrow one wraps, as a NumPy cast does
+    if target in _WIDEN:
+        return np.asarray(np.asarray(idx).astype(_WIDEN[target]).astype(target))
+    return np.asarray(np.asarray(idx).astype(target))
+
+
+def argmax_kernel(x: Array, *, axes: Sequence[int], index_dtype: Any) -> tuple[Array, ...]:
+    """lax.argmax: the first index of the largest value along ``axes[0]``; NaN wins (its first index)."""
+    return (_arg_extreme(x, axes, index_dtype, largest=True),)
+
+
+KERNELS["argmax"] = argmax_kernel
+
+
+def argmin_kernel(x: Array, *, axes: Sequence[int], index_dtype: Any) -> tuple[Array, ...]:
+    """lax.argmin: the first index of the smallest value along ``axes[0]``; NaN wins (its first index)."""
+    return (_arg_extreme(x, axes, index_dtype, largest=False),)
+
+
+KERNELS["argmin"] = argmin_kernel
+
+
+def _reduce_bits(x: Array, axes: Sequence[int], ufunc: np.ufunc, all_ones: bool) -> Array:
+    """A bitwise reduction (logical for bool); an empty one gives the identity (all ones for and)."""
+    axes = tuple(axes)
+    out_shape = tuple(n for d, n in enumerate(x.shape) if d not in axes)
+    if math.prod(x.shape[a] for a in axes) == 0:
+        if x.dtype == np.bool_:
+            return np.full(out_shape, all_ones, dtype=np.bool_)
+        info = _iinfo(x.dtype)
+        identity = (-1 if info.min < 0 else int(info.max)) if all_ones else 0
+        return np.full(out_shape, scalar_array(identity, dt.from_numpy(x.dtype)), dtype=x.dtype)
+    wide = _WIDEN.get(x.dtype)
+    # sub-byte ints are sign- (zero-) extended to 8 bits: their bitwise results stay in range
+    v = x if wide is None else x.astype(wide)
+    out = np.asarray(ufunc.reduce(v, axis=axes))
+    return out if wide is None else out.astype(x.dtype)
+
+
+def reduce_and_kernel(x: Array, *, axes: Sequence[int]) -> tuple[Array, ...]:
+    """lax.reduce_and: all (bool) or bitwise and (integers); an empty one is all ones."""
+    return (_reduce_bits(x, axes, np.bitwise_and, all_ones=True),)
+
+
+KERNELS["reduce_and"] = reduce_and_kernel
+
+
+def reduce_or_kernel(x: Array, *, axes: Sequence[int]) -> tuple[Array, ...]:
+    """lax.reduce_or: any (bool) or bitwise or (integers); an empty one is 0."""
+    return (_reduce_bits(x, axes, np.bitwise_or, all_ones=False),)
+
+
+KERNELS["reduce_or"] = reduce_or_kernel
+
+
+def reduce_xor_kernel(x: Array, *, axes: Sequence[int]) -> tuple[Array, ...]:
+    """lax.reduce_xor: parity (bool) or bitwise xor (integers); an empty one is 0."""
+    return (_reduce_bits(x, axes, np.bitwise_xor, all_ones=False),)
+
+
+KERNELS["reduce_xor"] = reduce_xor_kernel
+
+
+# -- reduce_precision --------------------------------------------------------------------------------
+
+#: storage -> (exponent bits, mantissa bits, the unsigned integer of its width) for the formats
+#: whose bits XLA's reduce_precision rewrites directly; the narrower floats go through float32.
+_FLOAT_BITS: Final[dict[np.dtype[Any], tuple[int, int, type[np.unsignedinteger[Any]]]]] = {
+    np.dtype(np.float16): (5, 10, np.uint16),
+    dt.bfloat16.storage: (8, 7, np.uint16),
+    _F32: (8, 23, np.uint32),
+    _F64: (11, 52, np.uint64),
+}
+
+
+def _reduce_precision_bits(x: Array, exponent_bits: int, mantissa_bits: int) -> Array:
+    """XLA's reduce_precision on the bits of an IEEE format (float16/bfloat16/float32/float64).
+
+    The mantissa is rounded to ``mantissa_bits`` (to nearest, ties to even, by
+    adding a bias and masking: a carry moves into the exponent); then an
+    exponent above the narrow format's range becomes +-inf and one at or below
+    its smallest normal exponent becomes +-0 (no subnormals). NaN stays NaN.
+    """
+    e_src, m_src, uint = _FLOAT_BITS[x.dtype]
+    width = 1 + e_src + m_src
+    bits = np.array(x, order="C").view(uint)  # a copy (0-d stays 0-d)
+    one = uint(1)
+    if mantissa_bits < m_src:
+        shift = uint(m_src - mantissa_bits)
+        last = one << shift
+        bias = (last >> one) - one + ((bits & last) >> shift)
+        bits = (bits + bias) & ~(last - one)
+    if exponent_bits < e_src:
+        sign_mask = one << uint(width - 1)
+        exponent_mask = ((one << uint(e_src)) - one) << uint(m_src)
+        src_bias = (1 << (e_src - 1)) - 1
+        dst_bias = (1 << (exponent_bits - 1)) - 1
+        exponent = bits & exponent_mask
+        overflows = exponent > uint((src_bias + dst_bias) << m_src)
+        underflows = exponent <= uint((src_bias - dst_bias) << m_src)
+        signed_zero = bits & sign_mask
+        bits = np.where(overflows, signed_zero | exponent_mask, np.where(underflows, signed_zero, bits))
+    out = np.asarray(bits, dtype=uint).view(x.dtype)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(x), x, out).astype(x.dtype)
+
+
+def reduce_precision_kernel(x: Array, *, exponent_bits: int, mantissa_bits: int) -> tuple[Array, ...]:
+    """lax.reduce_precision: ``x`` rounded to a float with ``exponent_bits`` and ``mantissa_bits``.
+
+    float16, bfloat16, float32 and float64 are rewritten on their own bits, as
+    XLA does; the 8/6/4-bit formats go through float16 (float8_e8m0fnu through float32) and
+    back, as XLA CPU normalises them.
+    """
+    if x.dtype in _FLOAT_BITS:
+        return (_reduce_precision_bits(x, exponent_bits, mantissa_bits),)
+    via = np.dtype(np.float16) if x.dtype in _VIA_F16 else _F32
+    wide = _reduce_precision_bits(x.astype(via), exponent_bits, mantissa_bits)
+    return (np.asarray(wide.astype(x.dtype)),)
+
+
+KERNELS["reduce_precision"] = reduce_precision_kernel
+
+
+# -- cumulative reductions ---------------------------------------------------------------------------
+
+#: jax.lax lowers a cumulative reduction to a reduce-window over the whole axis, which XLA's CPU
+#: compiler rewrites into blocks of this many elements (padded with the identity at the end): within
+#: a block each output folds its window from the identity in increasing index order (the block's
+#: prefix, or its suffix for ``reverse``), the blocks' totals are scanned the same way
+#: (recursively), and each element is then combined with the scan of the blocks before (after)
+#: its own. ``_xla_scan`` follows that order, so sums and products round as XLA's do (verified bit
+#: for bit against JAX on CPU, forward and reverse).
+_SCAN_BLOCK: Final = 16
+
+Combine = Any  # (Array, Array) -> Array, the op's same-dtype binary kernel
+
+
+def _windows_fold(y: Array, combine: Combine, init: Array, reverse: bool) -> Array:
+    """Each output of a block: the fold from ``init`` of its window along the last axis of ``y``,
+    in increasing index order; the window is ``y[..., :j+1]`` (``y[..., j:]`` when ``reverse``)."""
+    n = y.shape[-1]
+    if not reverse:  # a running fold: one combine per element
+        out = np.empty_like(y)
+        acc: Array = np.broadcast_to(init, y.shape[:-1])
+        for k in range(n):
+            acc = combine(acc, y[..., k])
+            out[..., k] = acc
+        return out
+    # suffixes, each folded left to right: step s adds y[j + s] to every window j that reaches it
+    acc = np.array(np.broadcast_to(init, y.shape))
+    for s in range(n):
+        acc[..., : n - s] = combine(acc[..., : n - s], y[..., s:])
+    return acc
+
+
+def _xla_scan(y: Array, combine: Combine, init: Array, reverse: bool) -> Array:
+    """Inclusive scan of ``combine`` along the last axis of ``y``, in XLA CPU's blocked order."""
+    n = y.shape[-1]
+    if n <= _SCAN_BLOCK:
+        return _windows_fold(y, combine, init, reverse)
+    blocks = -(-n // _SCAN_BLOCK)
+    head = y.shape[:-1]
+    padded = np.full((*head, blocks * _SCAN_BLOCK), init, dtype=y.dtype)
+    padded[..., :n] = y
+    within = _windows_fold(padded.reshape((*head, blocks, _SCAN_BLOCK)), combine, init, reverse)
+    totals = _xla_scan(np.ascontiguousarray(within[..., 0 if reverse else -1]), combine, init, reverse)
+    edge = np.broadcast_to(init, (*head, 1))
+    others = np.concatenate([totals[..., 1:], edge] if reverse else [edge, totals[..., :-1]], axis=-1)
+    out = combine(within, others[..., None])
+    return np.asarray(out).reshape((*head, blocks * _SCAN_BLOCK))[..., :n]
+
+
+def _cumulative(x: Array, axis: int, reverse: bool, combine: Combine, init: Array) -> Array:
+    if x.shape[axis] == 0:
+        return np.array(x)
+    y = np.ascontiguousarray(np.moveaxis(x, axis, -1))
+    with np.errstate(all="ignore"):
+        out = _xla_scan(y, combine, init, reverse)
+    return np.ascontiguousarray(np.moveaxis(out, -1, axis))
+
+
+def _kernel_of(name: str) -> Combine:
+    kernel = KERNELS[name]
+    return lambda a, b: kernel(a, b)[0]
+
+
+def cumsum_kernel(x: Array, *, axis: int, reverse: bool) -> tuple[Array, ...]:
+    """lax.cumsum along ``axis`` (from the end when ``reverse``), rounded in XLA CPU's blocked order."""
+    return (_cumulative(x, axis, reverse, _kernel_of("add"), _identity(x.dtype, 0)),)
+
+
+KERNELS["cumsum"] = cumsum_kernel
+
+
+def cumprod_kernel(x: Array, *, axis: int, reverse: bool) -> tuple[Array, ...]:
+    """lax.cumprod, in XLA CPU's blocked order (integers wrap)."""
+    return (_cumulative(x, axis, reverse, _kernel_of("mul"), _identity(x.dtype, 1)),)
+
+
+KERNELS["cumprod"] = cumprod_kernel
+
+
+def cummax_kernel(x: Array, *, axis: int, reverse: bool) -> tuple[Array, ...]:
+    """lax.cummax: lax.max's running value (NaN-propagating, +0.0 above -0.0)."""
+    return (_cumulative(x, axis, reverse, _kernel_of("max"), _extreme_identity(x.dtype, largest=True)),)
+
+
+KERNELS["cummax"] = cummax_kernel
+
+
+def cummin_kernel(x: Array, *, axis: int, reverse: bool) -> tuple[Array, ...]:
+    """lax.cummin: lax.min's running value."""
+    return (_cumulative(x, axis, reverse, _kernel_of("min"), _extreme_identity(x.dtype, largest=False)),)
+
+
+KERNELS["cummin"] = cummin_kernel
+
+
+def _logaddexp(a: Array, b: Array) -> Array:
+    """JAX's logaddexp of two real floats from the vocabulary's kernels, one rounding per op:
+    ``max(a, b) + log1p(exp(-|a - b|))``, or ``a + b`` where ``a - b`` is NaN (a NaN, or
+    infinities of one sign)."""
+    k = KERNELS
+    delta = k["sub"](a, b)[0]
+    tail = k["log1p"](k["exp"](k["neg"](k["abs"](delta)[0])[0])[0])[0]
+    out = k["add"](k["max"](a, b)[0], tail)[0]
+    return np.where(np.isnan(delta.astype(np.float32) if delta.dtype in _WIDEN else delta), k["add"](a, b)[0], out)
+
+
+def cumlogsumexp_kernel(x: Array, *, axis: int, reverse: bool) -> tuple[Array, ...]:
+    """lax.cumlogsumexp: the running ``log(sum(exp(x)))``, combined with JAX's logaddexp."""
+    init = scalar_array(-np.inf, dt.from_numpy(x.dtype))
+    return (_cumulative(x, axis, reverse, _logaddexp, init),)
+
+
+KERNELS["cumlogsumexp"] = cumlogsumexp_kernel

@@ -39,9 +39,10 @@ from tests.autodiff.rule_helpers import PARITY_TOL, assert_close, random_array, 
 BATCH = 3
 FLOAT_DTYPES = (rt.float32, rt.float64, rt.complex128)
 INT_ONLY = {"and", "or", "xor", "not", "population_count", "clz", "shift_left", "shift_right_arithmetic",
-            "shift_right_logical"}  # fmt: skip
+            "shift_right_logical", "reduce_and", "reduce_or", "reduce_xor"}  # fmt: skip
 REAL_ONLY = {"max", "min", "atan2", "rem", "floor_div", "lt", "le", "gt", "ge", "clamp", "reduce_max",
-             "reduce_min", "sign"}  # fmt: skip
+             "reduce_min", "sign", "argmax", "argmin", "reduce_precision", "cummax", "cummin",
+             "cumlogsumexp"}  # fmt: skip
 
 
 # -- 1. the table -----------------------------------------------------------------------------------

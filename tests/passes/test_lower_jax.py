@@ -414,6 +414,24 @@ case("reduce_max", "bool", lambda x: F.reduce_max(x, (0, 1)), data("bool", (3, 4
 case("reduce_min", "bool", lambda x: F.reduce_min(x, (0,)), data("bool", (3, 4)))
 case("reduce_sum", "bf16", lambda x: F.reduce_sum(x, (0, 1)), data("bf16", (4, 8)))
 case("reduce_max", "f32-nan", lambda x: F.reduce_max(x, (0,)), of("f32", [1.0, np.nan, 2.0]))
+# index and bitwise reductions, reduce_precision, cumulative reductions
+case("argmax", "f32-ties-nan", lambda x: F.argmax(x, 1, rt.int32), of("f32", [[1, 3, 3, 0], [np.nan, 2, np.nan, 5]]))
+case("argmin", "i8-ties", lambda x: F.argmin(x, 0), of("i8", [[1, 3], [1, -2], [0, -2]]))
+case("argmax", "bool", lambda x: F.argmax(x, 0, rt.uint8), of("bool", [False, True, True]))
+for _op in ("reduce_and", "reduce_or", "reduce_xor"):
+    case(_op, "i32", lambda x, o=_op: getattr(F, o)(x, (1,)), of("i32", [[7, 5, -3], [12, 10, 6]]))
+    case(_op, "bool", lambda x, o=_op: getattr(F, o)(x, (0,)), data("bool", (3, 4)))
+    case(_op, "u8-empty", lambda x, o=_op: getattr(F, o)(x, (0,)), of("u8", np.zeros((0, 2))))
+case("reduce_precision", "f32", lambda x: F.reduce_precision(x, 5, 2), of("f32", [0.1, 1e6, -3.3e-6, np.nan, 7.5]))
+case("reduce_precision", "bf16", lambda x: F.reduce_precision(x, 4, 3), of("bf16", [0.1, 1e3, -3.3, 255.0]))
+for _op in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
+    for _rev in (False, True):
+        case(_op, f"f32-{_rev}", lambda x, o=_op, r=_rev: getattr(F, o)(x, 1, r), data("f32", (3, 40), lo=0.5, hi=1.5))
+        case(
+            _op, f"bf16-{_rev}", lambda x, o=_op, r=_rev: getattr(F, o)(x, 0, r), data("bf16", (20, 2), lo=0.5, hi=1.5)
+        )
+for _op in ("cumsum", "cumprod", "cummax", "cummin"):
+    case(_op, "i32", lambda x, o=_op: getattr(F, o)(x, 0), data("i32", (5, 2), lo=-3, hi=3))
 
 # structural
 for _d in ("f32", "i8", "c64"):

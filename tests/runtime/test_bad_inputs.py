@@ -121,6 +121,16 @@ VALID: dict[str, Call] = {
     "qr": lambda: ([f64(4, 3)], {"full_matrices": False}),
     "svd": lambda: ([f64(4, 3)], {"full_matrices": False, "compute_uv": True}),
     "eig": lambda: ([spd(3)], {"compute_left_eigenvectors": False, "compute_right_eigenvectors": True}),
+    **{name: (lambda: ([f64(2, 3)], {"axes": (1,), "index_dtype": rt.int32})) for name in ("argmax", "argmin")},
+    **{
+        name: (lambda: ([of("i32", [[1, 2], [3, 4]])], {"axes": (1,)}))
+        for name in ("reduce_and", "reduce_or", "reduce_xor")
+    },
+    "reduce_precision": lambda: ([f64(3)], {"exponent_bits": 5, "mantissa_bits": 10}),
+    **{
+        name: (lambda: ([f64(2, 3)], {"axis": 1, "reverse": False}))
+        for name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
+    },
 }
 NULLARY = {op.name for op in ops.OPS.values() if not op.operands}
 #: user rule calls take the user's functions as params: autodiff.custom_jvp / custom_vjp build them
@@ -218,6 +228,24 @@ for _method in ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all",
     for _label, _axis in (("float-axis", 1.5), ("axis-out-of-range", 4), ("repeated-axis", (0, -2))):
         row(_method, f"method-{_method}-{_label}", partial(lambda m, a: getattr(f64(2, 3), m)(axis=a), _method, _axis),
             ShapeError)  # fmt: skip
+for _name in ("argmax", "argmin"):
+    row(_name, "complex", partial(lambda fn: fn(of("c128", [1j, 2]), 0), getattr(F, _name)), OpTypeError)
+    row(_name, "empty-axis", partial(lambda fn: fn(f64(0, 2), 0), getattr(F, _name)), ShapeError)
+    row(_name, "float-index-dtype", partial(lambda fn: fn(f64(3), 0, rt.float32), getattr(F, _name)), OpTypeError)
+    row(_name, "axis-out-of-range", partial(lambda fn: fn(f64(3), 1), getattr(F, _name)), ShapeError)
+    row(_name, "two-axes", lambda n=_name: apply(ops.OPS[n], (f64(2, 3),), {"axes": (0, 1), "index_dtype": rt.int32}),
+        ShapeError)  # fmt: skip
+for _name in ("reduce_and", "reduce_or", "reduce_xor"):
+    row(_name, "float", partial(lambda fn: fn(f64(3), 0), getattr(F, _name)), OpTypeError)
+row("reduce_precision", "integer", lambda: F.reduce_precision(of("i32", [1]), 5, 2), OpTypeError)
+row("reduce_precision", "zero-exponent", lambda: F.reduce_precision(f64(3), 0, 2), ShapeError)
+row("reduce_precision", "negative-mantissa", lambda: F.reduce_precision(f64(3), 5, -1), ShapeError)
+for _name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
+    row(_name, "bool", partial(lambda fn: fn(of("bool", [True]), 0), getattr(F, _name)), OpTypeError)
+    row(_name, "0-d", partial(lambda fn: fn(f64(), 0), getattr(F, _name)), ShapeError)
+    row(_name, "axis-out-of-range", partial(lambda fn: fn(f64(3), 1), getattr(F, _name)), ShapeError)
+    row(_name, "float-axis", partial(lambda fn: fn(f64(3), 0.5), getattr(F, _name)), ShapeError)
+row("cumlogsumexp", "integer", lambda: F.cumlogsumexp(of("i32", [1]), 0), OpTypeError)
 row("transpose", "float-permutation", lambda: F.transpose(f64(2, 3), (1.0, 0)), ShapeError)
 row("transpose", "scalar-permutation", lambda: F.transpose(f64(2, 3), 0.5), ShapeError)
 row("reverse", "float-dimension", lambda: F.reverse(f64(3), 0.5), ShapeError)

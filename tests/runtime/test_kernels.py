@@ -293,6 +293,12 @@ UNARY = [
     Elementwise("not", lax.bitwise_not, ("any",)),
     Elementwise("population_count", lax.population_count, ("any",)),
     Elementwise("clz", lax.clz, ("any",)),
+    Elementwise(
+        "reduce_precision",
+        lambda x: lax.reduce_precision(x, exponent_bits=5, mantissa_bits=2),
+        ("any",),
+        params=(("exponent_bits", 5), ("mantissa_bits", 2)),
+    ),
 ]
 ELEMENTWISE = {case.op: case for case in BINARY + UNARY}
 

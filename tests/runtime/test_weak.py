@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import ml_dtypes
@@ -308,6 +309,15 @@ for _name in ("polygamma", "zeta", "igamma", "igammac", "igamma_grad_a"):
     ROWS[_name] = (getattr(lax, _name), [(_F, (3,)), (_F, (3,))], {})
 for _name in ("shift_left", "shift_right_arithmetic", "shift_right_logical"):
     ROWS[_name] = (getattr(lax, _name), [(np.int64, (3,)), (np.int64, (3,))], {})
+for _name in ("argmax", "argmin"):
+    ROWS[_name] = (partial(getattr(lax, _name), axis=0, index_dtype=np.int32), [(_F, (3,))],
+                   {"axes": (0,), "index_dtype": rt.int32})  # fmt: skip
+for _name in ("reduce_and", "reduce_or", "reduce_xor"):
+    ROWS[_name] = (_reduction(getattr(lax, _name)), [(np.int64, (3,))], {"axes": (0,)})
+ROWS["reduce_precision"] = (partial(lax.reduce_precision, exponent_bits=5, mantissa_bits=2), [(_F, (3,))],
+                            {"exponent_bits": 5, "mantissa_bits": 2})  # fmt: skip
+for _name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
+    ROWS[_name] = (partial(getattr(lax, _name), axis=0), [(_F, (3,))], {"axis": 0, "reverse": False})
 ROWS["triangular_solve"] = (
     lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True),
     [(_F, (2, 2)), (_F, (2, 2))],
