@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import ml_dtypes
+
 from autodiff.parity._common import NARROW_INT_DTYPES, Case, CheckResult, PyScalar, _has, _planned, _run_jax
 from runtime import dtypes as dt
 from runtime.promotion import PromotionError
@@ -116,7 +118,24 @@ def _narrow_int_sort(case: Case, check: CheckResult) -> bool:
 _XLA_TOP_K_GAPS: Final = (*NARROW_INT_DTYPES, dt.int4, dt.uint4)
 
 
+def _python_int_out_of_narrow_range(case: Case, operands: Sequence[Any], ours_refused: bool,
+                                    jax_refused: bool) -> bool:  # fmt: skip
+    """A Python int operand that does not fit the case's 2-bit int (the sweep's 2 in int2)."""
+    if not ours_refused or jax_refused:
+        return False
+    ints = [x for s, x in zip(case.operand_slots, operands, strict=True) if isinstance(s, PyScalar) and s.kind == "int"]
+    ranges = [ml_dtypes.iinfo(d.storage) for d in case.slots if d in NARROW_INT_DTYPES]
+    return any(not int(r.min) <= v <= int(r.max) for v in ints for r in ranges)
+
+
 DEPARTURES: Final[tuple[Departure, ...]] = (
+    Departure(
+        "narrow-int-python-int-range",
+        "a Python int that does not fit a 2-bit int (2 in int2, whose range is -2..1) is refused, as int8 + 300 "
+        "is; JAX converts it to int2 and wraps it silently (to -2)",
+        "runtime/tensor.py (a Python scalar that does not fit its planned dtype is refused)",
+        applies=_python_int_out_of_narrow_range,
+    ),
     Departure(
         "jnp-converts",
         "castwise ops follow jax.lax dtype rules: where jax.numpy converts first (bool arithmetic, atan2 of "

@@ -484,3 +484,14 @@ def test_markdown_regenerates_the_generated_block_of_a_page_in_place(
     docs = (Path(__file__).resolve().parents[2] / "docs" / "parity.md").read_text()
     block = docs.split("(seed 0, full sweep) -->\n", 1)[1].split("<!-- END GENERATED -->")[0].strip("\n")
     assert parity.report.splice_markdown(docs, block) == docs
+
+
+def test_a_python_int_out_of_a_2_bit_range_is_a_documented_refusal() -> None:
+    # castwise refuses int2 - 2 (2 does not fit int2) where JAX wraps it to -2; in uint2 it fits
+    report = _run(policies=("jax", "torch"), ops=("sub",), dtypes=(rt.int2, rt.uint2))
+    assert report.ok, report.render()
+    results = {(r.policy, r.slots): r for r in report.results}
+    refused = results[("jax", ("i2", "py-int"))]
+    assert refused.status == "departure" and refused.departure == "narrow-int-python-int-range"
+    fits = [r for r in report.results if "py-int" in r.slots and "u2" in r.slots and "i2" not in r.slots]
+    assert fits and all(r.status == "ok" for r in fits)
