@@ -9,6 +9,7 @@ table. It is O(number of inputs) metadata work.
 family                                      promoted operands           left alone
 ==========================================  ==========================  ===============
 binary, compare, logical, dot_general       both
+conv (conv_general_dilated)                 both
 select                                      on_true, on_false           predicate
 clamp                                       min, operand, max
 concatenate                                 all
@@ -133,6 +134,7 @@ PLAN_RULES: dict[str, PlanRule] = {
     ops.COMPARE: plan_all,
     ops.LOGICAL: plan_all,
     ops.DOT: plan_all,
+    ops.CONV: plan_all,
     ops.CLAMP: plan_all,
     ops.CONCATENATE: plan_all,
     ops.SELECT: plan_select,

@@ -44,9 +44,9 @@ Layout: the kernels live in one module per op family, named after the sections o
 ``runtime/ops.py``: ``binary`` (binary, compare, logical); ``contraction`` (clamp, concatenate,
 dot_general, select); ``indexing`` (dynamic_slice, dynamic_update_slice, gather, scatter); ``unary``
 (unary); ``conversion`` (convert); ``reductions`` (reduce); ``structural`` (structural); ``linalg``
-(linalg); ``calls`` (call). What several families share is in ``_common`` and ``conversion``. This
-package re-exports their names, holds the checked entry point and imports every family module, so
-``KERNELS`` is complete once it is imported.
+(linalg); ``calls`` (call); ``windowed`` (window); ``convolution`` (conv). What several families
+share is in ``_common`` and ``conversion``. This package re-exports their names, holds the checked
+entry point and imports every family module, so ``KERNELS`` is complete once it is imported.
 """
 
 from __future__ import annotations
@@ -59,7 +59,19 @@ import numpy as np
 from runtime import dtypes as dt
 from runtime import shapes
 from runtime.dtypes import DType
-from runtime.kernels import binary, calls, contraction, conversion, indexing, linalg, reductions, structural, unary
+from runtime.kernels import (  # noqa: F401  # families window, conv
+    binary,
+    calls,
+    contraction,
+    conversion,
+    convolution,
+    indexing,
+    linalg,
+    reductions,
+    structural,
+    unary,
+    windowed,
+)
 from runtime.kernels._common import (  # noqa: F401
     KERNELS,
     Array,
@@ -104,6 +116,9 @@ from runtime.kernels.conversion import (  # noqa: F401
     convert_array,
     convert_kernel,
     scalar_array,
+)
+from runtime.kernels.convolution import (  # noqa: F401
+    conv_general_dilated_kernel,
 )
 from runtime.kernels.indexing import (  # noqa: F401
     dynamic_slice_kernel,
@@ -160,6 +175,13 @@ from runtime.kernels.unary import (  # noqa: F401
     sqrt_kernel,
     square_kernel,
     tanh_kernel,
+)
+from runtime.kernels.windowed import (  # noqa: F401
+    reduce_window_max_kernel,
+    reduce_window_min_kernel,
+    reduce_window_sum_kernel,
+    select_and_gather_add_kernel,
+    select_and_scatter_add_kernel,
 )
 from runtime.ops import OpDef
 from runtime.shapes import ArityError, Aval, KernelDTypeError
