@@ -226,6 +226,8 @@ WEAK_RULES["full"] = weak_never
 WEAK_RULES["eigh"] = weak_two_outputs
 WEAK_RULES["cholesky"] = weak_keep_operand
 WEAK_RULES["triangular_solve"] = weak_all_operands
+WEAK_RULES["select_and_gather_add"] = weak_all_operands  # lax: weak when both operands are
+WEAK_RULES["select_and_scatter_add"] = weak_all_operands
 
 
 def weak_call(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:

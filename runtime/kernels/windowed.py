@@ -150,7 +150,7 @@ def select_and_scatter_add_kernel(
         for k, tap in enumerate(taps):
             acc[tap] += np.where(which == k, src, zero)  # within one tap the windows' positions are distinct
     out = acc[place]
-    return (np.ascontiguousarray(_back(out, storage) if wide is not None else out),)
+    return (np.array(_back(out, storage) if wide is not None else out),)  # a copy, 0-d stays 0-d
 
 
 KERNELS["select_and_scatter_add"] = select_and_scatter_add_kernel
