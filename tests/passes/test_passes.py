@@ -105,6 +105,12 @@ _CONV_PARAMS = {"window_strides": (1,), "padding": ((0, 0),), "lhs_dilation": (1
                 "batch_group_count": 1}  # fmt: skip
 
 
+_CONV_EQN = (
+    "conv_general_dilated[window_strides=(1,) padding=((0, 0),) lhs_dilation=(1,) rhs_dilation=(1,) "
+    "dimension_numbers=((0, 1, 2), (0, 1, 2), (0, 1, 2)) feature_group_count=1 batch_group_count=1]"
+)
+
+
 def _conv() -> Graph:
     b = GraphBuilder()
     x, y = b.input("f32", (1, 1, 4)), b.input("c64", (1, 1, 2))
@@ -238,15 +244,15 @@ GOLDEN: dict[str, Golden] = {
         _conv,
         lambda: [values("f32", (1, 1, 4)), values("c64", (1, 1, 2))],
         lambda x, y: np.convolve(x.astype(np.complex64)[0, 0], y[0, 0, ::-1], "valid")[None, None],
-        """\
-{ lambda a:f32[1,1,4] b:c64[1,1,2] . let
-    c:c64[1,1,3] = conv_general_dilated[window_strides=(1,) padding=((0, 0),) lhs_dilation=(1,) rhs_dilation=(1,) dimension_numbers=((0, 1, 2), (0, 1, 2), (0, 1, 2)) feature_group_count=1 batch_group_count=1] a b
-  in (c) }""",
-        """\
-{ lambda a:f32[1,1,4] b:c64[1,1,2] . let
+        f"""\
+{{ lambda a:f32[1,1,4] b:c64[1,1,2] . let
+    c:c64[1,1,3] = {_CONV_EQN} a b
+  in (c) }}""",
+        f"""\
+{{ lambda a:f32[1,1,4] b:c64[1,1,2] . let
     c:c64[1,1,4] = convert[to=c64] a
-    d:c64[1,1,3] = conv_general_dilated[window_strides=(1,) padding=((0, 0),) lhs_dilation=(1,) rhs_dilation=(1,) dimension_numbers=((0, 1, 2), (0, 1, 2), (0, 1, 2)) feature_group_count=1 batch_group_count=1] c b
-  in (d) }""",
+    d:c64[1,1,3] = {_CONV_EQN} c b
+  in (d) }}""",
     ),
     "select": Golden(
         _select,

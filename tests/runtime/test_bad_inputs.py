@@ -57,7 +57,13 @@ _ROWS_DN = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), s
 _POINTS_DN = ScatterDimensionNumbers(
     update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
 )
-_WINDOW = {"window_dimensions": (2,), "window_strides": (1,), "padding": ((0, 0),), "base_dilation": (1,), "window_dilation": (1,)}
+_WINDOW = {
+    "window_dimensions": (2,),
+    "window_strides": (1,),
+    "padding": ((0, 0),),
+    "base_dilation": (1,),
+    "window_dilation": (1,),
+}
 
 _SCATTER = {"dimension_numbers": _POINTS_DN, "indices_are_sorted": False, "unique_indices": False, "mode": None}
 
@@ -91,9 +97,16 @@ VALID: dict[str, Call] = {
     "select_and_scatter_add": lambda: ([f64(2), f64(3)], {**_WINDOW, "select_prim": "ge"}),
     "conv_general_dilated": lambda: (
         [f64(1, 1, 3), f64(1, 1, 2)],
-        {"window_strides": (1,), "padding": ((0, 0),), "lhs_dilation": (1,), "rhs_dilation": (1,),
-         "dimension_numbers": None, "feature_group_count": 1, "batch_group_count": 1},
-    ),  # fmt: skip
+        {
+            "window_strides": (1,),
+            "padding": ((0, 0),),
+            "lhs_dilation": (1,),
+            "rhs_dilation": (1,),
+            "dimension_numbers": None,
+            "feature_group_count": 1,
+            "batch_group_count": 1,
+        },
+    ),
     "clamp": lambda: ([f64(), f64(3), f64()], {}),
     "concatenate": lambda: ([f64(3), f64(3)], {"dimension": 0}),
     "scatter": lambda: ([f64(5), of("i32", [[1], [3]]), f64(2)], dict(_SCATTER)),

@@ -191,7 +191,13 @@ ROWS["dot_general"] = (
     [(_F, (3,)), (_F, (3,))],
     {"dimension_numbers": (((0,), (0,)), ((), ()))},
 )
-_WIN = {"window_dimensions": (2,), "window_strides": (1,), "padding": ((0, 0),), "base_dilation": (1,), "window_dilation": (1,)}
+_WIN = {
+    "window_dimensions": (2,),
+    "window_strides": (1,),
+    "padding": ((0, 0),),
+    "base_dilation": (1,),
+    "window_dilation": (1,),
+}
 ROWS["conv_general_dilated"] = (
     lambda a, b: lax.conv_general_dilated(a, b, (1,), "VALID"),
     [(_F, (1, 1, 3)), (_F, (1, 1, 2))],

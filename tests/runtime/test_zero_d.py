@@ -128,13 +128,24 @@ CASES: dict[str, Case | str] = {
     **{name: _binary(F64) for name in ("nextafter", "complex")},
     **{name: _binary(rt.int32, 5, 1) for name in ("shift_left", "shift_right_arithmetic", "shift_right_logical")},
     **{
-        name: lambda: ([t0(2.0)], {"window_dimensions": (), "window_strides": (), "padding": (), "base_dilation": (),
-                                   "window_dilation": ()})  # fmt: skip
+        name: lambda: (
+            [t0(2.0)],
+            {"window_dimensions": (), "window_strides": (), "padding": (), "base_dilation": (), "window_dilation": ()},
+        )
         for name in ("reduce_window_sum", "reduce_window_max", "reduce_window_min")
     },
     **{
-        name: lambda: ([t0(2.0), t0(3.0)], {"select_prim": "ge", "window_dimensions": (), "window_strides": (),
-                                            "padding": (), "base_dilation": (), "window_dilation": ()})  # fmt: skip
+        name: lambda: (
+            [t0(2.0), t0(3.0)],
+            {
+                "select_prim": "ge",
+                "window_dimensions": (),
+                "window_strides": (),
+                "padding": (),
+                "base_dilation": (),
+                "window_dilation": (),
+            },
+        )
         for name in ("select_and_gather_add", "select_and_scatter_add")
     },
     "conv_general_dilated": "convolves (batch, feature, spatial...) operands: rank >= 2",
