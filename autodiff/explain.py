@@ -94,6 +94,17 @@ def _example(op_name: str, dtypes: list[DType]) -> tuple[str, list[tuple[int, ..
         return op_name, [(N,), (1,), *[()] * (len(dtypes) - 2)], {}
     if family == ops.CLAMP:
         return op_name, [(), (N,), ()], {}
+    if family == ops.CONV:  # one spatial dimension, lax's default layout
+        conv = {"window_strides": (1,), "padding": ((0, 0),), "lhs_dilation": (1,), "rhs_dilation": (1,),
+                "dimension_numbers": ((0, 1, 2), (0, 1, 2), (0, 1, 2)), "feature_group_count": 1,
+                "batch_group_count": 1}  # fmt: skip
+        return op_name, [(1, 1, N), (1, 1, 1)], conv
+    if family == ops.WINDOW:  # windows of one element: the operand's shape throughout
+        window = {"window_dimensions": (1,), "window_strides": (1,), "padding": ((0, 0),), "base_dilation": (1,),
+                  "window_dilation": (1,)}  # fmt: skip
+        if len(dtypes) == 2:
+            window["select_prim"] = "ge"
+        return op_name, [(N,)] * len(dtypes), window
     return op_name, [(N,)] * len(dtypes), {}
 
 

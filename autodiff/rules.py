@@ -1,7 +1,7 @@
 """The derivative rule tables: one JVP rule and one VJP rule per differentiable op.
 
-Rules live in ``autodiff.rules_elementwise``, ``rules_structural`` and
-``rules_linalg``; each is a named function followed by its registration line
+Rules live in ``autodiff.rules_elementwise``, ``rules_structural``,
+``rules_linalg`` and ``rules_windowed``; each is a named function followed by its registration line
 into ``JVP_RULES`` or ``VJP_RULES``. They operate on Tensors with the
 runtime's op functions, so running them under a recorder (``create_graph``,
 ``trace``) records a derivative program made of vocabulary ops, which can be
@@ -95,6 +95,7 @@ RULE_MODULES = (
     "autodiff.rules_linalg",
     "autodiff.rules_special",
     "autodiff.rules_reductions",
+    "autodiff.rules_windowed",
 )
 
 

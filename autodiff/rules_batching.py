@@ -34,6 +34,7 @@ from runtime.ops import OpDef
 from runtime.shapes import (
     GatherDimensionNumbers,
     ScatterDimensionNumbers,
+    conv_geometry,
     dot_dimension_numbers,
     gather_dimension_numbers,
     scatter_dimension_numbers,
@@ -514,3 +515,76 @@ def batch_user_call(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Param
 
 BATCH_RULES["custom_jvp_call"] = batch_user_call
 BATCH_RULES["custom_vjp_call"] = batch_user_call
+
+
+# -- windowed reductions and convolution ------------------------------------------------------------
+
+
+def batch_window(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) -> BatchResult:
+    """A window of one element along the batch dimension (no stride, padding or dilation there);
+    the select_and_* ops take both operands batched at the front."""
+    if len(args) == 1:
+        (k,) = dims
+        assert k is not None
+        moved = list(args)
+    else:
+        k, moved = 0, _front_all(args, dims)
+
+    def grow(values: Any, one: Any) -> tuple[Any, ...]:
+        values = list(values)
+        values.insert(k, one)
+        return tuple(values)
+
+    new = {
+        **params,
+        "window_dimensions": grow(params["window_dimensions"], 1),
+        "window_strides": grow(params["window_strides"], 1),
+        "padding": grow(params["padding"], (0, 0)),
+        "base_dilation": grow(params["base_dilation"], 1),
+        "window_dilation": grow(params["window_dilation"], 1),
+    }
+    return _run(op, moved, new), [k]
+
+
+BATCH_RULES["reduce_window_sum"] = batch_window
+BATCH_RULES["reduce_window_max"] = batch_window
+BATCH_RULES["reduce_window_min"] = batch_window
+BATCH_RULES["select_and_gather_add"] = batch_window
+BATCH_RULES["select_and_scatter_add"] = batch_window
+
+
+def batch_conv(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) -> BatchResult:
+    """Only lhs batched (no batch groups): the batch joins lhs's batch dimension (major) and is split
+    back out of the output's. Otherwise (a batched kernel) the convolution runs once per example and
+    the results are stacked, as the user calls are."""
+    dl, dr = dims
+    c = conv_geometry(params, args[0].ndim - (dl is not None))
+    if dl is not None and dr is None and c.batch_group_count == 1:
+        lhs, rhs = args
+        lspec, _, ospec = c.dimension_numbers
+        size = lhs.shape[dl]
+        # lhs's batch dimension numbered without dl, then the added one merged into it
+        merged = _run(ops.reshape, [_merge_axis(lhs, dl, lspec[0])], {"new_sizes": _merged_shape(lhs, dl, lspec[0])})[0]
+        (out,) = _run(op, [merged, rhs], params)
+        shape = list(out.shape)
+        shape[ospec[0] : ospec[0] + 1] = [size, shape[ospec[0]] // size]
+        return [_run(ops.reshape, [out], {"new_sizes": tuple(shape)})[0]], [ospec[0]]
+    return batch_user_call(op, args, dims, params)
+
+
+def _merge_axis(x: Tensor, src: int, dst: int) -> Tensor:
+    """``x`` with axis ``src`` moved just before axis ``dst`` (numbered without ``src``)."""
+    perm = [i for i in range(x.ndim) if i != src]
+    perm.insert(dst, src)
+    if perm == list(range(x.ndim)):
+        return x
+    return _run(ops.transpose, [x], {"permutation": tuple(perm)})[0]
+
+
+def _merged_shape(x: Tensor, src: int, dst: int) -> tuple[int, ...]:
+    shape = [n for i, n in enumerate(x.shape) if i != src]
+    shape[dst] *= x.shape[src]
+    return tuple(shape)
+
+
+BATCH_RULES["conv_general_dilated"] = batch_conv

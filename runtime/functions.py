@@ -35,6 +35,7 @@ __all__ = [
     "atan",
     "atan2",
     "atanh",
+    "avg_pool",
     "basic_index",
     "bessel_i0e",
     "bessel_i1e",
@@ -48,6 +49,8 @@ __all__ = [
     "complex",
     "concatenate",
     "conj",
+    "conv",
+    "conv_general_dilated",
     "convert",
     "cos",
     "cosh",
@@ -105,6 +108,7 @@ __all__ = [
     "lu_solve",
     "matmul",
     "max",
+    "max_pool",
     "mean",
     "min",
     "mod",
@@ -114,6 +118,7 @@ __all__ = [
     "nextafter",
     "ones",
     "pad",
+    "padtype_to_pads",
     "polygamma",
     "population_count",
     "pow",
@@ -127,6 +132,9 @@ __all__ = [
     "reduce_precision",
     "reduce_prod",
     "reduce_sum",
+    "reduce_window_max",
+    "reduce_window_min",
+    "reduce_window_sum",
     "reduce_xor",
     "rem",
     "repeat",
@@ -140,6 +148,8 @@ __all__ = [
     "scatter_min",
     "scatter_mul",
     "select",
+    "select_and_gather_add",
+    "select_and_scatter_add",
     "select_n",
     "shift_left",
     "shift_right_arithmetic",
@@ -1629,3 +1639,230 @@ def _is_int(item: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+# -- windowed reductions and convolution -----------------------------------------------------------
+
+
+def _shape_of(x: Operand) -> tuple[int, ...]:
+    return tuple(x.shape) if isinstance(x, (Tensor, np.ndarray)) else tuple(np.shape(x))
+
+
+def padtype_to_pads(
+    in_shape: Sequence[int], window_shape: Sequence[int], window_strides: Sequence[int], padding: str
+) -> tuple[tuple[int, int], ...]:
+    """``(low, high)`` per dimension for a padding name, as ``jax.lax.padtype_to_pads``.
+
+    ``'VALID'``: none. ``'SAME'``: ``ceil(n / stride)`` outputs, the odd element of padding at the
+    high end; ``'SAME_LOWER'``: the same amount, the odd element at the low end.
+    """
+    kind = padding.upper()
+    if kind == "VALID":
+        return tuple((0, 0) for _ in in_shape)
+    if kind not in ("SAME", "SAME_LOWER"):
+        raise ShapeError(f"padding must be 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs, got {padding!r}")
+    pads = []
+    for n, k, s in zip(in_shape, window_shape, window_strides, strict=True):
+        out = -(-n // s)
+        total = builtins.max((out - 1) * s + k - n, 0)
+        lo = total // 2 if kind == "SAME" else total - total // 2
+        pads.append((lo, total - lo))
+    return tuple(pads)
+
+
+def _pairs(padding: Any) -> Any:
+    """Explicit padding as a tuple of int pairs; anything else unchanged, for the shape rule to refuse."""
+    try:
+        return tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+    except (TypeError, ValueError):
+        return _Invalid(padding)
+
+
+def _window_params(
+    x: Operand,
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int] | None,
+    padding: str | Sequence[tuple[int, int]],
+    base_dilation: Sequence[int] | None,
+    window_dilation: Sequence[int] | None,
+) -> dict[str, Any]:
+    dims = _ints(window_dimensions, "window_dimensions")
+    ones = (1,) * len(dims) if isinstance(dims, tuple) else ()
+    strides = ones if window_strides is None else _ints(window_strides, "window_strides")
+    if isinstance(padding, str):
+        pads: Any = padtype_to_pads(_shape_of(x), dims, strides, padding)
+    else:
+        pads = _pairs(padding)
+    return {
+        "window_dimensions": dims,
+        "window_strides": strides,
+        "padding": pads,
+        "base_dilation": ones if base_dilation is None else _ints(base_dilation, "base_dilation"),
+        "window_dilation": ones if window_dilation is None else _ints(window_dilation, "window_dilation"),
+    }
+
+
+def reduce_window_sum(
+    x: Operand,
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int] | None = None,
+    padding: str | Sequence[tuple[int, int]] = "VALID",
+    base_dilation: Sequence[int] | None = None,
+    window_dilation: Sequence[int] | None = None,
+) -> Tensor:
+    """The sum of every window of ``x`` (``jax.lax.reduce_window`` with ``lax.add``).
+
+    One entry per dimension of ``x`` in ``window_dimensions``, ``window_strides`` (default 1),
+    ``base_dilation`` / ``window_dilation`` (default 1); ``padding`` is ``(low, high)`` pairs or
+    ``'VALID'`` / ``'SAME'`` / ``'SAME_LOWER'``, filled with 0.
+    """
+    return _one(ops.reduce_window_sum, x, **_window_params(x, window_dimensions, window_strides, padding,
+                                                          base_dilation, window_dilation))  # fmt: skip
+
+
+def reduce_window_max(
+    x: Operand,
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int] | None = None,
+    padding: str | Sequence[tuple[int, int]] = "VALID",
+    base_dilation: Sequence[int] | None = None,
+    window_dilation: Sequence[int] | None = None,
+) -> Tensor:
+    """The maximum of every window of ``x`` (``jax.lax.reduce_window`` with ``lax.max``); padding is -inf."""
+    return _one(ops.reduce_window_max, x, **_window_params(x, window_dimensions, window_strides, padding,
+                                                          base_dilation, window_dilation))  # fmt: skip
+
+
+def reduce_window_min(
+    x: Operand,
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int] | None = None,
+    padding: str | Sequence[tuple[int, int]] = "VALID",
+    base_dilation: Sequence[int] | None = None,
+    window_dilation: Sequence[int] | None = None,
+) -> Tensor:
+    """The minimum of every window of ``x`` (``jax.lax.reduce_window`` with ``lax.min``); padding is +inf."""
+    return _one(ops.reduce_window_min, x, **_window_params(x, window_dimensions, window_strides, padding,
+                                                          base_dilation, window_dilation))  # fmt: skip
+
+
+def max_pool(
+    x: Operand, window_shape: Sequence[int], strides: Sequence[int] | None = None, padding: str = "VALID"
+) -> Tensor:
+    """Max pooling over the spatial dimensions of a channels-last ``x`` (batch, *spatial, features), as flax's."""
+    shape = _shape_of(x)
+    window = (1, *window_shape, 1)
+    step = (1, *(strides if strides is not None else (1,) * len(window_shape)), 1)
+    if len(window) != len(shape):
+        raise op_error(ShapeError, ops.reduce_window_max, (asarray(x),), f"window_shape {window_shape} needs "
+                       "one entry per spatial dimension of (batch, *spatial, features)")  # fmt: skip
+    return reduce_window_max(x, window, step, padding)
+
+
+def avg_pool(
+    x: Operand, window_shape: Sequence[int], strides: Sequence[int] | None = None, padding: str = "VALID"
+) -> Tensor:
+    """Average pooling over the spatial dimensions of a channels-last ``x``; padding counts as 0 (flax's default)."""
+    shape = _shape_of(x)
+    window = (1, *window_shape, 1)
+    step = (1, *(strides if strides is not None else (1,) * len(window_shape)), 1)
+    if len(window) != len(shape):
+        raise op_error(ShapeError, ops.reduce_window_sum, (asarray(x),), f"window_shape {window_shape} needs "
+                       "one entry per spatial dimension of (batch, *spatial, features)")  # fmt: skip
+    total = reduce_window_sum(x, window, step, padding)
+    count = 1
+    for k in window_shape:
+        count *= int(k)
+    return div(total, count)
+
+
+def select_and_gather_add(
+    tangents: Operand,
+    operand: Operand,
+    select_prim: str,
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    base_dilation: Sequence[int],
+    window_dilation: Sequence[int],
+) -> Tensor:
+    """Per window, ``tangents`` where ``operand`` has its first max (``select_prim='ge'``) or min (``'le'``).
+
+    The JVP of ``reduce_window_max`` / ``reduce_window_min`` (lax's internal op of that name).
+    """
+    params = _window_params(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    return _one(ops.select_and_gather_add, tangents, operand, select_prim=select_prim, **params)
+
+
+def select_and_scatter_add(
+    source: Operand,
+    operand: Operand,
+    select_prim: str,
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    base_dilation: Sequence[int],
+    window_dilation: Sequence[int],
+) -> Tensor:
+    """Each window's ``source`` value added where ``operand`` has the window's first max (``'ge'``) / min (``'le'``).
+
+    The transpose of ``select_and_gather_add``: the VJP of ``reduce_window_max`` / ``reduce_window_min``.
+    """
+    params = _window_params(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    return _one(ops.select_and_scatter_add, source, operand, select_prim=select_prim, **params)
+
+
+def conv_general_dilated(
+    lhs: Operand,
+    rhs: Operand,
+    window_strides: Sequence[int],
+    padding: str | Sequence[tuple[int, int]],
+    lhs_dilation: Sequence[int] | None = None,
+    rhs_dilation: Sequence[int] | None = None,
+    dimension_numbers: Any = None,
+    feature_group_count: int = 1,
+    batch_group_count: int = 1,
+) -> Tensor:
+    """General dilated convolution, as ``jax.lax.conv_general_dilated`` (a correlation: rhs is not flipped).
+
+    ``dimension_numbers``: ``None`` (``('NCHW', 'OIHW', 'NCHW')`` and its 1-D/3-D analogues), a
+    ``jax.lax.ConvDimensionNumbers``, three permutations, or three strings such as
+    ``('NHWC', 'HWIO', 'NHWC')``; strides, padding and dilations follow rhs's spatial order.
+    ``padding`` is ``(low, high)`` pairs or ``'SAME'`` / ``'SAME_LOWER'`` / ``'VALID'`` (computed
+    from the dilated rhs, as lax does; string padding refuses an lhs dilation, as lax does).
+    Operands promote together, as dot_general's.
+    """
+    lshape, rshape = _shape_of(lhs), _shape_of(rhs)
+    nsp = builtins.max(len(lshape) - 2, 0)
+    ones = (1,) * nsp
+    try:
+        dnums: Any = shapes.conv_dimension_numbers(dimension_numbers, len(lshape))
+    except ShapeError:
+        dnums = dimension_numbers  # malformed: the shape rule refuses it, naming the op and operands
+    strides = _ints(window_strides, "window_strides")
+    ldil = ones if lhs_dilation is None else _ints(lhs_dilation, "lhs_dilation")
+    rdil = ones if rhs_dilation is None else _ints(rhs_dilation, "rhs_dilation")
+    if isinstance(padding, str):
+        if isinstance(ldil, tuple) and builtins.any(d != 1 for d in ldil):
+            raise ShapeError(
+                "conv_general_dilated: string padding is not defined with an lhs_dilation (as in lax); "
+                "give explicit (low, high) pairs"
+            )
+        if dnums is dimension_numbers or len(rshape) != len(lshape):
+            pads: Any = _Invalid(padding)
+        else:
+            lsp = [lshape[d] for d in dnums[0][2:]]
+            rsp = [shapes.dilate_dim(rshape[d], r) for d, r in zip(dnums[1][2:], rdil, strict=False)]
+            pads = padtype_to_pads(lsp, rsp, strides, padding)
+    else:
+        pads = _pairs(padding)
+    return _one(
+        ops.conv_general_dilated, lhs, rhs, window_strides=strides, padding=pads, lhs_dilation=ldil,
+        rhs_dilation=rdil, dimension_numbers=dnums, feature_group_count=_index(feature_group_count),
+        batch_group_count=_index(batch_group_count),
+    )  # fmt: skip
+
+
+def conv(lhs: Operand, rhs: Operand, window_strides: Sequence[int], padding: str | Sequence[tuple[int, int]]) -> Tensor:
+    """``jax.lax.conv``: ``conv_general_dilated`` in the NCHW / OIHW layout without dilation or groups."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding)

@@ -80,6 +80,8 @@ STRUCTURAL: Final = "structural"
 LINALG: Final = "linalg"
 CALL: Final = "call"  # a user function recorded as one equation (operands keep their dtypes)
 SCAN: Final = "scan"  # cumulative reductions along one axis: the result has the operand's dtype and shape
+WINDOW: Final = "window"  # reductions over sliding windows (reduce_window_*) and their select_and_* companions
+CONV: Final = "conv"  # conv_general_dilated: both operands promoted, as dot_general's
 
 XY = ("x", "y")
 
@@ -237,6 +239,30 @@ cumprod = declare("cumprod", SCAN, ("x",), ("axis", "reverse"))
 cummax = declare("cummax", SCAN, ("x",), ("axis", "reverse"))
 cummin = declare("cummin", SCAN, ("x",), ("axis", "reverse"))
 cumlogsumexp = declare("cumlogsumexp", SCAN, ("x",), ("axis", "reverse"))
+
+# -- windowed reductions and convolution ---------------------------------------------------------
+#: the window geometry of every windowed op, as lax.reduce_window_sum_p names it
+WINDOW_PARAMS: Final = ("window_dimensions", "window_strides", "padding", "base_dilation", "window_dilation")
+reduce_window_sum = declare("reduce_window_sum", WINDOW, ("x",), WINDOW_PARAMS)
+reduce_window_max = declare("reduce_window_max", WINDOW, ("x",), WINDOW_PARAMS)
+reduce_window_min = declare("reduce_window_min", WINDOW, ("x",), WINDOW_PARAMS)
+# Internal ops of reduce_window_max/min's derivatives (lax's select_and_gather_add / select_and_scatter_add):
+# per window, the element of ``operand`` that ``select_prim`` ("ge": max, "le": min) picks first decides which
+# ``tangents`` element is read (gather) or which operand position receives ``source`` (scatter, summed).
+# Each is linear in its first operand and the other's transpose; the operand gets no derivative.
+select_and_gather_add = declare(
+    "select_and_gather_add", WINDOW, ("tangents", "operand"), ("select_prim", *WINDOW_PARAMS)
+)
+select_and_scatter_add = declare(
+    "select_and_scatter_add", WINDOW, ("source", "operand"), ("select_prim", *WINDOW_PARAMS)
+)
+conv_general_dilated = declare(
+    "conv_general_dilated",
+    CONV,
+    ("lhs", "rhs"),
+    ("window_strides", "padding", "lhs_dilation", "rhs_dilation", "dimension_numbers",
+     "feature_group_count", "batch_group_count"),
+)  # fmt: skip
 
 # -- structural -----------------------------------------------------------------------
 reshape = declare("reshape", STRUCTURAL, ("x",), ("new_sizes",))

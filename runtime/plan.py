@@ -10,6 +10,7 @@ family                                      promoted operands           left alo
 ==========================================  ==========================  ===============
 binary, compare, logical, dot_general       both
 select, select_n                            the cases                   predicate / which
+conv (conv_general_dilated)                 both
 clamp                                       min, operand, max
 concatenate                                 all
 scatter (set / add / mul / min / max)       operand, updates            indices
@@ -133,6 +134,7 @@ PLAN_RULES: dict[str, PlanRule] = {
     ops.COMPARE: plan_all,
     ops.LOGICAL: plan_all,
     ops.DOT: plan_all,
+    ops.CONV: plan_all,
     ops.CLAMP: plan_all,
     ops.CONCATENATE: plan_all,
     ops.SELECT: plan_select,

@@ -116,6 +116,7 @@ _PROMOTED: Final[dict[str, Callable[[int], Sequence[int]]]] = {
     ops.COMPARE: _every,
     ops.LOGICAL: _every,
     ops.DOT: _every,
+    ops.CONV: _every,
     ops.CLAMP: _every,
     ops.CONCATENATE: _every,
     ops.SELECT: lambda count: range(1, count),
@@ -222,6 +223,8 @@ _BY_FAMILY: Final[dict[str, WeakRule]] = {
     ops.COMPARE: weak_all_operands,
     ops.LOGICAL: weak_all_operands,
     ops.DOT: weak_all_operands,
+    ops.CONV: weak_all_operands,
+    ops.WINDOW: weak_keep_operand,
     ops.CLAMP: weak_all_operands,
     ops.CONCATENATE: weak_all_operands,
     ops.SELECT: weak_select,
@@ -278,6 +281,8 @@ WEAK_RULES["cumprod"] = weak_keep_operand
 WEAK_RULES["cummax"] = weak_keep_operand
 WEAK_RULES["cummin"] = weak_keep_operand
 WEAK_RULES["cumlogsumexp"] = weak_keep_operand
+WEAK_RULES["select_and_gather_add"] = weak_all_operands  # lax: weak when both operands are
+WEAK_RULES["select_and_scatter_add"] = weak_all_operands
 
 
 def weak_call(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:

@@ -18,12 +18,14 @@ from autodiff.parity import (
     cases_calls,
     cases_contraction,
     cases_conversion,
+    cases_convolution,
     cases_indexing,
     cases_linalg,
     cases_reductions,
     cases_special,
     cases_structural,
     cases_unary,
+    cases_windowed,
 )
 from autodiff.parity._common import (
     _ALL_EXACT,
@@ -145,6 +147,8 @@ def build_specs() -> tuple[Spec, ...]:
         *cases_calls.specs(),
         *cases_linalg.specs(),
         *cases_special.specs(),
+        *cases_windowed.specs(),
+        *cases_convolution.specs(),
     ]
     specs = [_with_family_jnp(s) for s in specs]
     specs.extend(broadcast_and_weak_specs())

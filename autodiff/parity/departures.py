@@ -89,7 +89,7 @@ def _e8m0_derivative_formula(case: Case, check: CheckResult) -> bool:
 
 
 #: What XLA on CPU refuses for the 2-bit ints, which castwise computes in 8 bits and wraps.
-_NARROW_INT_XLA_GAPS: Final = frozenset({"pow", "dot_general", "abs", "concatenate"})
+_NARROW_INT_XLA_GAPS: Final = frozenset({"pow", "dot_general", "abs", "concatenate", "conv_general_dilated"})
 
 
 def _plans_half_complex(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> bool:
@@ -128,6 +128,24 @@ def _python_int_out_of_narrow_range(case: Case, operands: Sequence[Any], ours_re
     return any(not int(r.min) <= v <= int(r.max) for v in ints for r in ranges)
 
 
+#: The windowed ops whose selections and sums in float8_e8m0fnu (no zero: every sum is NaN) place NaN
+#: where XLA's do not.
+_WINDOW_OPS: Final = frozenset({"reduce_window_max", "reduce_window_min", "select_and_gather_add",
+                                "select_and_scatter_add"})  # fmt: skip
+
+
+def _window_e8m0(case: Case, check: CheckResult) -> bool:
+    """A windowed op's derivative or scatter in float8_e8m0fnu, whose zeros are NaN (see DEPARTURES)."""
+    return (case.spec.op in _WINDOW_OPS and _has(case, dt.float8_e8m0fnu)
+            and _message_has(check, "NaN in different positions"))  # fmt: skip
+
+
+def _window_narrow_int_ties(case: Case, check: CheckResult) -> bool:
+    """select_and_scatter_add in 2-bit ints, where every window has ties (see DEPARTURES)."""
+    return (case.spec.op == "select_and_scatter_add" and check.check in ("primal", "vmap")
+            and _has(case, *NARROW_INT_DTYPES))  # fmt: skip
+
+
 DEPARTURES: Final[tuple[Departure, ...]] = (
     Departure(
         "narrow-int-python-int-range",
@@ -135,6 +153,28 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "is; JAX converts it to int2 and wraps it silently (to -2)",
         "runtime/tensor.py (a Python scalar that does not fit its planned dtype is refused)",
         applies=_python_int_out_of_narrow_range,
+    ),
+    Departure(
+        "select_and_gather_add-bool",
+        "select_and_gather_add (the internal op of a max window's derivative) refuses bool: lax's packs each "
+        "(value, tangent) pair into one word and its bool results are not the selected tangents",
+        "runtime/shapes/windowed.py: select_and_gather_add_rule",
+        _refuses_kind("select_and_gather_add", "bool"),
+    ),
+    Departure(
+        "window-e8m0",
+        "float8_e8m0fnu has no zero: the zeros that a max window's derivative scatters into (and a sum over "
+        "no selected element) are NaN, placed where castwise's tap-by-tap kernels put them, not where XLA's do",
+        "runtime/kernels/windowed.py",
+        explains=_window_e8m0,
+    ),
+    Departure(
+        "select_and_scatter_add-ties",
+        "with ties in a window (every window of a 2-bit int operand has some), XLA's SelectAndScatter picks "
+        "another of the equal elements in some layouts (batched, or widened to 8 bits); castwise always picks "
+        "the first",
+        "runtime/kernels/windowed.py",
+        explains=_window_narrow_int_ties,
     ),
     Departure(
         "jnp-converts",

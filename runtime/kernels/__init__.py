@@ -44,10 +44,10 @@ Layout: the kernels live in one module per op family, named after the sections o
 ``runtime/ops.py``: ``binary`` (binary, compare, logical); ``contraction`` (clamp, concatenate,
 dot_general, select); ``indexing`` (dynamic_slice, dynamic_update_slice, gather, scatter); ``unary``
 (unary); ``conversion`` (convert); ``reductions`` (reduce); ``structural`` (structural); ``linalg``
-(linalg); ``calls`` (call); ``special`` (the special functions: erf, lgamma, igamma ...).
-What several families share is in ``_common`` and ``conversion``. This
-package re-exports their names, holds the checked entry point and imports every family module, so
-``KERNELS`` is complete once it is imported.
+(linalg); ``calls`` (call); ``windowed`` (window); ``convolution`` (conv); ``special`` (the special
+functions: erf, lgamma, igamma ...). What several families
+share is in ``_common`` and ``conversion``. This package re-exports their names, holds the checked
+entry point and imports every family module, so ``KERNELS`` is complete once it is imported.
 """
 
 from __future__ import annotations
@@ -65,12 +65,14 @@ from runtime.kernels import (
     calls,
     contraction,
     conversion,
+    convolution,
     indexing,
     linalg,
     reductions,
     special,
     structural,
     unary,
+    windowed,
 )
 from runtime.kernels._common import (  # noqa: F401
     KERNELS,
@@ -117,6 +119,9 @@ from runtime.kernels.conversion import (  # noqa: F401
     convert_array,
     convert_kernel,
     scalar_array,
+)
+from runtime.kernels.convolution import (  # noqa: F401
+    conv_general_dilated_kernel,
 )
 from runtime.kernels.indexing import (  # noqa: F401
     dynamic_slice_kernel,
@@ -184,6 +189,13 @@ from runtime.kernels.unary import (  # noqa: F401
     square_kernel,
     tanh_kernel,
 )
+from runtime.kernels.windowed import (  # noqa: F401
+    reduce_window_max_kernel,
+    reduce_window_min_kernel,
+    reduce_window_sum_kernel,
+    select_and_gather_add_kernel,
+    select_and_scatter_add_kernel,
+)
 from runtime.ops import OpDef
 from runtime.shapes import ArityError, Aval, KernelDTypeError
 
@@ -199,6 +211,8 @@ FAMILY_MODULES = (
     linalg,
     calls,
     special,
+    windowed,
+    convolution,
 )
 
 

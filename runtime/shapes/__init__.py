@@ -25,10 +25,10 @@ Layout: the shape rules live in one module per op family, named after the sectio
 ``runtime/ops.py``: ``binary`` (binary, compare, logical); ``contraction`` (clamp, concatenate,
 dot_general, select); ``indexing`` (dynamic_slice, dynamic_update_slice, gather, scatter); ``unary``
 (unary); ``conversion`` (convert); ``reductions`` (reduce); ``structural`` (structural); ``linalg``
-(linalg); ``calls`` (call); ``special`` (the special functions: erf, lgamma, igamma ...).
-What several families share is in ``_common``. This package re-exports
-their names, holds the checked entry point and imports every family module, so ``SHAPE_RULES`` is
-complete once it is imported.
+(linalg); ``calls`` (call); ``windowed`` (window); ``convolution`` (conv); ``special`` (the special
+functions: erf, lgamma, igamma ...). What several families
+share is in ``_common``. This package re-exports their names, holds the checked entry point and
+imports every family module, so ``SHAPE_RULES`` is complete once it is imported.
 """
 
 from __future__ import annotations
@@ -45,12 +45,14 @@ from runtime.shapes import (
     calls,
     contraction,
     conversion,
+    convolution,
     indexing,
     linalg,
     reductions,
     special,
     structural,
     unary,
+    windowed,
 )
 from runtime.shapes._common import (  # noqa: F401
     PARAM_DEFAULTS,
@@ -109,6 +111,16 @@ from runtime.shapes.contraction import (  # noqa: F401
 )
 from runtime.shapes.conversion import (  # noqa: F401
     convert_rule,
+)
+from runtime.shapes.convolution import (  # noqa: F401
+    Conv,
+    ConvDimensionNumbers,
+    conv_dimension_numbers,
+    conv_general_dilated_rule,
+    conv_geometry,
+    conv_output_shape,
+    conv_vjp_lhs_padding,
+    conv_vjp_rhs_padding,
 )
 from runtime.shapes.indexing import (  # noqa: F401
     GATHER_DEFAULT_MODE,
@@ -181,6 +193,19 @@ from runtime.shapes.unary import (  # noqa: F401
     square_rule,
     tanh_rule,
 )
+from runtime.shapes.windowed import (  # noqa: F401
+    SELECT_PRIMS,
+    Window,
+    dilate_dim,
+    reduce_window_max_rule,
+    reduce_window_min_rule,
+    reduce_window_sum_rule,
+    select_and_gather_add_rule,
+    select_and_scatter_add_rule,
+    stride_dim,
+    window_geometry,
+    window_output_shape,
+)
 
 #: The op-family modules: importing one registers its shape rules in ``SHAPE_RULES``.
 FAMILY_MODULES = (
@@ -194,6 +219,8 @@ FAMILY_MODULES = (
     linalg,
     calls,
     special,
+    windowed,
+    convolution,
 )
 
 

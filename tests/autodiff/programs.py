@@ -66,6 +66,12 @@ STEPS: dict[str, tuple[int, Callable[[list[Any], Any], Tensor]]] = {
     "concatenate": (3, lambda a, d: F.slice(F.concatenate([a[0], a[1], a[2]], 0), (2,), (2 + N,))),
     "stack": (2, lambda a, d: _second_of_stack(a[0], a[1], d.draw(st.sampled_from([0, -1])))),
     "dot_general": (2, lambda a, d: F.broadcast_in_dim(F.dot_general(a[0], a[1], (((0,), (0,)), ((), ()))), (N,), ())),
+    "conv_general_dilated": (
+        2,
+        lambda a, d: F.reshape(
+            F.conv_general_dilated(F.reshape(a[0], (1, 1, N)), F.reshape(a[1], (1, 1, N)), (1,), "SAME"), (N,)
+        ),
+    ),
     "scatter": (
         2,
         lambda a, d: F.scatter(a[0], np.array([[0], [2]], np.int32), F.slice(a[1], (0,), (2,)), SCATTER_DIMS),

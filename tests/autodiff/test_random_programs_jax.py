@@ -286,6 +286,14 @@ STEPS: dict[str, Step] = {
         lambda a, e: jnp.broadcast_to(_jax_dot(a[0], a[1]), (N,)),
         exact=_exact_integer,
     ),
+    "conv_general_dilated": Step(
+        2,
+        lambda a, e: F.reshape(
+            F.conv_general_dilated(F.reshape(a[0], (1, 1, N)), F.reshape(a[1], (1, 1, N)), (1,), "SAME"), (N,)
+        ),
+        lambda a, e: _jax_conv(a[0], a[1]),
+        exact=_exact_integer,
+    ),
     "scatter": Step(
         2,
         lambda a, e: F.scatter(a[0], SET_INDICES, F.slice(a[1], (0,), (2,)), SCATTER_DIMS),
@@ -316,6 +324,14 @@ STEPS: dict[str, Step] = {
         _convert_ok,
     ),
 }
+
+
+def _jax_conv(x: Any, y: Any) -> Any:
+    px, py = promoted(x, y)
+    out = lax.conv_general_dilated(
+        px.reshape(1, 1, N), py.reshape(1, 1, N), (1,), "SAME", precision=lax.Precision.HIGHEST
+    )
+    return out.reshape(N)
 
 
 def _jax_dot(x: Any, y: Any) -> Any:

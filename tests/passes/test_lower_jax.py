@@ -455,6 +455,30 @@ for _label, _fill, _d in (("i8-wrap", 300, "i8"), ("f32", 0.1, "f32"), ("c64", 1
                           ("u64-big", 2**64 - 1, "u64"), ("f32r", 0.1, "f32r")):  # fmt: skip
     nullary_case("full", _label, shape=(2, 3), fill_value=_fill, dtype=rt.dtype(_d))
 
+# windowed reductions and convolution
+_W = {"window_dimensions": (2, 3), "window_strides": (1, 2), "padding": ((1, 0), (0, 2)), "base_dilation": (1, 1),
+      "window_dilation": (1, 1)}  # fmt: skip
+_WD = {**_W, "base_dilation": (2, 1), "window_dilation": (1, 2)}
+for _d in ("f32", "f64", "bf16", "i32", "c64"):
+    case("reduce_window_sum", _d, lambda x: F.reduce_window_sum(x, **_WD), lambda _d=_d: data(_d, (4, 5)))
+for _d in ("f32", "bf16", "i8", "bool"):
+    case("reduce_window_max", _d, lambda x: F.reduce_window_max(x, **_WD), lambda _d=_d: data(_d, (4, 5)))
+    case("reduce_window_min", _d, lambda x: F.reduce_window_min(x, **_W), lambda _d=_d: data(_d, (4, 5)))
+for _label, _p in (("plain", _W), ("dilated", _WD)):
+    case("select_and_gather_add", _label, lambda t, x, p=_p: F.select_and_gather_add(t, x, "ge", **p),
+         data("f32", (4, 5), seed=1), data("f32", (4, 5)))  # fmt: skip
+    _src_shape = rt.reduce_window_max(data("f32", (4, 5)), **_p).shape
+    case("select_and_scatter_add", _label, lambda s, x, p=_p: F.select_and_scatter_add(s, x, "le", **p),
+         data("f32", _src_shape, seed=1), data("f32", (4, 5)))  # fmt: skip
+for _d in ("f32", "f64", "c64", "bf16", "i32"):
+    case("conv_general_dilated", _d,
+         lambda x, w: F.conv_general_dilated(x, w, (2, 1), ((1, 0), (0, 1)), (1, 2), (2, 1), ("NHWC", "HWIO", "NHWC"),
+                                             feature_group_count=2),
+         lambda _d=_d: data(_d, (2, 5, 4, 4)), lambda _d=_d: data(_d, (2, 2, 2, 6), seed=3))  # fmt: skip
+case("conv_general_dilated", "batch-groups",
+     lambda x, w: F.conv_general_dilated(x, w, (1, 1), "SAME", batch_group_count=2),
+     data("f64", (4, 3, 5, 5)), data("f64", (4, 3, 3, 2), seed=3))  # fmt: skip
+
 # linear algebra (well-conditioned matrices)
 
 

@@ -100,6 +100,23 @@ def _and() -> Graph:
     return b.build(b.raw("and", x, y, out=("i32", (3,))))
 
 
+_CONV_PARAMS = {"window_strides": (1,), "padding": ((0, 0),), "lhs_dilation": (1,), "rhs_dilation": (1,),
+                "dimension_numbers": ((0, 1, 2), (0, 1, 2), (0, 1, 2)), "feature_group_count": 1,
+                "batch_group_count": 1}  # fmt: skip
+
+
+_CONV_EQN = (
+    "conv_general_dilated[window_strides=(1,) padding=((0, 0),) lhs_dilation=(1,) rhs_dilation=(1,) "
+    "dimension_numbers=((0, 1, 2), (0, 1, 2), (0, 1, 2)) feature_group_count=1 batch_group_count=1]"
+)
+
+
+def _conv() -> Graph:
+    b = GraphBuilder()
+    x, y = b.input("f32", (1, 1, 4)), b.input("c64", (1, 1, 2))
+    return b.build(b.raw("conv_general_dilated", x, y, out=("c64", (1, 1, 3)), **_CONV_PARAMS))
+
+
 def _dot() -> Graph:
     b = GraphBuilder()
     x, y = b.input("f32", (2, 3)), b.input("c64", (3, 4))
@@ -222,6 +239,20 @@ GOLDEN: dict[str, Golden] = {
     c:c64[2,3] = convert[to=c64] a
     d:c64[2,4] = dot_general[dimension_numbers=(((1,), (0,)), ((), ()))] c b
   in (d) }""",
+    ),
+    "conv_general_dilated": Golden(
+        _conv,
+        lambda: [values("f32", (1, 1, 4)), values("c64", (1, 1, 2))],
+        lambda x, y: np.convolve(x.astype(np.complex64)[0, 0], y[0, 0, ::-1], "valid")[None, None],
+        f"""\
+{{ lambda a:f32[1,1,4] b:c64[1,1,2] . let
+    c:c64[1,1,3] = {_CONV_EQN} a b
+  in (c) }}""",
+        f"""\
+{{ lambda a:f32[1,1,4] b:c64[1,1,2] . let
+    c:c64[1,1,4] = convert[to=c64] a
+    d:c64[1,1,3] = {_CONV_EQN} c b
+  in (d) }}""",
     ),
     "select": Golden(
         _select,
@@ -353,7 +384,7 @@ def test_golden_covers_every_promoting_family() -> None:
 def test_golden_covers_the_required_programs() -> None:
     assert set(GOLDEN) == {
         "add", "lt", "and", "dot_general", "select", "clamp", "concatenate",
-        "scatter", "scatter_add", "dynamic_update_slice",
+        "scatter", "scatter_add", "dynamic_update_slice", "conv_general_dilated",
     }  # fmt: skip
 
 

@@ -57,6 +57,14 @@ _ROWS_DN = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), s
 _POINTS_DN = ScatterDimensionNumbers(
     update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
 )
+_WINDOW = {
+    "window_dimensions": (2,),
+    "window_strides": (1,),
+    "padding": ((0, 0),),
+    "base_dilation": (1,),
+    "window_dilation": (1,),
+}
+
 _SCATTER = {"dimension_numbers": _POINTS_DN, "indices_are_sorted": False, "unique_indices": False, "mode": None}
 
 Call = Callable[[], tuple[list[Any], dict[str, Any]]]
@@ -81,6 +89,24 @@ VALID: dict[str, Call] = {
     **{name: _same(lambda: of("i32", [1, 2, 3])) for name in ("and", "or", "xor")},
     "dot_general": lambda: ([f64(2, 3), f64(3, 4)], {"dimension_numbers": (((1,), (0,)), ((), ()))}),
     "select": lambda: ([of("bool", [True, False, True]), f64(3), f64(3)], {}),
+    **{
+        name: lambda: ([f64(3)], dict(_WINDOW))
+        for name in ("reduce_window_sum", "reduce_window_max", "reduce_window_min")
+    },
+    "select_and_gather_add": lambda: ([f64(3), f64(3)], {**_WINDOW, "select_prim": "ge"}),
+    "select_and_scatter_add": lambda: ([f64(2), f64(3)], {**_WINDOW, "select_prim": "ge"}),
+    "conv_general_dilated": lambda: (
+        [f64(1, 1, 3), f64(1, 1, 2)],
+        {
+            "window_strides": (1,),
+            "padding": ((0, 0),),
+            "lhs_dilation": (1,),
+            "rhs_dilation": (1,),
+            "dimension_numbers": None,
+            "feature_group_count": 1,
+            "batch_group_count": 1,
+        },
+    ),
     "clamp": lambda: ([f64(), f64(3), f64()], {}),
     "concatenate": lambda: ([f64(3), f64(3)], {"dimension": 0}),
     "scatter": lambda: ([f64(5), of("i32", [[1], [3]]), f64(2)], dict(_SCATTER)),

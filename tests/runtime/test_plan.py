@@ -13,7 +13,7 @@ f32, f64, c64, c128, i32, i64, b = rt.float32, rt.float64, rt.complex64, rt.comp
 
 PROMOTING_FAMILIES = {
     ops.BINARY, ops.COMPARE, ops.LOGICAL, ops.DOT, ops.SELECT, ops.CLAMP,
-    ops.CONCATENATE, ops.SCATTER, ops.DYNAMIC_UPDATE_SLICE,
+    ops.CONCATENATE, ops.SCATTER, ops.DYNAMIC_UPDATE_SLICE, ops.CONV,
 }  # fmt: skip
 
 

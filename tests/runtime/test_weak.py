@@ -24,6 +24,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from jax import lax  # noqa: E402
 from jax._src.dtypes import is_weakly_typed  # noqa: E402
+from jax._src.lax import windowed_reductions as wr  # noqa: E402
 from jax._src.lax.lax import _convert_element_type  # noqa: E402
 
 import autodiff  # noqa: E402,F401
@@ -190,6 +191,32 @@ ROWS["dot_general"] = (
     lambda a, b: lax.dot_general(a, b, (((0,), (0,)), ((), ()))),
     [(_F, (3,)), (_F, (3,))],
     {"dimension_numbers": (((0,), (0,)), ((), ()))},
+)
+_WIN = {
+    "window_dimensions": (2,),
+    "window_strides": (1,),
+    "padding": ((0, 0),),
+    "base_dilation": (1,),
+    "window_dilation": (1,),
+}
+ROWS["conv_general_dilated"] = (
+    lambda a, b: lax.conv_general_dilated(a, b, (1,), "VALID"),
+    [(_F, (1, 1, 3)), (_F, (1, 1, 2))],
+    {"window_strides": (1,), "padding": ((0, 0),), "lhs_dilation": (1,), "rhs_dilation": (1,),
+     "dimension_numbers": None, "feature_group_count": 1, "batch_group_count": 1},
+)  # fmt: skip
+ROWS["reduce_window_sum"] = (lambda a: lax.reduce_window(a, 0.0, lax.add, (2,), (1,), "VALID"), [(_F, (3,))], _WIN)
+ROWS["reduce_window_max"] = (lambda a: lax.reduce_window(a, -np.inf, lax.max, (2,), (1,), "VALID"), [(_F, (3,))], _WIN)
+ROWS["reduce_window_min"] = (lambda a: lax.reduce_window(a, np.inf, lax.min, (2,), (1,), "VALID"), [(_F, (3,))], _WIN)
+ROWS["select_and_gather_add"] = (
+    lambda t, x: wr._select_and_gather_add(t, x, lax.ge_p, (2,), (1,), ((0, 0),), (1,), (1,)),
+    [(_F, (3,)), (_F, (3,))],
+    {**_WIN, "select_prim": "ge"},
+)
+ROWS["select_and_scatter_add"] = (
+    lambda s, x: wr._select_and_scatter_add(s, x, lax.ge_p, (2,), (1,), ((0, 0),)),
+    [(_F, (2,)), (_F, (3,))],
+    {**_WIN, "select_prim": "ge"},
 )
 ROWS["select"] = (lax.select, [(np.bool_, (3,)), (_F, (3,)), (_F, (3,))], {})
 ROWS["clamp"] = (lax.clamp, [(_F, ()), (_F, (3,)), (_F, ())], {})

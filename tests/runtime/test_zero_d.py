@@ -150,6 +150,28 @@ CASES: dict[str, Case | str] = {
     **{name: _binary(F64, 1.0, 2.0) for name in ("polygamma", "igamma", "igammac", "igamma_grad_a")},
     "zeta": _binary(F64, 2.0, 1.5),
     **{name: _binary(rt.int32, 5, 1) for name in ("shift_left", "shift_right_arithmetic", "shift_right_logical")},
+    **{
+        name: lambda: (
+            [t0(2.0)],
+            {"window_dimensions": (), "window_strides": (), "padding": (), "base_dilation": (), "window_dilation": ()},
+        )
+        for name in ("reduce_window_sum", "reduce_window_max", "reduce_window_min")
+    },
+    **{
+        name: lambda: (
+            [t0(2.0), t0(3.0)],
+            {
+                "select_prim": "ge",
+                "window_dimensions": (),
+                "window_strides": (),
+                "padding": (),
+                "base_dilation": (),
+                "window_dilation": (),
+            },
+        )
+        for name in ("select_and_gather_add", "select_and_scatter_add")
+    },
+    "conv_general_dilated": "convolves (batch, feature, spatial...) operands: rank >= 2",
     **dict.fromkeys(
         ("custom_jvp_call", "custom_vjp_call"),
         "a user rule call (its params hold the user's functions): 0-d calls are checked through "
