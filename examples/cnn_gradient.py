@@ -25,14 +25,6 @@ LAYOUT = ("NHWC", "HWIO", "NHWC")
 BATCH, SIZE, CHANNELS, FEATURES, CLASSES = 4, 8, 3, 6, 5
 
 
-def logsumexp(x: rt.Tensor, axis: int) -> rt.Tensor:
-    """log(sum(exp(x))) over ``axis``, shifted by the maximum so that exp cannot overflow."""
-    m = rt.reduce_max(x, (axis,))
-    kept = tuple(d for d in range(x.ndim) if d != axis)
-    shifted = rt.sub(x, rt.broadcast_in_dim(m, x.shape, kept))
-    return rt.add(m, rt.log(rt.reduce_sum(rt.exp(shifted), (axis,))))
-
-
 def cnn_loss(w_conv: rt.Tensor, b_conv: rt.Tensor, w_dense: rt.Tensor, b_dense: rt.Tensor, images: rt.Tensor,
              labels: rt.Tensor) -> rt.Tensor:  # fmt: skip
     """conv 3x3 (SAME) -> tanh -> 2x2 max pool -> bf16 -> dense -> mean softmax cross-entropy."""
@@ -42,7 +34,7 @@ def cnn_loss(w_conv: rt.Tensor, b_conv: rt.Tensor, w_dense: rt.Tensor, b_dense: 
     h = rt.convert(rt.reshape(h, (h.shape[0], h.size // h.shape[0])), rt.bfloat16)  # bf16 activations
     logits = rt.add(rt.matmul(h, w_dense), rt.broadcast_in_dim(b_dense, (h.shape[0], CLASSES), (1,)))  # -> f32
     picked = rt.reduce_sum(rt.mul(logits, labels), (1,))
-    return rt.div(rt.reduce_sum(rt.sub(logsumexp(logits, 1), picked), (0,)), float(logits.shape[0]))
+    return rt.div(rt.reduce_sum(rt.sub(rt.logsumexp(logits, 1), picked), (0,)), float(logits.shape[0]))
 
 
 def jax_cnn_loss(w_conv: Any, b_conv: Any, w_dense: Any, b_dense: Any, images: Any, labels: Any) -> Any:

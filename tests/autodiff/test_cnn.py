@@ -24,18 +24,13 @@ jax.config.update("jax_enable_x64", True)
 LAYOUT = ("NCHW", "OIHW", "NCHW")
 
 
-def _logsumexp(x: rt.Tensor) -> rt.Tensor:
-    m = F.reduce_max(x, (1,))
-    shifted = F.sub(x, F.broadcast_in_dim(m, x.shape, (0,)))
-    return F.add(m, F.log(F.reduce_sum(F.exp(shifted), (1,))))
-
-
 def loss(w: rt.Tensor, b: rt.Tensor, v: rt.Tensor, x: rt.Tensor, y: rt.Tensor) -> rt.Tensor:
     h = F.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1)), dimension_numbers=LAYOUT, feature_group_count=1)
     h = F.tanh(F.add(h, F.broadcast_in_dim(b, h.shape, (1,))))
     h = F.reduce_window_max(h, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
     logits = F.matmul(F.reshape(h, (h.shape[0], h.size // h.shape[0])), v)
-    return F.div(F.reduce_sum(F.sub(_logsumexp(logits), F.reduce_sum(F.mul(logits, y), (1,))), (0,)), logits.shape[0])
+    nll = F.sub(F.logsumexp(logits, 1), F.reduce_sum(F.mul(logits, y), (1,)))
+    return F.div(F.reduce_sum(nll, (0,)), logits.shape[0])
 
 
 def jax_loss(w: Any, b: Any, v: Any, x: Any, y: Any) -> Any:
