@@ -18,6 +18,7 @@ Accuracy, measured against XLA on CPU and asserted here:
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import jax
@@ -90,7 +91,7 @@ def test_reduce_window_values_match_lax(kind: str, dtype: str) -> None:
         with pytest.raises(rt.OpTypeError, match="reduce_window_sum"):
             F.reduce_window_sum(np.ones((2, 2), bool), (1, 1))
         return
-    rng = np.random.default_rng(hash((kind, dtype)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(f"{kind}-{dtype}".encode()))
     for _ in range(20):
         cfg = _window_config(rng)
         x = _rand(rng, cfg["shape"], dtype) * (1 if dtype in ("bool",) or dtype.startswith("int") else 3)
@@ -292,7 +293,7 @@ def _lax_conv(lhs: Any, rhs: Any, kw: dict[str, Any]) -> Any:
     "dtype", ["float32", "float64", "bfloat16", "float16", "complex64", "complex128", "int32", "int8", "bool"]
 )
 def test_conv_values_match_lax(dtype: str) -> None:
-    rng = np.random.default_rng(hash(dtype) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(dtype.encode()))
     for trial in range(25):
         cfg = _conv_config(rng, trial)
         lhs, rhs = _rand(rng, cfg["lshape"], dtype), _rand(rng, cfg["rshape"], dtype)
@@ -305,6 +306,12 @@ def test_conv_values_match_lax(dtype: str) -> None:
                 4 * EPS[dtype] * np.asarray(_lax_conv(np.abs(lhs).astype(wide), np.abs(rhs).astype(wide), cfg["kw"]))
             )
             assert np.all(np.abs(got.astype(np.complex128) - want) <= bound), cfg
+        elif dtype in NARROW_EPS:
+            # both accumulate in float32 and round once; a float32 sum in another order can land on
+            # the other side of a rounding tie: at most one narrow ulp apart
+            wide_got, wide_want = got.astype(np.float64), want.astype(np.float64)
+            ulp = 2 * NARROW_EPS[dtype] * np.abs(wide_want) + np.finfo(np.float32).tiny
+            assert np.all(np.abs(wide_got - wide_want) <= ulp), cfg
         else:
             np.testing.assert_array_equal(got, want, err_msg=str(cfg))
 
