@@ -100,8 +100,8 @@ def _example(op_name: str, dtypes: list[DType]) -> tuple[str, list[tuple[int, ..
                 "batch_group_count": 1}  # fmt: skip
         return op_name, [(1, 1, N), (1, 1, 1)], conv
     if family == ops.WINDOW:  # windows of one element: the operand's shape throughout
-        window: dict[str, Any] = {"window_dimensions": (1,), "window_strides": (1,), "padding": ((0, 0),), "base_dilation": (1,),
-                  "window_dilation": (1,)}  # fmt: skip
+        window: dict[str, Any] = {"window_dimensions": (1,), "window_strides": (1,), "padding": ((0, 0),),
+                                  "base_dilation": (1,), "window_dilation": (1,)}  # fmt: skip
         if len(dtypes) == 2:
             window["select_prim"] = "ge"
         return op_name, [(N,)] * len(dtypes), window
