@@ -166,6 +166,17 @@ def _special_float8_derivative(case: Case, check: CheckResult) -> bool:
             and _message_has(check, "failed to legalize operation 'chlo."))  # fmt: skip
 
 
+#: the special functions (runtime/kernels/special.py), all computed in float32 for 8-bit floats
+_SPECIAL_OPS: Final = frozenset({"erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "zeta", "igamma",
+                                 "igammac", "igamma_grad_a", "bessel_i0e", "bessel_i1e"})  # fmt: skip
+
+
+def _special_float8_nan(case: Case, check: CheckResult) -> bool:
+    """A special function in an 8-bit float whose NaNs sit elsewhere than XLA's (see DEPARTURES)."""
+    return (case.spec.op in _SPECIAL_OPS and _has(case, *FLOAT8_DTYPES)
+            and _message_has(check, "NaN in different positions"))  # fmt: skip
+
+
 DEPARTURES: Final[tuple[Departure, ...]] = (
     Departure(
         "narrow-int-python-int-range",
@@ -255,6 +266,16 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "runtime/kernels/special.py",
         lambda c, x, o, j: c.spec.op in _SPECIAL_FLOAT8_GAPS and not o and j and _has(c, *FLOAT8_DTYPES),
         _special_float8_derivative,
+    ),
+    Departure(
+        "special-float8-nan",
+        "XLA evaluates igamma's series in the 8-bit format itself and gets NaN for ordinary inputs (lax.igamma "
+        "of float8_e3m4 a=[0.78..], x=[..] is NaN where the float32 result rounded to e3m4 is 0.781); castwise "
+        "computes every special function of an 8-bit float in float32 and rounds once. And float8_e8m0fnu has no "
+        "zero: where XLA's float32 expansion gives exactly 0 (lgamma(2)) and castwise's a residue within the "
+        "documented ulp bounds (4.8e-7), XLA's result is NaN and castwise's 2**-21",
+        "runtime/kernels/special.py; tests/runtime/test_special.py (ulp bounds)",
+        explains=_special_float8_nan,
     ),
     Departure(
         "narrow-int-sort-xla",
