@@ -839,7 +839,7 @@ def _nonzero(n: Tensor) -> Tensor:
     return convert(ne(n, full((), 0, n.dtype)), n.dtype)
 
 
-def _extremal_jvp(
+def scatter_extremal_jvp(
     primals: Primals, tangents: Tangents, outputs: Primals, dimension_numbers: Any, indices_are_sorted: bool = False,
     unique_indices: bool = False, mode: Any = None,
 ) -> list[TangentLike]:  # fmt: skip
@@ -853,7 +853,7 @@ def _extremal_jvp(
     return [scatter_add(dx, indices, moved, dimension_numbers, mode=mode)]
 
 
-def _extremal_vjp(
+def scatter_extremal_vjp(
     cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], dimension_numbers: Any,
     indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
 ) -> list[TangentLike]:  # fmt: skip
@@ -872,38 +872,9 @@ def _extremal_vjp(
     return [gx, Zero.like(indices), gu]  # the transpose of the JVP (real coefficients: no conjugation)
 
 
-def scatter_min_jvp(
-    primals: Primals, tangents: Tangents, outputs: Primals, dimension_numbers: Any, indices_are_sorted: bool = False,
-    unique_indices: bool = False, mode: Any = None,
-) -> list[TangentLike]:  # fmt: skip
-    return _extremal_jvp(primals, tangents, outputs, dimension_numbers, indices_are_sorted, unique_indices, mode)
-JVP_RULES["scatter_min"] = scatter_min_jvp
-
-
-def scatter_min_vjp(
-    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], dimension_numbers: Any,
-    indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
-) -> list[TangentLike]:  # fmt: skip
-    return _extremal_vjp(cotangents, primals, outputs, needs, dimension_numbers, indices_are_sorted,
-                         unique_indices, mode)  # fmt: skip
-VJP_RULES["scatter_min"] = scatter_min_vjp
-
-
-def scatter_max_jvp(
-    primals: Primals, tangents: Tangents, outputs: Primals, dimension_numbers: Any, indices_are_sorted: bool = False,
-    unique_indices: bool = False, mode: Any = None,
-) -> list[TangentLike]:  # fmt: skip
-    return _extremal_jvp(primals, tangents, outputs, dimension_numbers, indices_are_sorted, unique_indices, mode)
-JVP_RULES["scatter_max"] = scatter_max_jvp
-
-
-def scatter_max_vjp(
-    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], dimension_numbers: Any,
-    indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
-) -> list[TangentLike]:  # fmt: skip
-    return _extremal_vjp(cotangents, primals, outputs, needs, dimension_numbers, indices_are_sorted,
-                         unique_indices, mode)  # fmt: skip
-VJP_RULES["scatter_max"] = scatter_max_vjp
+# scatter_min and scatter_max share both rules: which side wins is read from the output
+JVP_RULES["scatter_min"] = JVP_RULES["scatter_max"] = scatter_extremal_jvp
+VJP_RULES["scatter_min"] = VJP_RULES["scatter_max"] = scatter_extremal_vjp
 
 
 # -- sort, top_k, split -----------------------------------------------------------------------------
