@@ -6,11 +6,23 @@ more than that budget allows; for each of them, ``SAMPLED`` keeps one row in ``k
 default run (every k-th row in parametrize order, so the same rows run every time and
 on every machine, and each test keeps its first row) and marks the others ``slow``.
 ``pytest -m slow`` runs the rows left out, ``pytest -m ''`` runs everything.
+
+Hypothesis is reproducible by default: the ``repro`` profile derandomizes, so every
+machine (CI included) draws the same examples and a red run can be rerun anywhere.
+``HYPOTHESIS_PROFILE=explore`` draws fresh random examples on each run; run it before
+a stop to look for new counterexamples.
 """
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+settings.register_profile("repro", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repro"))
 
 #: "file::test function" -> k: one parametrized row in k runs by default
 SAMPLED: dict[str, int] = {

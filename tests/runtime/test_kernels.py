@@ -1120,6 +1120,21 @@ def test_nextafter_steps_in_the_operands_own_format(d: DType) -> None:
     check(ours("nextafter", x, y), lax.nextafter(x, y))
 
 
+def test_nextafter_in_e8m0_steps_one_power_of_two() -> None:
+    """float8_e8m0fnu holds 2**-127 .. 2**127 and NaN (no zero, no sign): the next value towards y
+    is twice x or half x. XLA's nextafter gets this format wrong (see the nextafter-e8m0 departure),
+    so the oracle is the format's definition, over every pair of values."""
+    e8m0 = ml_dtypes.float8_e8m0fnu
+    values = np.arange(256, dtype=np.uint8).view(e8m0)  # every bit pattern, NaN (0xff) included
+    x, y = np.repeat(values, 256), np.tile(values, 256)
+    wx, wy = x.astype(np.float64), y.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = np.where(wy > wx, wx * 2, np.where(wy < wx, wx / 2, wy)).astype(e8m0)  # 2**128 rounds to NaN
+    want[np.isnan(wx) | np.isnan(wy)] = np.nan
+    got = ours("nextafter", x, y)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
 def test_is_finite_and_complex_keep_special_values() -> None:
     x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 3.0], np.float32)
     check(ours("is_finite", x), lax.is_finite(x))
