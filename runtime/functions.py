@@ -1311,8 +1311,8 @@ def tile(x: Operand, reps: Sequence[int] | int) -> Tensor:
     rank = builtins.max(t.ndim, len(r))
     r = (1,) * (rank - len(r)) + tuple(r)
     shape = (1,) * (rank - t.ndim) + tuple(t.shape)
-    if builtins.all(n == 1 for n in r):
-        return t if shape == t.shape else reshape(t, shape)
+    if builtins.all(n == 1 for n in r):  # a copy, as np.tile's and torch's: never ``x``'s own memory
+        return broadcast_in_dim(reshape(t, shape) if shape != t.shape else t, shape, tuple(range(rank)))
     wide = tuple(v for pair in zip(r, shape, strict=True) for v in pair)  # (r0, n0, r1, n1, ...)
     base = reshape(t, shape) if shape != t.shape else t
     spread = broadcast_in_dim(base, wide, tuple(range(1, 2 * rank, 2)))

@@ -461,7 +461,9 @@ class Tensor:
         return apply(ops.neg, (self,), {})  # type: ignore[return-value]
 
     def __pos__(self) -> Tensor:
-        return self
+        # a copy, as NumPy's +x: a write into the result must not change x (a recorded x
+        # refuses in-place writes, so it can be returned as it is, unrecorded)
+        return self if self.node is not None else self.copy()
 
     def __abs__(self) -> Tensor:
         return apply(ops.abs, (self,), {})  # type: ignore[return-value]

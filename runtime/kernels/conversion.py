@@ -169,8 +169,11 @@ def scalar_array(value: Any, target: DType) -> Array:
 
 def convert_kernel(x: Array, *, new_dtype: Any, weak_type: bool = False) -> tuple[Array, ...]:
     """lax.convert_element_type to a castwise dtype (see ``convert_array``); ``weak_type``
-    only marks the result's abstract value (``runtime.weak``)."""
-    return (np.asarray(convert_array(x, dt.dtype(new_dtype))),)
+    only marks the result's abstract value (``runtime.weak``). The result never shares
+    ``x``'s memory, even for the same dtype (``astype`` copies, as NumPy's does: a write
+    into the result must not change ``x``)."""
+    out = np.asarray(convert_array(x, dt.dtype(new_dtype)))
+    return (out.copy() if np.may_share_memory(out, x) else out,)
 
 
 KERNELS["convert"] = convert_kernel

@@ -90,8 +90,10 @@ KERNELS["pad"] = pad_kernel
 
 
 def reverse_kernel(x: Array, *, dimensions: Sequence[int]) -> tuple[Array, ...]:
-    """lax.rev along ``dimensions`` (a view)."""
-    return (np.flip(x, axis=tuple(int(d) for d in dimensions)),)
+    """lax.rev along ``dimensions``, into new memory (as PyTorch's flip: a write into the
+    result must not change ``x``; the documented views are the reshape family, slices
+    and transposes)."""
+    return (np.flip(x, axis=tuple(int(d) for d in dimensions)).copy(),)
 
 
 KERNELS["reverse"] = reverse_kernel

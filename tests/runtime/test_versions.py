@@ -174,3 +174,51 @@ def test_versions_agree_exactly_when_memory_is_shared(plan: list[tuple[str, int]
             assert a._version == b._version
     for base, count in zip(bases, writes, strict=True):
         assert base._version == count
+
+
+# -- which ops return views: the documented ones and no other ---------------------------------------
+
+#: ops whose result may view an operand's memory, as PyTorch's view ops (docs/autodiff.md, "In-place
+#: writes"): the reshape family, transposes, slices (static and dynamic, as ``narrow``), ``split``, and
+#: ``real`` / ``imag`` / ``conj`` of the parts that are already there
+VIEW_OPS = frozenset({"reshape", "transpose", "slice", "dynamic_slice", "split", "real", "imag", "conj"})
+
+
+def _op_cases() -> list[tuple[str, Callable[[], tuple[object, list[rt.Tensor]]]]]:
+    from tests.passes.test_lower_jax import CASES  # one small call of every op of the vocabulary
+
+    return [(c.id, c.make) for c in CASES if c.build is None]
+
+
+#: calls whose parameters make an op an identity, where returning the operand itself is tempting
+_x = lambda: rt.asarray(np.arange(6.0))  # noqa: E731
+IDENTITY_CALLS: dict[str, Callable[[], tuple[object, list[rt.Tensor]]]] = {
+    "astype-same": lambda: ((lambda x: x.astype(rt.float64)), [_x()]),
+    "convert-same": lambda: ((lambda x: rt.functions.convert(x, rt.float64)), [_x()]),
+    "reverse-none": lambda: ((lambda x: rt.functions.reverse(x, ())), [_x()]),
+    "tile-ones": lambda: ((lambda x: rt.functions.tile(x, (1,))), [_x()]),
+    "broadcast-same": lambda: ((lambda x: rt.functions.broadcast_in_dim(x, (6,), (0,))), [_x()]),
+    "pad-zero": lambda: ((lambda x: rt.functions.pad(x, 0.0, [(0, 0, 0)])), [_x()]),
+    "concatenate-one": lambda: ((lambda x: rt.functions.concatenate([x], 0)), [_x()]),
+    "reduce_sum-no-axes": lambda: ((lambda x: rt.functions.reduce_sum(x, ())), [_x()]),
+    "select_n-one-case": lambda: ((lambda x: rt.functions.select_n(rt.asarray(np.zeros(6, bool)), x)), [_x()]),
+    "clip-wide": lambda: ((lambda x: x.clip(-100.0, 100.0)), [_x()]),
+    "positive": lambda: ((lambda x: +x), [_x()]),
+    "add-zero": lambda: ((lambda x: x + 0), [_x()]),
+    "gather-all": lambda: ((lambda x: x[np.arange(6)]), [_x()]),
+}
+
+
+@pytest.mark.parametrize("make", [m for _, m in _op_cases()] + list(IDENTITY_CALLS.values()),
+                         ids=[i for i, _ in _op_cases()] + list(IDENTITY_CALLS))  # fmt: skip
+def test_only_view_ops_return_memory_an_operand_owns(make: Callable[[], tuple[object, list[rt.Tensor]]]) -> None:
+    """A write into any other op's result must not change its operands (NumPy's astype, PyTorch's
+    flip and tile copy), so each result either is new memory or comes from a documented view op."""
+    fn, args = make()
+    out = fn(*args)  # type: ignore[operator]
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    operands = [a.numpy() for a in args if isinstance(a, rt.Tensor)]
+    ops_run = {e.op.name for e in rt.trace(fn, *args).eqns}  # type: ignore[arg-type]
+    for o in outs:
+        if isinstance(o, rt.Tensor) and any(np.shares_memory(o.numpy(), a) for a in operands):
+            assert ops_run & VIEW_OPS, f"result shares an operand's memory; ops run: {sorted(ops_run)}"
