@@ -500,3 +500,63 @@ def rewrite_abs(op: OpDef, targets: tuple[DType, ...], policy: Policy) -> Expans
 
 
 REWRITE_RULES[ops.abs.name] = rewrite_abs
+
+#: The operand kinds whose floor / ceil / round is the operand itself, per op and policy: jax.numpy,
+#: NumPy and PyTorch keep integers as they are (and jnp/np floor and ceil of bool); ``jax.lax``'s
+#: rounding ops (castwise's kernels) take floats only.
+ROUNDING_IDENTITY: dict[str, dict[str, frozenset[str]]] = {
+    name: {
+        **dict.fromkeys(("jax", "jax-strict", "numpy"), frozenset({"bool", "int", "uint"} - extra)),
+        "torch": frozenset({"int", "uint"}),
+    }
+    for name, extra in ((ops.floor.name, frozenset()), (ops.ceil.name, frozenset()), (ops.round.name, {"bool"}))
+}
+
+
+def round_in_float16(emit: Emit, xs: Sequence[Any], params: dict[str, Any]) -> Any:
+    """``np.round`` of bool: NumPy's loop for bool is float16's, so 0.0 / 1.0 in float16."""
+    return emit(ops.round, (emit(ops.convert, xs, {"new_dtype": dt.float16}),), params)
+
+
+def rewrite_rounding(op: OpDef, targets: tuple[DType, ...], policy: Policy) -> Expansion | None:
+    """floor / ceil / round of an integer (or bool) operand: the operand itself where the
+    policy's library keeps it; ``np.round`` of bool computes in float16."""
+    kind = targets[0].kind
+    if kind in ROUNDING_IDENTITY[op.name].get(policy.name, frozenset()):
+        return identity
+    if op is ops.round and kind == "bool" and policy.name == "numpy":
+        return round_in_float16
+    return None
+
+
+REWRITE_RULES[ops.floor.name] = rewrite_rounding
+REWRITE_RULES[ops.ceil.name] = rewrite_rounding
+REWRITE_RULES[ops.round.name] = rewrite_rounding
+
+#: Policies whose is_finite of an integer or bool is all True (jnp.isfinite, np.isfinite,
+#: torch.isfinite); ``jax.lax.is_finite`` takes floats only.
+FINITE_OF_EXACT: frozenset[str] = frozenset({"jax", "jax-strict", "numpy", "torch"})
+
+
+def all_true(emit: Emit, xs: Sequence[Any], params: dict[str, Any]) -> Any:
+    """A bool constant of True with the operand's shape (every integer is finite)."""
+    return emit(ops.full, (), {"shape": tuple(xs[0].shape), "fill_value": True, "dtype": dt.bool_})
+
+
+def rewrite_is_finite(op: OpDef, targets: tuple[DType, ...], policy: Policy) -> Expansion | None:
+    """is_finite of an integer or bool operand: all True, where the policy's library says so."""
+    return all_true if targets[0].kind in _NOT_INEXACT and policy.name in FINITE_OF_EXACT else None
+
+
+REWRITE_RULES[ops.is_finite.name] = rewrite_is_finite
+
+#: Policies whose sign of a bool is the operand itself (torch.sign; jnp.sign and np.sign refuse bool).
+SIGN_OF_BOOL_IDENTITY: frozenset[str] = frozenset({"torch"})
+
+
+def rewrite_sign(op: OpDef, targets: tuple[DType, ...], policy: Policy) -> Expansion | None:
+    """sign of a bool operand: the operand itself under the policies of ``SIGN_OF_BOOL_IDENTITY``."""
+    return identity if targets[0] is dt.bool_ and policy.name in SIGN_OF_BOOL_IDENTITY else None
+
+
+REWRITE_RULES[ops.sign.name] = rewrite_sign

@@ -1158,7 +1158,13 @@ def _run_expansion(
         else _materialize(x, t, op, xs)
         for x, t in zip(xs, targets, strict=True)
     ]
-    return expansion(apply, inputs, params)  # type: ignore[no-any-return]
+    result = expansion(apply, inputs, params)
+    if op not in ops.COMPLEX_PARTS and isinstance(result, Tensor) and result.node is None and result is xs[0]:
+        # an identity (abs of unsigned, floor of an integer): new memory, so that a write into
+        # the result cannot change the operand; real/conj of a real one are documented views,
+        # and a recorded operand refuses writes, so it is returned as it is
+        return result.copy()
+    return result  # type: ignore[no-any-return]
 
 
 def _may_be_weak(xs: Sequence[Any]) -> bool:

@@ -391,6 +391,8 @@ def _lax_emit(op: ops.OpDef, operands: Sequence[Any], params: dict[str, Any]) ->
         return lax.full(params["shape"], params["fill_value"], dt.dtype(params["dtype"]).storage)
     if op is ops.convert:
         return lax.convert_element_type(operands[0], params["new_dtype"].storage)
+    if op is ops.round:  # np.round of bool (0 and 1: either rounding method gives them back)
+        return lax.round(operands[0], params.get("rounding_method", lax.RoundingMethod.AWAY_FROM_ZERO))
     raise NotImplementedError(f"parity: no jax.lax reference for {op.name} in a rewrite")
 
 

@@ -515,13 +515,76 @@ def test_abs_of_bool_and_unsigned_is_the_operand(d: rt.DType) -> None:
     for policy, lib in (("jax", jnp), ("numpy", np)):
         expected = np.asarray(lib.abs(_values(d)))
         got = _run(policy, lambda: abs(x))
-        assert got is x and got.dtype is rt.dtype(expected.dtype)
+        assert got.dtype is rt.dtype(expected.dtype)
+        np.testing.assert_array_equal(got.numpy(), expected)
+        assert not np.shares_memory(got.numpy(), x.numpy())  # a write into |x| must not change x
+        with rt.use_policy(policy):
+            assert not rt.trace(abs, x).eqns  # the operand itself: no equation
     assert jax.make_jaxpr(jnp.abs)(_values(d)).eqns == []  # jax.numpy records no equation either
     if d is rt.bool_:
         with rt.use_policy("torch"), pytest.raises(OpTypeError):
             abs(x)  # torch.abs refuses bool
     else:
-        assert _run("torch", lambda: abs(x)) is x
+        np.testing.assert_array_equal(_run("torch", lambda: abs(x)).numpy(), x.numpy())
+
+
+#: rounding and tests of exact (integer and bool) operands: castwise function, jax.numpy / NumPy
+#: name, PyTorch name. jax.lax takes floats only; the libraries keep integers, or answer True.
+EXACT_UNARY = [(F.floor, "floor", "floor"), (F.ceil, "ceil", "ceil"), (F.round, "round", "round"),
+               (F.is_finite, "isfinite", "isfinite"), (F.sign, "sign", "sign")]  # fmt: skip
+EXACT_DTYPES = [rt.bool_, rt.int8, rt.int16, rt.int32, rt.int64, rt.uint8, rt.uint16, rt.uint32, rt.uint64]
+
+
+def _library_result(policy: str, name: str, values: np.ndarray) -> np.ndarray | None:
+    """What the policy's library gives for ``name(values)``, or None where it refuses."""
+    try:
+        if policy == "numpy":
+            return np.asarray(getattr(np, name)(values))
+        if policy == "torch":
+            torch = _torch()
+            try:
+                return getattr(torch, name)(torch.from_numpy(values)).numpy()  # type: ignore[no-any-return]
+            except (RuntimeError, NotImplementedError) as err:
+                if "not implemented for" in str(err):  # uint16/32/64 are barebones in PyTorch (no add either)
+                    pytest.skip(f"PyTorch has no {name} kernel for {values.dtype}: no oracle")
+                raise
+        with jax.enable_x64(True), jax.numpy_dtype_promotion("strict" if policy == "jax-strict" else "standard"):
+            return np.asarray(getattr(jnp, name)(jnp.asarray(values)))
+    except (TypeError, RuntimeError, ValueError):
+        return None
+
+
+@pytest.mark.parametrize("d", EXACT_DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize(("fn", "name", "torch_name"), EXACT_UNARY, ids=[n for _, n, _ in EXACT_UNARY])
+@pytest.mark.parametrize("policy", ["jax", "jax-strict", "numpy", "torch"])
+def test_rounding_and_tests_of_integers_follow_the_library(
+    policy: str, fn: Callable[..., rt.Tensor], name: str, torch_name: str, d: rt.DType
+) -> None:
+    """floor / ceil / round of an integer keep it (and the libraries' bool rules), is_finite is
+    all True, sign of bool is bool under torch: the dtype, the values and the refusals of
+    jax.numpy, NumPy and PyTorch; the result never shares the operand's memory."""
+    values = _values(d)
+    expected = _library_result(policy, torch_name if policy == "torch" else name, values)
+    x = rt.asarray(values)
+    if expected is None:
+        with rt.use_policy(policy), pytest.raises((OpTypeError, PromotionError)):
+            fn(x)
+        return
+    got = _run(policy, fn, x)
+    assert got.dtype is rt.dtype(expected.dtype), (policy, name, d.name, got.dtype, expected.dtype)
+    np.testing.assert_array_equal(got.numpy(), expected)
+    assert not np.shares_memory(got.numpy(), x.numpy())
+
+
+def test_rounding_and_tests_of_integers_are_recorded_explicitly() -> None:
+    i, b = rt.asarray(np.arange(3, dtype=np.int32)), rt.asarray(np.array([True, False, True]))
+    g = rt.trace(lambda i: (F.floor(i), F.is_finite(i)), i)
+    assert str(g) == "{ lambda a:bool[3] ; b:i32[3] . let\n  in (b, a) }"  # the operand; a constant True
+    np.testing.assert_array_equal(rt.evaluate(g, i)[1].numpy(), [True, True, True])
+    with rt.use_policy("numpy"):
+        g = rt.trace(F.round, b)
+    assert [e.op.name for e in g.eqns] == ["convert", "round"]  # np.round(bool) computes in float16
+    assert g.eqns[0].outputs[0].dtype is rt.float16
 
 
 def test_abs_of_bool_under_torch_is_refused_like_torch() -> None:
