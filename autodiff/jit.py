@@ -106,7 +106,7 @@ def _split(args: Sequence[Any]) -> tuple[list[Tensor], list[Any], tuple[Any, ...
     for i, a in enumerate(leaves):
         if isinstance(a, Tensor):
             tensors.append(a)
-            key.append((a.dtype, a._array.shape))
+            key.append((a.dtype, a._array.shape, a.weak))  # a weak input promotes differently
         elif isinstance(a, _SCALARS):
             statics.append(a)
             # by repr: 0.0 and -0.0 compare equal but must not share an entry; NaN must hit its own
@@ -242,7 +242,7 @@ class Jitted:
         # argument's dtype and shape, one dict lookup, the entry's runner. Anything else takes the
         # general path: a Python scalar or a NumPy array (no ``_array``), a tracked tensor (its node
         # is not None: an outer recording may need the ops), a signature not run yet.
-        key = [_policy_state.name]
+        key: list[Any] = [_policy_state.name]
         arrays = []
         for a in args:
             try:
@@ -251,6 +251,8 @@ class Jitted:
                     return self._call(args)
                 key.append(a.dtype)
                 key.append(array.shape)
+                if a.weak:
+                    key.append(True)  # a weak input promotes differently (nothing else in a key is True)
             except AttributeError:
                 return self._call(args)
             arrays.append(array)
@@ -276,10 +278,12 @@ class Jitted:
             result = run(arrays)
         if all(isinstance(a, Tensor) and a.node is None for a in args):
             # later calls with this signature take the fast path in __call__ (this one compiled the program)
-            key = [get_policy()]
+            key: list[Any] = [get_policy()]
             for a in args:
                 key.append(a.dtype)
                 key.append(a._array.shape)
+                if a.weak:
+                    key.append(True)
             self._fast[tuple(key)] = run
         return result
 

@@ -1132,7 +1132,10 @@ def _apply_general(
         if len(_SIGNATURES) >= _SIGNATURE_LIMIT:
             _SIGNATURES.clear()  # crude bound: a long run can see unboundedly many shapes
         _SIGNATURES[key] = _Signature(op, xs, tuple(targets), tuple(out_avals), mixed_ufunc, bshapes, in_weak, out_weak)
-    if not params and len(xs) == 2 and len(results) == 1 and bshapes is None and in_weak is None:
+    if (not params and len(xs) == 2 and len(results) == 1 and bshapes is None and in_weak is None
+            and not (getattr(xs[0], "weak", False) or getattr(xs[1], "weak", False))):  # fmt: skip
+        # (the operator cache's key has no weak flag: a weak operand whose result is strong
+        # plans differently from a strong one of the same dtype, so its plan is not cached)
         kinds = (type(xs[0]), type(xs[1]))
         if Tensor in kinds and all(k is Tensor or k in _PY_KIND for k in kinds):  # a Tensor and a Tensor or scalar
             _remember(op, xs[0], xs[1], targets, results[0].dtype)

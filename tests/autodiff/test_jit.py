@@ -262,6 +262,26 @@ def test_the_per_call_cache_keys_on_dtype_shape_policy_and_tracking() -> None:
     assert jf.traces == 6
 
 
+@pytest.mark.parametrize("weak_first", [True, False])
+def test_a_weak_argument_is_its_own_signature(weak_first: bool) -> None:
+    """A weak float32 0-d times bfloat16 is bfloat16, a strong one float32 (as jax.numpy): the
+    two must not share a compiled program, in either order, on either path."""
+    jf = autodiff.jit(lambda x, y: F.mul(x, y))
+    y = arr("bf16", (3,))
+    strong = rt.asarray(np.float32(0.5))
+    weak = rt.asarray(np.float32(0.5))
+    weak.weak = True
+    order = [weak, strong] if weak_first else [strong, weak]
+    for x in order:
+        eager = F.mul(x, y)
+        for _ in range(2):  # the general path, then the per-call cache
+            out = jf(x, y)
+            assert out.dtype is eager.dtype and out.weak == eager.weak
+            np.testing.assert_array_equal(out.numpy(), eager.numpy())
+    assert jf.traces == 2
+    assert F.mul(strong, y).dtype is rt.float32 and F.mul(weak, y).dtype is rt.bfloat16
+
+
 def test_python_scalar_and_array_arguments_hit_the_cache_on_the_general_path() -> None:
     jf = autodiff.jit(lambda x, c: F.mul(x, c))
     x = np.array([1.0, 2.0], np.float32)

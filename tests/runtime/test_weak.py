@@ -20,7 +20,7 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from jax import lax  # noqa: E402
 from jax._src.dtypes import is_weakly_typed  # noqa: E402
@@ -480,3 +480,83 @@ def test_random_programs_match_jax_numpy_dtype_weak_flag_and_values(
             ours.numpy().astype(np.complex128), np.asarray(theirs).astype(np.complex128), rtol=2e-2, atol=1e-6
         )
         pool.append((ours, theirs))
+
+
+# -- the eager caches never serve one operand's plan to another -------------------------------------
+
+_HISTORY_DTYPES = [rt.float32, rt.bfloat16, rt.float16, rt.float64, rt.int8, rt.int32, rt.complex64]
+_HISTORY_OPS = [ops.add, ops.sub, ops.mul, ops.max, ops.eq]
+
+
+def _tensor(dtype: rt.DType, shape: tuple[int, ...], weak: bool) -> rt.Tensor:
+    t = rt.asarray(np.full(shape, 1.5).astype(dtype.storage))
+    t.weak = weak
+    return t
+
+
+@st.composite
+def _binary_calls(draw: Any) -> tuple[Any, ...]:
+    """A binary op, a policy, and two operands: Tensors (dtype, shape, weak flag) or Python scalars."""
+
+    def operand() -> Any:
+        if draw(st.booleans()):
+            return draw(st.sampled_from([2, 0.5, True]))
+        return (draw(st.sampled_from(_HISTORY_DTYPES)), draw(st.sampled_from([(), (2,)])), draw(st.booleans()))
+
+    return draw(st.sampled_from(_HISTORY_OPS)), operand(), operand(), draw(st.sampled_from(["jax", "numpy", "torch"]))
+
+
+def _outcome(op: ops.OpDef, x: Any, y: Any, policy: str) -> tuple[Any, ...]:
+    from runtime.tensor import apply_binary
+
+    a, b = (_tensor(*v) if isinstance(v, tuple) else v for v in (x, y))
+    with rt.use_policy(policy):
+        try:
+            r = apply_binary(op, a, b)
+        except (TypeError, ValueError) as err:
+            return ("refused", type(err).__name__)
+    return (r.dtype, r.weak, r.shape, r.numpy().tobytes())
+
+
+def _flavours(v: Any) -> list[Any]:
+    """The operand with either weak flag (a Python scalar stays as it is)."""
+    return [(v[0], v[1], w) for w in (False, True)] if isinstance(v, tuple) else [v]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_binary_calls(), min_size=1, max_size=8))
+@example([(ops.mul, (rt.float32, (), False), (rt.bfloat16, (2,), False), "jax")])
+def test_a_result_does_not_depend_on_the_calls_before_it(calls: list[tuple[Any, ...]]) -> None:
+    """Each call, run right after its twins (the same dtypes and shapes, each weak flag either
+    way) and every call before it, gives what it gives with every plan cache empty: dtype,
+    weak flag, shape and bits (a weak operand's plan once reached strong operands of the
+    same dtype through the operator cache, and bfloat16 came out where float32 was due)."""
+    from runtime.promotion import PLAN_CACHES
+
+    warm = []
+    for op, x, y, policy in calls:
+        for a, b in itertools.product(_flavours(x), _flavours(y)):
+            _outcome(op, a, b, policy)
+        warm.append(_outcome(op, x, y, policy))
+    for call, got in zip(calls, warm, strict=True):
+        for cache in PLAN_CACHES:
+            cache.clear()
+        assert got == _outcome(*call), call
+
+
+@pytest.mark.parametrize("policy", ["jax", "jax-strict"])
+def test_weak_and_strong_operands_never_share_a_cached_plan(policy: str) -> None:
+    """Every pair of dtypes and shapes, each operand weak and strong, in every order: each
+    call gives what it gives with the plan caches empty (the exhaustive form of the property
+    above, for the policies with weak types)."""
+    from runtime.promotion import PLAN_CACHES
+
+    operands = [(d, s) for d in _HISTORY_DTYPES for s in [(), (2,)]]
+    for op in (ops.mul, ops.max):
+        for (dx, sx), (dy, sy) in itertools.product(operands, operands):
+            calls = [(op, (dx, sx, wx), (dy, sy, wy), policy) for wx in (False, True) for wy in (False, True)]
+            for order in (calls, calls[::-1]):
+                warm = [_outcome(*c) for c in order]
+                for cache in PLAN_CACHES:
+                    cache.clear()
+                assert warm == [_outcome(*c) for c in order], (op.name, dx.name, sx, dy.name, sy)
