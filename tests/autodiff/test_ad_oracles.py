@@ -62,6 +62,10 @@ pinv                          skipped otherwise
 others                        skipped, the reason names what castwise lacks
 ============================  ====================================================================
 
+PyTorch differentiates eigh, eigvalsh and cholesky through its Hermitian wrapper,
+``op(a + a^H)``: records of the current generator (a ``comparison.first_order``) are
+replayed the same way; the first records stored ``a + a^H`` itself and run the op on it.
+
 Records written before ``op_kwargs`` was published leave two options implicit: a
 Cholesky case is ``upper=True`` when its reference JVP is upper triangular, and a QR
 case is ``mode="complete"`` when its reference ``Q`` is square.
@@ -570,14 +574,32 @@ def _tolerances(comparison: dict[str, Any]) -> tuple[float, float]:
 # -- the replay --------------------------------------------------------------------------------
 
 
+#: ops whose PyTorch OpInfo differentiates ``op(a + a^H)`` (``gradcheck_wrapper_hermitian_input``)
+HERMITIAN_WRAPPED = frozenset({"eigh", "eigvalsh", "cholesky", "cholesky_ex"})
+
+
+def hermitian_wrapped(record: dict[str, Any]) -> bool:
+    """Whether the case's observable reads ``a + a^H`` rather than ``a``.
+
+    The current generator (``comparison.first_order``) stores the raw sample and evaluates
+    through PyTorch's Hermitian wrapper; the first records (a flat ``comparison``) stored
+    the already symmetrized ``a + a^H`` and evaluated the op on it directly.
+    """
+    return record["op"] in HERMITIAN_WRAPPED and "first_order" in record["comparison"]
+
+
 def _observable_fn(case: Case, mapping: Mapping, names_in: list[str], names_out: list[str]) -> Callable[..., Any]:
     record = case.record
     args, kwargs = list(record.get("op_args", [])), dict(record.get("op_kwargs", {}))
     kind = record["observable"]["kind"]
+    wrapped = hermitian_wrapped(record)
     assert mapping.fn is not None
 
     def f(*xs: Tensor) -> tuple[Tensor, ...]:
-        out = observe(kind, mapping.fn(dict(zip(names_in, xs, strict=True)), args, kwargs, record))  # type: ignore[misc]
+        inputs = dict(zip(names_in, xs, strict=True))
+        if wrapped:
+            inputs["a"] = rt.add(inputs["a"], _mH(inputs["a"]))
+        out = observe(kind, mapping.fn(inputs, args, kwargs, record))  # type: ignore[misc]
         missing = [n for n in names_out if n not in out or out[n] is None]
         assert not missing, f"the castwise mapping produced no {missing} (it has {sorted(out)})"
         return tuple(out[n] for n in names_out)
@@ -597,7 +619,10 @@ def _replay_error_case(case: Case, mapping: Mapping) -> None:
     def raw(*xs: Tensor) -> tuple[Tensor, ...]:
         # PyTorch's check differentiates a loss that depends on the vectors' phases: the raw
         # decomposition (U and Vh, or the eigenvectors), not the gauge-invariant observable
-        out = mapping.fn(dict(zip(names_in, xs, strict=True)), args, kwargs, record)  # type: ignore[misc]
+        inputs = dict(zip(names_in, xs, strict=True))
+        if hermitian_wrapped(record):
+            inputs["a"] = rt.add(inputs["a"], _mH(inputs["a"]))
+        out = mapping.fn(inputs, args, kwargs, record)  # type: ignore[misc]
         return tuple(t for t in out if isinstance(t, Tensor) and t.dtype.is_inexact)
 
     try:
