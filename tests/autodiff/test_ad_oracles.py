@@ -381,6 +381,8 @@ def _rt_linalg(name: str) -> OpFn:
         renamed = {{"dim": "axis", "keepdim": "keepdims"}.get(k, k): v for k, v in kwargs.items()}
         if isinstance(renamed.get("axis"), list):
             renamed["axis"] = tuple(renamed["axis"])
+        if name == "matrix_norm" and renamed.get("axis") in ((-2, -1),):
+            del renamed["axis"]  # jnp.linalg.matrix_norm always reduces the last two axes
         try:
             return fn(*inputs.values(), *args, **renamed)
         except TypeError as err:  # an argument runtime.linalg does not take: a gap, not a wrong number
