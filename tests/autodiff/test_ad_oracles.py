@@ -56,9 +56,12 @@ eigh                          ``rt.eigh(lower=UPLO == "L")``, reordered to ``(va
 eigvalsh                      ``rt.linalg.eigvalsh`` when ``runtime.linalg`` exists, else ``eigh``'s
                               values
 det, slogdet, inv             ``rt.det``, ``rt.slogdet``, ``rt.inv``
+cholesky_ex, lu_factor_ex,    as their plain op; the ``info`` output is an integer, never compared
+solve_ex, inv_ex
 norm, vector_norm,            ``rt.linalg.<name>`` (jnp.linalg-style: ``dim`` -> ``axis``,
 matrix_norm, matrix_power,    ``keepdim`` -> ``keepdims``) when ``runtime.linalg`` has it;
 pinv                          skipped otherwise
+pinv_singular                 ``rt.linalg.pinv(a @ b^T)`` (the family's rank-deficient product)
 others                        skipped, the reason names what castwise lacks
 ============================  ====================================================================
 
@@ -391,6 +394,14 @@ def _rt_linalg(name: str) -> OpFn:
     return run
 
 
+def _op_pinv_singular(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
+    """PyTorch's ``pinv_singular`` family: ``pinv(a @ b^T)``, a rank-deficient product."""
+    a, b = inputs["a"], inputs["b"]
+    perm = (*range(b.ndim - 2), b.ndim - 1, b.ndim - 2)
+    product = rt.matmul(a, rt.transpose(b, perm))
+    return _rt_linalg("pinv")({"a": product}, args, kwargs, case)
+
+
 def _lacks(what: str) -> Mapping:
     return Mapping("-", skip=f"castwise has no {what}")
 
@@ -426,7 +437,7 @@ MAPPINGS: dict[str, Mapping] = {
     "matrix_power": Mapping("rt.linalg.matrix_power", _rt_linalg("matrix_power")),
     "pinv": Mapping("rt.linalg.pinv", _rt_linalg("pinv")),
     "pinv_hermitian": _lacks("pinv(hermitian=True) mapping (its wrapper semantics are not replayed here)"),
-    "pinv_singular": _lacks("pinv of a rank-deficient product mapping (not replayed here)"),
+    "pinv_singular": Mapping("rt.linalg.pinv(a @ b^T)", _op_pinv_singular),
     "eig": _lacks("eigenvector derivative (JAX differentiates only eig's eigenvalues)"),
     "eigvals": _lacks("mapping for eigvals' PyTorch output ordering (not replayed here)"),
     "matrix_exp": _lacks("matrix_exp"),
