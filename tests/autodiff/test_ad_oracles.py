@@ -302,10 +302,10 @@ def _op_lu_solve(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, A
 
 def _infer_upper(case: dict[str, Any]) -> bool:
     """Cholesky records without ``op_kwargs``: ``upper`` when the reference JVP is upper triangular."""
-    ref = case["probes"][0]["pytorch_ref"]["jvp"]["value"] if case["probes"] else None
-    if ref is None:
+    if not case["probes"] or "pytorch_ref" not in case["probes"][0]:
         return False
-    jvp_ref = decode(ref)
+    refs = case["probes"][0]["pytorch_ref"]["jvp"]
+    jvp_ref = decode(refs.get("value", refs.get("output_0")))
     if jvp_ref.ndim < 2 or jvp_ref.size == 0:
         return False
     strictly_lower = np.tril(np.ones(jvp_ref.shape[-2:], bool), -1)
