@@ -774,3 +774,32 @@ def test_lu_factors_reassemble() -> None:
         a = rng.standard_normal(shape)
         perm, lower, upper = _op_lu({"a": asarray(a)}, [], {}, {})
         np.testing.assert_allclose(lower.numpy() @ upper.numpy(), a[perm.numpy()], rtol=1e-12, atol=1e-12)
+
+
+def test_solve_mapping_reads_batched_vectors_as_torch_does() -> None:
+    """``b`` of shape ``a.shape[:-1]`` is a batch of vectors (``torch.linalg.solve``), 1-D ``b`` a vector."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal((2, 3))
+    x = _op_solve({"a": asarray(a), "b": asarray(b)}, [], {}, {}).numpy()
+    np.testing.assert_allclose(x, np.linalg.solve(a, b[..., None])[..., 0], rtol=1e-12)
+    v = rng.standard_normal(3)
+    x1 = _op_solve({"a": asarray(a[0]), "b": asarray(v)}, [], {}, {}).numpy()
+    np.testing.assert_allclose(x1, np.linalg.solve(a[0], v), rtol=1e-12)
+
+
+def test_hermitian_wrapper_only_for_current_records_of_wrapped_ops() -> None:
+    current = {"first_order": {"rtol": 1e-6, "atol": 1e-7}}
+    flat = {"kind": "allclose", "rtol": 1e-6, "atol": 1e-7}
+    assert hermitian_wrapped({"op": "eigvalsh", "comparison": current})
+    assert hermitian_wrapped({"op": "cholesky", "comparison": current})
+    assert not hermitian_wrapped({"op": "eigh", "comparison": flat})
+    assert not hermitian_wrapped({"op": "qr", "comparison": current})
+
+
+def test_pivots_become_the_row_permutation() -> None:
+    """LAPACK's 1-based swaps, as ``torch.linalg.lu_factor`` returns them, replay ``rt.lu``'s permutation."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 4, 4))
+    _, pivots, permutation = rt.lu(a)
+    np.testing.assert_array_equal(_permutation_from_pivots(pivots.numpy() + 1, 4), permutation.numpy())
