@@ -1242,9 +1242,31 @@ def argsort(x: Operand, axis: int = -1, *, descending: bool = False, stable: boo
     return sub(full((), n - 1, dt.int64), reverse(perm, (ax,)))
 
 
-def top_k(x: Operand, k: int) -> tuple[Tensor, Tensor]:
-    """The ``k`` largest entries along the last axis, largest first, and their int32 indices
-    (``jax.lax.top_k`` meaning: ties by the lower index, NaN above +inf)."""
+def top_k(x: Operand, k: int, axis: int = -1) -> tuple[Tensor, Tensor]:
+    """The ``k`` largest entries along ``axis`` (the last by default; negative counts from the
+    end), largest first, and their int32 indices (``jax.lax.top_k`` meaning: ties by the lower
+    index, NaN above +inf).
+
+    The ``top_k`` op works on the last axis, as XLA's does; another axis is recorded as a
+    ``transpose`` that moves it last, the ``top_k``, and a ``transpose`` of both outputs back.
+    """
+    if not (_is_index(axis) and operator.index(axis) == -1):
+        t = x = _as_tensor(x)
+        ax = _axis_of(ops.top_k, axis, t.ndim)
+        if not (_is_index(ax) and 0 <= ax < t.ndim):
+            raise op_error(ShapeError, ops.top_k, (t,), f"top_k: axis {axis!r} out of range for rank {t.ndim}")
+        if ax != t.ndim - 1:
+            n = t.shape[ax]
+            if _is_index(k) and not 0 <= operator.index(k) <= n:
+                raise op_error(ShapeError, ops.top_k, (t,), f"top_k: k {k} outside [0, {n}] (the size of axis {ax})")
+            perm = (*(d for d in range(t.ndim) if d != ax), ax)
+            back = tuple(perm.index(d) for d in range(t.ndim))
+            try:  # the op's own checks (dtype, k's type) before the transpose is recorded
+                shapes.abstract_eval(ops.top_k, [(t.dtype, tuple(t.shape[d] for d in perm))], {"k": _index(k)})
+            except (ShapeError, TypeError) as err:
+                raise op_error(type(err), ops.top_k, (t,), f"{err} (along axis {ax})") from None
+            values, indices = top_k(transpose(t, perm), k)
+            return transpose(values, back), transpose(indices, back)
     values, indices = apply(ops.top_k, (x,), {"k": _index(k)})  # type: ignore[misc]
     return values, indices
 
