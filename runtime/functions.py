@@ -12,12 +12,13 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from runtime import dtypes as dt
 from runtime import ops, shapes
 from runtime.ops import OpDef
-from runtime.shapes import ArityError, ShapeError
+from runtime.shapes import ArityError, OpTypeError, ShapeError
 from runtime.tensor import Tensor, apply, apply_binary, asarray, op_error
 
 Operand = Any  # Tensor | np.ndarray | Python scalar
@@ -381,27 +382,34 @@ def mod(x: Operand, y: Operand) -> Tensor:
 # -- contraction, selection, joining ---------------------------------------------------------
 
 
-def dot_general(lhs: Operand, rhs: Operand, dimension_numbers: Any) -> Tensor:
+def dot_general(lhs: Operand, rhs: Operand, dimension_numbers: Any, *, preferred_element_type: Any = None) -> Tensor:
     """Generalised contraction, as ``jax.lax.dot_general``.
 
     ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``;
     the output is batch dims, then lhs free dims, then rhs free dims.
+    ``preferred_element_type``: the result's dtype, the products accumulated in it (int8
+    operands summed in int32 do not wrap, bfloat16 ones accumulate in float32). Recorded as a
+    ``convert`` of each promoted operand to it and the ordinary op; a type XLA would not
+    accumulate in (one ranked below the operands', or one lax refuses) is refused.
     """
     try:
         dims: Any = shapes.dot_dimension_numbers(dimension_numbers)
     except shapes.ShapeError:
         dims = _Invalid(dimension_numbers)  # malformed: the shape rule refuses it, naming the op and operands
+    if preferred_element_type is not None:
+        return _with_preferred(ops.dot_general, lhs, rhs, preferred_element_type, {"dimension_numbers": dims})
     return _one(ops.dot_general, lhs, rhs, dimension_numbers=dims)
 
 
-def matmul(x: Operand, y: Operand) -> Tensor:
-    """``x @ y`` for 1-D and 2-D operands, and batched matrices with equal batch dims."""
+def matmul(x: Operand, y: Operand, *, preferred_element_type: Any = None) -> Tensor:
+    """``x @ y`` for 1-D and 2-D operands, and batched matrices with equal batch dims
+    (``preferred_element_type`` as in ``dot_general``)."""
     xt = x if isinstance(x, Tensor) else asarray(x)
     yt = y if isinstance(y, Tensor) else asarray(y)
     if xt.ndim == 0 or yt.ndim == 0:
         raise op_error(ShapeError, ops.dot_general, (xt, yt), "matmul's operands must have at least one dimension")
     if xt.ndim <= 2 and yt.ndim <= 2:
-        return dot_general(xt, yt, (((xt.ndim - 1,), (0,)), ((), ())))
+        return dot_general(xt, yt, (((xt.ndim - 1,), (0,)), ((), ())), preferred_element_type=preferred_element_type)
     if xt.ndim != yt.ndim or xt.shape[:-2] != yt.shape[:-2]:
         raise op_error(
             ShapeError,
@@ -410,7 +418,101 @@ def matmul(x: Operand, y: Operand) -> Tensor:
             "matmul's batched operands need equal batch dimensions (no broadcasting)",
         )
     batch = tuple(range(xt.ndim - 2))
-    return dot_general(xt, yt, (((xt.ndim - 1,), (yt.ndim - 2,)), (batch, batch)))
+    dims = (((xt.ndim - 1,), (yt.ndim - 2,)), (batch, batch))
+    return dot_general(xt, yt, dims, preferred_element_type=preferred_element_type)
+
+
+# -- preferred_element_type (dot_general, conv_general_dilated) ----------------------------------
+#
+# lax's meaning: the result has that dtype and the products are accumulated in it. castwise
+# records it as what XLA computes where XLA widens: after the plan's promotion to the operands'
+# common dtype, a ``convert`` of each operand to the preferred dtype, then the ordinary op. Where
+# XLA instead computes in the operands' dtype and converts the result (a preferred type that
+# ranks below theirs), that is not accumulation in the preferred type, and castwise refuses it.
+
+
+def _xla_rank(d: dt.DType) -> tuple[bool, int, int, int, bool]:
+    """Where ``d`` stands in XLA's order of element types (primitive_util's HigherPrecisionType,
+    which lax's dot_general dtype rule mirrors): complex above real, then exponent range, mantissa
+    bits, bit width, and signed above unsigned. XLA converts a dot's or convolution's operands to a
+    preferred type ranked above theirs; for one ranked below, it computes in theirs and rounds."""
+    part = dt.COMPLEX_PART.get(d, d)
+    if part.kind == "float":
+        info = ml_dtypes.finfo(part.storage) if part is not dt.float32r else ml_dtypes.finfo(np.float32)
+        return (d.kind == "complex", int(info.maxexp), int(info.nmant), part.bits, True)
+    return (False, -1, -1, 1 if d.kind == "bool" else d.bits, d.kind != "uint")
+
+
+def _lax_bit_width(d: dt.DType) -> int:
+    """lax's ``_bit_width``: 1 for bool, a complex type's part's width."""
+    return 1 if d.kind == "bool" else dt.COMPLEX_PART.get(d, d).bits
+
+
+def _dot_preferred_refusal(common: dt.DType, preferred: dt.DType) -> str | None:
+    """lax.dot_general's rule (``_maybe_upcast``): a non-float result may not be narrowed."""
+    if common.kind != "float" and _lax_bit_width(preferred) < _lax_bit_width(common):
+        return f"it must not be narrower than the operands' {common} (as in lax)"
+    return None
+
+
+def _conv_preferred_refusal(common: dt.DType, preferred: dt.DType) -> str | None:
+    """lax.conv_general_dilated's rule (``_validate_preferred_element_type``): integers may go to
+    integers or floats, floats to floats, complex to complex; signed stays signed; no narrowing."""
+    if not (common.is_integer and preferred.kind == "float"):
+        for kinds in (("int", "uint"), ("float",), ("complex",)):
+            if common.kind in kinds and preferred.kind not in kinds:
+                return (
+                    "the compatible (operands, preferred) kinds are (integer, integer), (integer, float), "
+                    "(float, float) and (complex, complex) (as in lax)"
+                )
+        if common.kind == "int" and preferred.kind != "int":
+            return "it must keep the operands' signedness (as in lax)"
+    if preferred.itemsize < common.itemsize:
+        return f"it must not be narrower than the operands' {common} (as in lax)"
+    return None
+
+
+_PREFERRED_RULES = {"dot_general": _dot_preferred_refusal, "conv_general_dilated": _conv_preferred_refusal}
+
+
+def _with_preferred(op: OpDef, lhs: Operand, rhs: Operand, preferred: Any, params: dict[str, Any]) -> Tensor:
+    """``op(lhs, rhs)`` with lax's ``preferred_element_type``: each operand promoted (the plan's
+    common dtype), converted to ``preferred`` (recorded), then the ordinary op. Refusals come
+    before anything is recorded."""
+    from runtime.promotion import PromotionError, result_type
+
+    lt, rt_ = _as_tensor(lhs), _as_tensor(rhs)
+    try:
+        pref = dt.dtype(preferred)
+    except TypeError:
+        raise op_error(
+            OpTypeError, op, (lt, rt_), f"{op.name}: preferred_element_type {preferred!r} is not a dtype"
+        ) from None
+    try:  # the plan's common dtype (operands that agree ask the policy nothing, as in the plan)
+        common = lt.dtype if lt.dtype is rt_.dtype else result_type(lt, rt_)
+    except PromotionError as err:
+        raise op_error(PromotionError, op, (lt, rt_), f"{op.name}: {err}") from None
+    if pref is not common:
+        why = _PREFERRED_RULES[op.name](common, pref)
+        if why is None and common.is_integer and common.bits < 8:
+            why = f"XLA's CPU backend does not compile a {op.name} of {common} operands to another result type"
+        if why is None and not (common.is_integer and pref.is_integer) and _xla_rank(pref) <= _xla_rank(common):
+            why = (
+                f"XLA computes it in {common} and rounds the result to {pref}, which is no accumulation in {pref}; "
+                f"call {op.name} without it and convert the result"
+            )
+        if why is not None:
+            raise op_error(OpTypeError, op, (lt, rt_), f"{op.name}: preferred_element_type {pref} refused: {why}")
+    try:  # the op's own checks (shapes, params, the kernel's dtypes) before a convert is recorded
+        shapes.abstract_eval(op, [(pref, lt.shape), (pref, rt_.shape)], params)
+    except (ShapeError, TypeError) as err:
+        raise op_error(type(err), op, (lt, rt_), f"{err} (with preferred_element_type {pref})") from None
+    operands = []
+    for t in (lt, rt_):
+        if t.dtype is not common:
+            t = convert(t, common)  # the plan's promotion, written down
+        operands.append(t if t.dtype is pref else convert(t, pref))
+    return _one(op, *operands, **params)
 
 
 def select(pred: Operand, on_true: Operand, on_false: Operand) -> Tensor:
@@ -1242,9 +1344,31 @@ def argsort(x: Operand, axis: int = -1, *, descending: bool = False, stable: boo
     return sub(full((), n - 1, dt.int64), reverse(perm, (ax,)))
 
 
-def top_k(x: Operand, k: int) -> tuple[Tensor, Tensor]:
-    """The ``k`` largest entries along the last axis, largest first, and their int32 indices
-    (``jax.lax.top_k`` meaning: ties by the lower index, NaN above +inf)."""
+def top_k(x: Operand, k: int, axis: int = -1) -> tuple[Tensor, Tensor]:
+    """The ``k`` largest entries along ``axis`` (the last by default; negative counts from the
+    end), largest first, and their int32 indices (``jax.lax.top_k`` meaning: ties by the lower
+    index, NaN above +inf).
+
+    The ``top_k`` op works on the last axis, as XLA's does; another axis is recorded as a
+    ``transpose`` that moves it last, the ``top_k``, and a ``transpose`` of both outputs back.
+    """
+    if not (_is_index(axis) and operator.index(axis) == -1):
+        t = x = _as_tensor(x)
+        ax = _axis_of(ops.top_k, axis, t.ndim)
+        if not (_is_index(ax) and 0 <= ax < t.ndim):
+            raise op_error(ShapeError, ops.top_k, (t,), f"top_k: axis {axis!r} out of range for rank {t.ndim}")
+        if ax != t.ndim - 1:
+            n = t.shape[ax]
+            if _is_index(k) and not 0 <= operator.index(k) <= n:
+                raise op_error(ShapeError, ops.top_k, (t,), f"top_k: k {k} outside [0, {n}] (the size of axis {ax})")
+            perm = (*(d for d in range(t.ndim) if d != ax), ax)
+            back = tuple(perm.index(d) for d in range(t.ndim))
+            try:  # the op's own checks (dtype, k's type) before the transpose is recorded
+                shapes.abstract_eval(ops.top_k, [(t.dtype, tuple(t.shape[d] for d in perm))], {"k": _index(k)})
+            except (ShapeError, TypeError) as err:
+                raise op_error(type(err), ops.top_k, (t,), f"{err} (along axis {ax})") from None
+            values, indices = top_k(transpose(t, perm), k)
+            return transpose(values, back), transpose(indices, back)
     values, indices = apply(ops.top_k, (x,), {"k": _index(k)})  # type: ignore[misc]
     return values, indices
 
@@ -1822,6 +1946,7 @@ def conv_general_dilated(
     dimension_numbers: Any = None,
     feature_group_count: int = 1,
     batch_group_count: int = 1,
+    preferred_element_type: Any = None,
 ) -> Tensor:
     """General dilated convolution, as ``jax.lax.conv_general_dilated`` (a correlation: rhs is not flipped).
 
@@ -1830,7 +1955,10 @@ def conv_general_dilated(
     ``('NHWC', 'HWIO', 'NHWC')``; strides, padding and dilations follow rhs's spatial order.
     ``padding`` is ``(low, high)`` pairs or ``'SAME'`` / ``'SAME_LOWER'`` / ``'VALID'`` (computed
     from the dilated rhs, as lax does; string padding refuses an lhs dilation, as lax does).
-    Operands promote together, as dot_general's.
+    Operands promote together, as dot_general's. ``preferred_element_type``: the result's dtype,
+    the products accumulated in it, recorded as in ``dot_general`` (with lax's stricter rule for
+    convolutions: integer to integer or float, float to float, complex to complex, signed stays
+    signed, never narrower).
     """
     lshape, rshape = _shape_of(lhs), _shape_of(rhs)
     nsp = builtins.max(len(lshape) - 2, 0)
@@ -1856,11 +1984,14 @@ def conv_general_dilated(
             pads = padtype_to_pads(lsp, rsp, strides, padding)
     else:
         pads = _pairs(padding)
-    return _one(
-        ops.conv_general_dilated, lhs, rhs, window_strides=strides, padding=pads, lhs_dilation=ldil,
-        rhs_dilation=rdil, dimension_numbers=dnums, feature_group_count=_index(feature_group_count),
-        batch_group_count=_index(batch_group_count),
-    )  # fmt: skip
+    params = {
+        "window_strides": strides, "padding": pads, "lhs_dilation": ldil, "rhs_dilation": rdil,
+        "dimension_numbers": dnums, "feature_group_count": _index(feature_group_count),
+        "batch_group_count": _index(batch_group_count),
+    }  # fmt: skip
+    if preferred_element_type is not None:
+        return _with_preferred(ops.conv_general_dilated, lhs, rhs, preferred_element_type, params)
+    return _one(ops.conv_general_dilated, lhs, rhs, **params)
 
 
 def conv(lhs: Operand, rhs: Operand, window_strides: Sequence[int], padding: str | Sequence[tuple[int, int]]) -> Tensor:

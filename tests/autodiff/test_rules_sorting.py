@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -161,6 +162,81 @@ def test_top_k_matches_lax_bit_for_bit(d: DType, k: int) -> None:
     _same_bits(f"top_k values {d.short}", got_v.numpy(), want_v)
     _same_bits(f"top_k indices {d.short}", got_i.numpy(), want_i)
     assert got_i.dtype is rt.int32
+
+
+@pytest.mark.parametrize("d", [d for d in REAL_VALUE_DTYPES if d not in (rt.int4, rt.uint4)], ids=lambda d: d.short)
+@pytest.mark.parametrize(("axis", "k"), [(0, 2), (1, 5), (-3, 4), (-2, 0), (2, 3)])
+def test_top_k_along_an_axis_matches_lax_bit_for_bit(d: DType, axis: int, k: int) -> None:
+    """``lax.top_k(x, k, axis=...)``: values and int32 indices, with ties, NaNs and signed zeros."""
+    x = _values(d, (4, 6, 3), 11)
+    with x64():
+        want_v, want_i = lax.top_k(jnp.asarray(x), k, axis=axis)
+    got_v, got_i = rt.top_k(asarray(x), k, axis=axis)
+    _same_bits(f"top_k values {d.short} axis {axis}", got_v.numpy(), want_v)
+    _same_bits(f"top_k indices {d.short} axis {axis}", got_i.numpy(), want_i)
+
+
+def test_top_k_along_an_axis_records_transposes_that_replay_and_lower() -> None:
+    """Another axis than the last is the last-axis op between two transposes: the graph says so,
+    replaying it gives the eager values, and it lowers to lax (as its ops do)."""
+    from passes import lower_to_jax
+    from runtime.graph import evaluate
+
+    x = asarray(_values(f64, (3, 5, 2), 12))
+    graph = rt.trace(lambda a: rt.top_k(a, 2, axis=1), x)
+    assert [e.op.name for e in graph.eqns] == ["transpose", "top_k", "transpose", "transpose"], graph
+    assert [e.params.get("permutation") for e in graph.eqns if e.op.name == "transpose"] == [
+        (0, 2, 1), (0, 2, 1), (0, 2, 1)
+    ], graph  # fmt: skip
+    assert "top_k[k=2] " in str(graph) and "i32[3,2,2] = transpose" in str(graph), graph
+    eager = rt.top_k(x, 2, axis=1)
+    for got, want in zip(evaluate(graph, x), eager, strict=True):
+        _same_bits("replay", got.numpy(), want.numpy())
+    with x64():
+        lowered = lower_to_jax(graph)(x.numpy())
+        want_v, want_i = lax.top_k(jnp.asarray(x.numpy()), 2, axis=1)
+    _same_bits("lowered values", lowered[0], want_v)
+    _same_bits("lowered indices", lowered[1], want_i)
+    # the default (last) axis, named either way, is the one op, as before
+    for axis in (-1, 2):
+        names = [e.op.name for e in rt.trace(lambda a, axis=axis: rt.top_k(a, 2, axis=axis), x).eqns]
+        assert names == ["top_k"]
+
+
+@pytest.mark.parametrize(("in_axis", "axis"), [(0, 0), (1, 0), (2, -2), (0, 1)])
+def test_top_k_along_an_axis_vmaps_like_jax(in_axis: int, axis: int) -> None:
+    x = _values(f64, (3, 4, 5), 13)
+    with x64():
+        want = jax.vmap(lambda a: lax.top_k(a, 2, axis=axis), in_axes=in_axis)(jnp.asarray(x))
+    got = autodiff.vmap(lambda a: rt.top_k(a, 2, axis=axis), in_axes=in_axis)(asarray(x))
+    for g, w, what in zip(got, want, ("values", "indices"), strict=True):
+        _same_bits(f"vmapped top_k {what}", g.numpy(), w)
+
+
+@pytest.mark.parametrize(("axis", "k", "match"), [
+    (2, 1, "top_k: axis 2 out of range for rank 2"),
+    (-3, 1, "top_k: axis -3 out of range for rank 2"),
+    (0, 4, r"top_k: k 4 outside \[0, 3\] \(the size of axis 0\)"),
+])  # fmt: skip
+def test_top_k_refuses_a_bad_axis_or_k_before_recording(axis: int, k: int, match: str) -> None:
+    """The error names the op, the operand's dtype and shape and the policy, and the graph holds
+    no half-recorded transpose."""
+    x = asarray(np.ones((3, 4)))
+    errors: list[Exception] = []
+
+    def f(a: Tensor) -> Tensor:
+        try:
+            rt.top_k(a, k, axis=axis)
+        except rt.ShapeError as err:
+            errors.append(err)
+        return a
+
+    graph = rt.trace(f, x)
+    assert len(errors) == 1 and not list(graph.eqns), graph
+    message = str(errors[0])
+    assert re.search(match, message) and "f64[3, 4]" in message and "policy 'jax'" in message, message
+    with pytest.raises(rt.OpTypeError, match=r"top_k.*c64\[3, 4\]"):
+        rt.top_k(asarray(np.ones((3, 4), np.complex64)), 1, axis=0)
 
 
 def test_top_k_refuses_complex_and_too_large_k() -> None:
@@ -312,6 +388,9 @@ CASES = [
          lambda x, y: tuple(lax.sort((x, y), dimension=0, num_keys=2)), ((6, 2), (6, 2)), ties=True),
     Case("top_k", lambda x: rt.top_k(x, 3)[0], lambda x: lax.top_k(x, 3)[0], ((4, 6),), REAL),
     Case("top_k-ties", lambda x: rt.top_k(x, 4)[0], lambda x: lax.top_k(x, 4)[0], ((3, 6),), REAL, ties=True),
+    Case("top_k-axis0", lambda x: rt.top_k(x, 3, axis=0)[0], lambda x: lax.top_k(x, 3, axis=0)[0], ((6, 4),), REAL),
+    Case("top_k-axis1-of-3-ties", lambda x: rt.top_k(x, 2, axis=-2)[0], lambda x: lax.top_k(x, 2, axis=-2)[0],
+         ((2, 5, 3),), REAL, ties=True),
     Case("split", lambda x: tuple(rt.split(x, (1, 0, 3), 1)), lambda x: tuple(lax.split(x, (1, 0, 3), axis=1)),
          ((2, 4),)),
     Case("select_n-int", lambda a, b, c: rt.select_n(np.array([[0, 1, 2], [2, 1, 0]], np.int32), a, b, c),

@@ -288,6 +288,7 @@ case("sort", "i8-bf16-num_keys-2", lambda x, y: F.sort((x, y), 1, num_keys=2), d
      data("bf16", (3, 5), seed=1))  # fmt: skip
 case("top_k", "f64", lambda x: F.top_k(x, 2), data("f64", (3, 4)))
 case("top_k", "u8-ties", lambda x: F.top_k(x, 3), data("u8", (2, 5), lo=0, hi=2))
+case("top_k", "f32-axis0", lambda x: F.top_k(x, 2, axis=0), data("f32", (3, 4)))
 case("split", "c64", lambda x: tuple(F.split(x, (1, 0, 2), 1)), data("c64", (2, 3)))
 case("select_n", "i64-which", lambda w, a, b, c: F.select_n(w, a, b, c), of("i64", [2, 0, 1, 1]),
      data("f32", (4,)), data("f32", (4,), seed=1), data("f32", (4,), seed=2))  # fmt: skip
