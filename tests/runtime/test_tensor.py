@@ -492,3 +492,44 @@ def test_registering_a_policy_again_drops_the_plans_cached_under_its_name() -> N
         register_policy(original)
     with use_policy("strict"), pytest.raises(rt.PromotionError):
         F.add(a, b)
+
+
+# -- x % y as each library computes it, zero divisors included ------------------------------------
+
+_MOD_DTYPES = ["int8", "int32", "int64", "uint8", "uint32", "float32", "float64"]
+
+
+def _mod_operands(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every sign pairing, exact multiples and zero divisors (unsigned: no negatives)."""
+    x = [7, -7, 7, -7, 6, -6, 5, 0, -5]
+    y = [3, 3, -3, -3, 3, -3, 0, 0, 0]
+    if name.startswith("uint"):
+        x, y = [abs(v) for v in x], [abs(v) for v in y]
+    return np.array(x, name), np.array(y, name)
+
+
+@pytest.mark.parametrize("name", _MOD_DTYPES)
+@pytest.mark.parametrize("policy", ["jax", "numpy", "torch"])
+def test_python_mod_follows_the_library_with_zero_divisors(policy: str, name: str) -> None:
+    """``x % y`` takes the divisor's sign; an integer ``x % 0`` is 0 as in jax.numpy and NumPy
+    (XLA's rem alone gives x); a float one is NaN. PyTorch raises ZeroDivisionError for an
+    integer ``x % 0``, which castwise cannot do without reading the data: it gives 0 there too."""
+    x, y = _mod_operands(name)
+    with rt.use_policy(policy):
+        got = rt.asarray(x) % rt.asarray(y)
+    if policy == "jax":
+        with jax.enable_x64(True):
+            want = np.asarray(jnp.asarray(x) % jnp.asarray(y))
+    elif policy == "numpy":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            want = x % y
+    else:
+        torch = pytest.importorskip("torch")
+        nonzero = y != 0
+        want = x % np.where(nonzero, y, 1).astype(name)  # NumPy's floor mod where torch has one
+        tx, ty = torch.from_numpy(x[nonzero]), torch.from_numpy(y[nonzero])
+        if name != "uint32":  # (PyTorch has no uint32 remainder kernel: NumPy alone is the oracle)
+            np.testing.assert_array_equal((tx % ty).numpy(), want[nonzero])
+        want = np.where(nonzero, want, np.nan if name.startswith("float") else 0).astype(name)
+    assert got.dtype.name == np.dtype(name).name
+    np.testing.assert_array_equal(got.numpy(), want)
