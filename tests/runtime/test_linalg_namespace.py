@@ -7,6 +7,7 @@ batch dim, and compares
 1. the values (and the dtype) with jax.numpy.linalg's;
 2. the JVP with ``jax.jvp`` and the VJP with ``jax.vjp`` on the same well-conditioned inputs
    (castwise's cotangents follow the real inner product: ours(ct) == conj(jax_vjp(conj(ct))));
+3. (f64 and c128) finite differences and the adjoint identity to second order (``check_grads``).
 
 Where the library's vectors are not unique (eigenvectors, singular vectors) a row compares
 functions that do not depend on their phases (``|v|^2``, ``u @ vh``, reconstructions), as
@@ -34,6 +35,7 @@ import autodiff
 import runtime as rt
 from autodiff.api import jvp, vjp
 from autodiff.rules_linalg import LinalgDerivativeError
+from autodiff.testing import check_grads
 from autodiff.zeros import is_zero
 from runtime import functions as F
 from runtime import linalg as L
@@ -158,6 +160,7 @@ class Row:
     grad: bool = True  # compare JVP and VJP too
     eig_order: bool = False  # match eigenvalue order (and the columns with them) before comparing values
     batched: bool = True  # also run with a leading batch dim (norm rows spell their shapes out instead)
+    order: int = 2  # check_grads' order (1 where the second derivative needs eigenvectors' derivatives)
 
 
 def _sq(n: int, kind: Callable[..., np.ndarray] = general, seed: int = 0) -> Callable[..., list[np.ndarray]]:
@@ -252,6 +255,7 @@ ROWS: dict[str, list[Row]] = {
             lambda a: power_sums(L.eigvals(a)),
             lambda a: power_sums_j(jnp.linalg.eigvals(a)),
             _sq(4, seed=8),
+            order=1,
         ),
     ],
     "qr": [
@@ -492,6 +496,16 @@ def test_matches_jax_numpy_linalg(name: str, row: Row, batch: str, dtype: rt.DTy
         close(np.zeros(expected.shape) if g is None or is_zero(g) else g.numpy(), expected, dtype, f"VJP {i}")
 
 
+GRAD_CASES = [(name, row) for name, row, batch in CASES if row.grad and batch == "single"]
+
+
+@pytest.mark.parametrize("dtype", [rt.float64, rt.complex128], ids=["f64", "c128"])
+@pytest.mark.parametrize(("name", "row"), GRAD_CASES, ids=[f"{n}-{r.id}" for n, r in GRAD_CASES])
+def test_check_grads(name: str, row: Row, dtype: rt.DType) -> None:
+    """Finite differences and the adjoint identity (``check_grads``), orders 1 and 2."""
+    check_grads(row.ours, [asarray(p) for p in row.make(dtype, ())], order=row.order)
+
+
 def test_eig_eigenvectors_are_right_eigenvectors() -> None:
     a = general((2, 4, 4), rt.float64, 3)
     w, v = L.eig(asarray(a))
@@ -642,3 +656,30 @@ def test_vmap_of_the_namespace_matches_the_batched_call() -> None:
     for fn in (L.det, L.inv, lambda x: L.norm(x, 2, axis=(-2, -1)), L.eigvalsh):
         batched = autodiff.vmap(fn)(asarray(a)).numpy()
         np.testing.assert_allclose(batched, fn(asarray(a)).numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_the_namespace_lowers_to_jax_with_its_derivative() -> None:
+    a = general((2, 3, 3), rt.float64, 23)
+
+    def loss(x: Tensor) -> Tensor:
+        terms = [L.norm(x, "nuc", axis=(-2, -1)), L.slogdet(x).logabsdet, L.eigvalsh(x)[..., 0], L.det(L.inv(x))]
+        return F.reduce_sum(F.add(F.add(terms[0], terms[1]), F.add(terms[2], terms[3])), 0)
+
+    want = jax.grad(
+        lambda x: (
+            jnp.linalg.norm(x, "nuc", axis=(-2, -1))
+            + jnp.linalg.slogdet(x)[1]
+            + jnp.linalg.eigvalsh(x)[..., 0]
+            + jnp.linalg.det(jnp.linalg.inv(x))
+        ).sum()
+    )(jnp.asarray(a))
+    got = autodiff.jit(autodiff.grad(loss))(asarray(a))
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-10, atol=1e-12)
+
+
+def test_refused_derivatives_are_those_jax_refuses() -> None:
+    tall = asarray(general((4, 3), rt.float64, 24))
+    with pytest.raises(LinalgDerivativeError, match="qr"):
+        jvp(lambda x: L.qr(x, mode="complete").Q, [tall], [tall])
+    with pytest.raises(LinalgDerivativeError, match="svd"):
+        jvp(lambda x: L.svd(x).U, [tall], [tall])
