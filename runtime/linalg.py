@@ -224,13 +224,18 @@ def _keep(out: Tensor, shape: tuple[int, ...], axes: Sequence[int], keepdims: bo
 
 
 def _reduce(kind: str, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-    """``sum`` / ``max`` / ``min`` over ``axes``; an empty max is 0 (jax.numpy's ``initial=0``)."""
+    """``sum`` / ``max`` / ``min`` over ``axes``, as jax.numpy's reductions; an empty max is 0
+    (jax.numpy's ``initial=0``)."""
     if kind == "max" and builtins.any(x.shape[a] == 0 for a in axes):
         shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
         zero = F.zeros(tuple(n for i, n in enumerate(x.shape) if i not in axes), x.dtype)
         return F.reshape(zero, shape) if keepdims else zero
-    fn = {"sum": F.reduce_sum, "max": F.reduce_max, "min": F.reduce_min}[kind]
-    return _keep(fn(x, axes), x.shape, axes, keepdims)
+    # sum_ accumulates float16 and bfloat16 in float32 and rounds once, as jax.numpy's sum does
+    if kind == "sum":
+        out = F.sum_(x, axes)
+    else:
+        out = F.reduce_max(x, axes) if kind == "max" else F.reduce_min(x, axes)
+    return _keep(out, x.shape, axes, keepdims)
 
 
 # -- factorisations --------------------------------------------------------------------------------

@@ -30,6 +30,9 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import autodiff
 import runtime as rt
@@ -506,6 +509,17 @@ def test_check_grads(name: str, row: Row, dtype: rt.DType) -> None:
     check_grads(row.ours, [asarray(p) for p in row.make(dtype, ())], order=row.order)
 
 
+@pytest.mark.parametrize("storage", [np.float16, jnp.bfloat16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("ord", [None, 1, math.inf, 0, 3], ids=str)
+def test_norms_of_half_floats_accumulate_as_jax_numpy(storage: Any, ord: Any) -> None:  # noqa: A002
+    # 300 elements of 30: their squares' sum overflows float16 unless accumulated in float32
+    x = np.linspace(-30, 30, 300).astype(storage)
+    got = L.norm(asarray(x), ord)
+    want = np.asarray(jnp.linalg.norm(jnp.asarray(x), ord))
+    assert got.dtype is rt.dtype(want.dtype)
+    np.testing.assert_array_equal(got.numpy().astype(np.float64), want.astype(np.float64))
+
+
 def test_eig_eigenvectors_are_right_eigenvectors() -> None:
     a = general((2, 4, 4), rt.float64, 3)
     w, v = L.eig(asarray(a))
@@ -683,3 +697,32 @@ def test_refused_derivatives_are_those_jax_refuses() -> None:
         jvp(lambda x: L.qr(x, mode="complete").Q, [tall], [tall])
     with pytest.raises(LinalgDerivativeError, match="svd"):
         jvp(lambda x: L.svd(x).U, [tall], [tall])
+
+
+_ANY_ARRAY = hnp.arrays(
+    np.float64,
+    hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=4),
+    elements=st.floats(-10, 10, width=64) | st.sampled_from([0.0, 1.0, -1.0]),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(x=_ANY_ARRAY, ord=st.sampled_from(_VECTOR_ORDS), axis=st.sampled_from([-1, 0]), keepdims=st.booleans())
+def test_vector_norms_match_numpy_on_any_array(x: np.ndarray, ord: Any, axis: int, keepdims: bool) -> None:  # noqa: A002
+    """Every vector order against numpy.linalg.norm, zeros and ties included (values only)."""
+    with np.errstate(divide="ignore", over="ignore"):  # NumPy's own |0|**-1.5
+        want = np.linalg.norm(x, ord, axis=axis, keepdims=keepdims)
+    got = L.norm(asarray(x), ord, axis=axis, keepdims=keepdims).numpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=80, deadline=None)
+@given(x=_ANY_ARRAY, ord=st.sampled_from(_MATRIX_ORDS), swap=st.booleans(), keepdims=st.booleans())
+def test_matrix_norms_match_numpy_on_any_matrix(x: np.ndarray, ord: Any, swap: bool, keepdims: bool) -> None:  # noqa: A002
+    """Every matrix order against numpy.linalg.norm, rank-deficient matrices included (values only)."""
+    axis = (-1, -2) if swap else (-2, -1)
+    want = np.linalg.norm(x, ord, axis=axis, keepdims=keepdims)
+    got = L.norm(asarray(x), ord, axis=axis, keepdims=keepdims).numpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
