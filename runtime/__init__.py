@@ -1,6 +1,6 @@
 """castwise runtime: dtypes, promotion policies, ops, kernels and the eager Tensor."""
 
-from runtime import functions, memory, ops
+from runtime import functions, linalg, memory, ops
 from runtime import policies as _policies  # noqa: F401  (registers the built-in policies)
 from runtime.dtypes import (
     ALL_DTYPES,
@@ -90,6 +90,7 @@ __all__ = [
     "asarray",
     "evaluate",
     "functions",
+    "linalg",
     "memory",
     "ops",
     "plan",

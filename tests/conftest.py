@@ -36,6 +36,7 @@ SAMPLED: dict[str, int] = {
     "tests/autodiff/test_rules_linalg_factor.py::test_svd_vs_jax": 2,
     "tests/autodiff/test_rules_linalg_factor.py::test_qr_vs_jax": 2,
     "tests/autodiff/test_rules_sorting.py::test_jvp_and_vjp_match_jax": 2,
+    "tests/runtime/test_linalg_namespace.py::test_matches_jax_numpy_linalg": 3,
 }
 
 
