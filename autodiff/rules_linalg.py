@@ -40,6 +40,7 @@ from typing import Any
 from autodiff.rules import JVP_RULES, VJP_RULES
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
 from runtime import functions as F
+from runtime.linalg import _H, _mm, _mT  # the matrix helpers rt.linalg composes with
 from runtime.tensor import Tensor
 
 # -- helpers (compositions of vocabulary ops) -----------------------------------------------
@@ -47,26 +48,6 @@ from runtime.tensor import Tensor
 
 def _is_complex(x: Any) -> bool:
     return bool(x.dtype.kind == "complex")
-
-
-def _mT(x: Tensor) -> Tensor:
-    """Swap the last two axes."""
-    perm = list(range(x.ndim))
-    perm[-2], perm[-1] = perm[-1], perm[-2]
-    return F.transpose(x, perm)
-
-
-def _H(x: Tensor) -> Tensor:
-    """Conjugate transpose of the last two axes (plain transpose for real dtypes)."""
-    t = _mT(x)
-    return F.conj(t) if _is_complex(t) else t
-
-
-def _mm(x: Tensor, y: Tensor) -> Tensor:
-    """Batched matrix product over the last two axes (equal leading batch dims)."""
-    nd = x.ndim
-    batch = tuple(range(nd - 2))
-    return F.dot_general(x, y, (((nd - 1,), (nd - 2,)), (batch, batch)))
 
 
 def _sym(x: Tensor) -> Tensor:

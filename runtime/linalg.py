@@ -191,9 +191,7 @@ def _H(x: Tensor) -> Tensor:
 
 def _mm(x: Tensor, y: Tensor) -> Tensor:
     """Batched matrix product of equal batch dims (``dot_general``)."""
-    nd = x.ndim
-    batch = tuple(range(nd - 2))
-    return F.dot_general(x, y, (((nd - 1,), (nd - 2,)), (batch, batch)))
+    return F._batch_matmul(x, y)
 
 
 def _symmetrize(x: Tensor) -> Tensor:
