@@ -36,7 +36,8 @@ SAMPLED: dict[str, int] = {
     "tests/autodiff/test_rules_linalg_factor.py::test_svd_vs_jax": 2,
     "tests/autodiff/test_rules_linalg_factor.py::test_qr_vs_jax": 2,
     "tests/autodiff/test_rules_sorting.py::test_jvp_and_vjp_match_jax": 2,
-    "tests/runtime/test_linalg_namespace.py::test_matches_jax_numpy_linalg": 3,
+    "tests/runtime/test_linalg_namespace.py::test_matches_jax_numpy_linalg": 6,
+    "tests/runtime/test_preferred_element_type.py::test_preferred_element_type_matches_lax": 2,
 }
 
 
