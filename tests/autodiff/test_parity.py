@@ -99,8 +99,10 @@ def test_quick_samples_every_op_a_few_hundred_cases() -> None:
 
 
 def test_a_small_sweep_passes_every_check() -> None:
-    report = _run(policies=("jax", "torch"), ops=("mul", "exp", "convert", "dot_general", "select", "reduce_max"),
-                  dtypes=(rt.bool_, i32, rt.bfloat16, f32, f64, c64))  # fmt: skip
+    # (one policy and four dtypes: since the sweep has vmap checks, two policies took a minute of CI;
+    # every policy is swept by test_quick_sweep_passes_from_the_command_line and the full run)
+    report = _run(policies=("jax",), ops=("mul", "exp", "convert", "dot_general", "select", "reduce_max"),
+                  dtypes=(rt.bool_, i32, f32, c64))  # fmt: skip
     assert report.ok, report.render()
     table = report.table()
     for family in ("binary", "unary", "convert", "dot_general", "select", "reduce"):
