@@ -370,16 +370,17 @@ def mod(x: Operand, y: Operand) -> Tensor:
     Composed from ``rem``, comparisons and ``select``, so it records and
     differentiates like its parts.
     """
+    r = rem(x, y)
     y_t = asarray(y) if not isinstance(y, Tensor) else y
-    if y_t.dtype.kind in ("int", "uint"):
-        # an integer x % 0 is 0, as jnp.remainder and np.remainder give (XLA's rem gives x):
-        # the divisor 0 becomes 1, recorded as a select
-        y_t = select(eq(y_t, 0), full((), 1, y_t.dtype), y_t)
-    r = rem(x, y_t)
+    if r.dtype.kind in ("int", "uint") and not (type(y) is int and y != 0):
+        # an integer x % 0 is 0, as jnp.remainder and np.remainder give (XLA's rem gives x),
+        # recorded as a select; a Python divisor stays a Python scalar, so that it promotes as
+        # one (int8 % 2 is int8)
+        r = select(eq(y_t, 0), 0, r)
     if r.dtype.kind in ("uint", "bool"):
         return r
     wrong_sign = logical_and(ne(r, 0), ne(lt(r, 0), lt(y_t, 0)))
-    return select(wrong_sign, add(r, y_t), r)
+    return select(wrong_sign, add(r, y), r)
 
 
 # -- contraction, selection, joining ---------------------------------------------------------

@@ -533,3 +533,21 @@ def test_python_mod_follows_the_library_with_zero_divisors(policy: str, name: st
         want = np.where(nonzero, want, np.nan if name.startswith("float") else 0).astype(name)
     assert got.dtype.name == np.dtype(name).name
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("name", _MOD_DTYPES)
+@pytest.mark.parametrize("policy", ["jax", "numpy"])
+def test_python_mod_by_a_python_scalar_promotes_as_the_library(policy: str, name: str) -> None:
+    """A Python divisor stays a Python scalar (``int8 % 2`` is int8, not int64), zero included."""
+    x = _mod_operands(name)[0]
+    for y in (2, 0, 2.5):
+        with rt.use_policy(policy):
+            got = rt.asarray(x) % y
+        if policy == "jax":
+            with jax.enable_x64(True):
+                want = np.asarray(jnp.asarray(x) % y)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                want = x % y
+        assert got.dtype.name == want.dtype.name, (y, got.dtype, want.dtype)
+        np.testing.assert_array_equal(got.numpy(), want)
