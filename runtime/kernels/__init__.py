@@ -14,13 +14,17 @@ follow ``jax.lax`` on CPU, not NumPy, where the two differ:
 * complex32 and bcomplex32 (no XLA type; PyTorch computes complex32 in
   complex64, its "opmath" type) are computed in complex64 and each part is
   rounded back to float16 / bfloat16 after every op, as XLA does for the narrow
-  floats; ``abs``/``real``/``imag`` give the part's dtype;
+  floats; ``abs``/``real``/``imag`` give the part's dtype. (ml_dtypes 0.7 gives
+  these types NumPy's kind "c", and NumPy's ``.real`` of them is not the real
+  part: kernels widen them before any complex branch.)
 * integer ``div``/``rem`` use XLA's total definitions (``x / 0 == -1``,
   ``x % 0 == x``, ``INT_MIN / -1 == INT_MIN``);
 * ``convert`` saturates float -> int and maps NaN to 0, like XLA;
   float8_e8m0fnu (no zero, sign or infinity) turns 0, negative values, +-inf
-  and float64 values below 2**-127 into NaN, and none of its values is zero
-  (so all convert to True);
+  and float64 values below 2**-127 into NaN, rounds every value strictly
+  between 2**-127 and 2**-126 up to 2**-126 (ml_dtypes 0.7 rounds those to
+  nearest: castwise follows XLA whichever is installed), and none of its
+  values is zero (so all convert to True);
 * ``max`` / ``min`` and their reductions order -0.0 < +0.0, as XLA does;
   complex ``max`` / ``min`` pick ``x`` or ``y`` as XLA does (docs/parity.md);
 * ``reduce_sum`` / ``reduce_prod`` fold in XLA CPU's order, rounding after

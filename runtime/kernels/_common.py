@@ -65,12 +65,26 @@ def _kind(storage: np.dtype[Any]) -> str:
     return dt.from_numpy(storage).kind
 
 
+def _f32_to_e8m0(v: Any) -> Any:
+    """float32 -> float8_e8m0fnu as XLA CPU rounds it.
+
+    XLA sends every value strictly between 2**-127 and 2**-126 (float32's
+    subnormals there) up to 2**-126; ml_dtypes 0.6 did too, 0.7 rounds them to
+    nearest. Elsewhere the two agree, so only that interval is decided here.
+    """
+    v = np.asarray(v, dtype=_F32)
+    between = (v > np.float32(2.0**-127)) & (v < np.float32(2.0**-126))
+    return np.where(between, np.float32(2.0**-126), v).astype(_E8M0)
+
+
 def _back(v: Any, storage: np.dtype[Any]) -> Any:
     """Round a value computed in the wide dtype back to ``storage`` the way XLA CPU does."""
     if storage in _NO_NAN:
         v = np.where(np.isnan(v), np.float32(-0.0), v)
     if storage in _VIA_F16:
         v = v.astype(_F16)
+    elif storage == _E8M0:
+        return _f32_to_e8m0(v)
     return v.astype(storage)
 
 

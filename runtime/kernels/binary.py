@@ -19,6 +19,7 @@ from runtime.kernels._common import (
     _F32,
     _NARROW_FLOAT,
     _SIGNED_INT,
+    _SMALL_COMPLEX,
     _WIDEN,
     KERNELS,
     Array,
@@ -160,6 +161,9 @@ KERNELS["pow"] = pow_kernel
 def _complex_pick(x: Array, y: Array, largest: bool) -> Array:
     # XLA's complex max/min: x where x > y (x < y) lexicographically, else y. A NaN in x
     # is not propagated (every comparison with it is false) and equal values give y.
+    if x.dtype in _SMALL_COMPLEX:
+        # compared in complex64 (exact): NumPy's .real of ml_dtypes' complex types is not the real part
+        return _complex_pick(x.astype(np.complex64), y.astype(np.complex64), largest).astype(x.dtype)
     beats = np.greater if largest else np.less
     take_x = beats(x.real, y.real) | ((x.real == y.real) & beats(x.imag, y.imag))
     return np.where(take_x, x, y)
@@ -179,7 +183,7 @@ def _ieee_extreme(x: Array, y: Array, largest: bool) -> Array:
 def max_kernel(x: Array, y: Array) -> tuple[Array, ...]:
     """lax.max: NaN-propagating, +0.0 > -0.0; complex as XLA (x if x > y lexicographically, else y)."""
     with np.errstate(invalid="ignore"):
-        if x.dtype.kind == "c":
+        if x.dtype.kind == "c" or x.dtype in _SMALL_COMPLEX:
             return (_complex_pick(x, y, largest=True),)
         return (_map2(functools.partial(_ieee_extreme, largest=True), x, y),)
 
@@ -190,7 +194,7 @@ KERNELS["max"] = max_kernel
 def min_kernel(x: Array, y: Array) -> tuple[Array, ...]:
     """lax.min: NaN-propagating, -0.0 < +0.0; complex as XLA (x if x < y lexicographically, else y)."""
     with np.errstate(invalid="ignore"):
-        if x.dtype.kind == "c":
+        if x.dtype.kind == "c" or x.dtype in _SMALL_COMPLEX:
             return (_complex_pick(x, y, largest=False),)
         return (_map2(functools.partial(_ieee_extreme, largest=False), x, y),)
 

@@ -25,6 +25,7 @@ from runtime.kernels._common import (
     _WIDEN,
     KERNELS,
     Array,
+    _f32_to_e8m0,
     _iinfo,
     _kind,
 )
@@ -60,6 +61,11 @@ def _round_to_odd_f32(x: Array) -> Array:
     return bits.view(_F32)
 
 
+def _from_f32(v: Array, target: np.dtype[Any]) -> Array:
+    """float32 -> an 8/6/4-bit float in one rounding (e8m0 as XLA rounds it, see ``_f32_to_e8m0``)."""
+    return _f32_to_e8m0(v) if target == _E8M0 else v.astype(target)
+
+
 def _to_float(x: Array, target: np.dtype[Any]) -> Array:
     """Real (bool excluded) -> float storage ``target``, rounding like XLA CPU."""
     src = x.dtype
@@ -67,13 +73,13 @@ def _to_float(x: Array, target: np.dtype[Any]) -> Array:
         x = np.where(np.isnan(x), np.array(-0.0).astype(src), x)  # XLA: NaN -> -0.0
     if target in _TINY_FLOAT:
         if src == _F32 or src in _NARROW_FLOAT:
-            return x.astype(_F32).astype(target)
+            return _from_f32(x.astype(_F32), target)
         if target == _E8M0 and src == _F64:
             # XLA converts float64 to e8m0 directly: below its smallest value, 2**-127, is NaN
             # (from float32 the subnormals round to 2**-127, as ml_dtypes rounds them).
             x = np.where(x < 2.0**-127, np.nan, x)
         # float64 and integers: one rounding (integers pass through float64 exactly up to 2**53).
-        return _round_to_odd_f32(x.astype(_F64)).astype(target)
+        return _from_f32(_round_to_odd_f32(x.astype(_F64)), target)
     if target in _NARROW_FLOAT:
         # float16 / bfloat16: XLA goes through float32 (double rounding from float64, verified).
         return x.astype(_F32).astype(target)
