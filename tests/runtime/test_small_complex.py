@@ -18,9 +18,12 @@ import numpy as np
 import pytest
 
 import runtime as rt
+from runtime import GatherDimensionNumbers, ScatterDimensionNumbers, Tensor
 from runtime import dtypes as dt
+from runtime import functions as F
 from runtime.dtypes import DType
 from runtime.ops import OPS
+from runtime.shapes import OpTypeError
 from runtime.tensor import apply
 
 _PARTS = [0.0, -0.0, 1.0, -2.5, 0.3, np.inf, -np.inf, np.nan]
@@ -104,6 +107,18 @@ def _nan(a: np.ndarray) -> np.ndarray:
     return np.stack([np.isnan(wide.real), np.isnan(wide.imag)], axis=-1).reshape(_bits(a).shape)
 
 
+def assert_rounded_from(
+    wide: list[np.ndarray], got: list[np.ndarray], small: DType, name: str, rounded: bool = True
+) -> None:
+    """``got`` (computed in ``small``) is ``wide`` (computed in complex64) rounded to ``small``: bit for bit."""
+    assert len(got) == len(wide)
+    for g, w in zip(got, wide, strict=True):
+        w = _rounded(w, small) if rounded else w
+        assert g.dtype == w.dtype and g.shape == w.shape, (name, g.dtype, g.shape, w.dtype, w.shape)
+        same = (_bits(g) == _bits(w)) | (_nan(g) & _nan(w))
+        assert same.all(), f"{name}[{small.name}] differs at {np.argwhere(~same)[:4].tolist()}: got {g}, want {w}"
+
+
 def _run(name: str, operands: tuple[np.ndarray, ...], params: dict[str, Any]) -> list[np.ndarray]:
     out = apply(OPS[name], [rt.asarray(o) for o in operands], params)
     return [np.asarray(t.numpy()) for t in (out if isinstance(out, tuple) else (out,))]
@@ -122,9 +137,74 @@ def test_small_complex_computes_in_complex64(name: str, small: DType) -> None:
                 _run(name, operands, params)
             return
         got = _run(name, operands, params)
-    assert len(got) == len(wide)
-    for g, w in zip(got, wide, strict=True):
-        w = _rounded(w, small)
-        assert g.dtype == w.dtype and g.shape == w.shape, (name, g.dtype, g.shape, w.dtype, w.shape)
-        same = (_bits(g) == _bits(w)) | (_nan(g) & _nan(w))
-        assert same.all(), f"{name}[{small.name}] differs at {np.argwhere(~same)[:4].tolist()}: got {g}, want {w}"
+    assert_rounded_from(wide, got, small, name)
+
+
+# -- calls through the public functions: indexing, sorting, linear algebra, convolution, convert ----------
+
+
+def _matrices() -> tuple[np.ndarray, np.ndarray]:
+    """A well-conditioned 3x3 complex matrix and a Hermitian positive definite one (the grid's
+    corners would make every factor NaN)."""
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    return m.astype(np.complex64), (m @ m.conj().T).astype(np.complex64)
+
+
+_POINTS = ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+_GATHER = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+_ROWS = np.array([[2], [0], [5], [-1]], np.int32)
+
+FUNCTION_CALLS: dict[str, Callable[[Tensor, Tensor, Tensor, Tensor], Any]] = {
+    "sort": lambda x, y, m, h: F.sort(x),
+    "sort-two-keys": lambda x, y, m, h: F.sort([x, y], num_keys=2),
+    "top_k": lambda x, y, m, h: F.top_k(x, 3),
+    "select_n": lambda x, y, m, h: F.select_n(rt.asarray(np.arange(64) % 2 == 0), x, y),
+    "dynamic_slice": lambda x, y, m, h: F.dynamic_slice(x, [rt.asarray(np.int32(60))], (8,)),
+    "dynamic_update_slice": lambda x, y, m, h: F.dynamic_update_slice(x, y[:8], [rt.asarray(np.int32(3))]),
+    "gather": lambda x, y, m, h: F.gather(x.reshape(16, 4), rt.asarray(_ROWS), _GATHER, (1, 4), mode="fill"),
+    "scatter_add": lambda x, y, m, h: F.scatter_add(
+        x.reshape(16, 4), rt.asarray(_ROWS), y[:16].reshape(4, 4), _POINTS, mode="clip"
+    ),
+    "cumlogsumexp": lambda x, y, m, h: F.cumlogsumexp(x.reshape(8, 8), axis=1),
+    "conv": lambda x, y, m, h: F.conv(x.reshape(1, 4, 4, 4), y[:36].reshape(3, 4, 3, 1), (1, 1), "VALID"),
+    "triangular_solve": lambda x, y, m, h: F.triangular_solve(m, h[:, :2], left_side=True, lower=True),
+    **{f"convert-{d.short}": (lambda x, y, m, h, d=d: F.convert(x, d)) for d in dt.ALL_DTYPES},
+}  # fmt: skip
+
+
+#: factorisations take float32/float64/complex64/complex128 only, as in jax.lax.linalg: the
+#: small complex types are refused by name, never computed
+FACTORISATIONS: dict[str, Callable[[Tensor], Any]] = {
+    "cholesky": F.cholesky, "eigh": F.eigh, "lu": F.lu, "qr": F.qr, "svd": F.svd, "eig": F.eig,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("small", dt.SMALL_COMPLEX, ids=lambda d: d.short)
+@pytest.mark.parametrize("name", sorted(FACTORISATIONS))
+def test_factorisations_refuse_small_complex_by_name(name: str, small: DType) -> None:
+    m, _ = _matrices()
+    with pytest.raises(OpTypeError, match=rf"{name}: x dtype {small.short} not accepted"):
+        FACTORISATIONS[name](rt.asarray(m).astype(small))
+
+
+def _outputs(out: Any) -> list[np.ndarray]:
+    return [np.asarray(t.numpy()) for t in (out if isinstance(out, (tuple, list)) else (out,))]
+
+
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+@pytest.mark.parametrize("small", dt.SMALL_COMPLEX, ids=lambda d: d.short)
+@pytest.mark.parametrize("name", sorted(FUNCTION_CALLS))
+def test_small_complex_functions_compute_in_complex64(name: str, small: DType) -> None:
+    call = FUNCTION_CALLS[name]
+    operands = [rt.asarray(a).astype(small) for a in (_GRID, _GRID[::-1].copy(), *_matrices())]
+    with np.errstate(all="ignore"):
+        try:
+            wide = _outputs(call(*(o.astype(rt.complex64) for o in operands)))
+        except Exception as error:  # complex64 is refused: so is the small dtype
+            with pytest.raises(type(error)):
+                call(*operands)
+            return
+        got = _outputs(call(*operands))
+    # a convert's result dtype is its target: nothing to round
+    assert_rounded_from(wide, got, small, name, rounded=not name.startswith("convert-"))
