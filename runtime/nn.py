@@ -194,12 +194,17 @@ def softplus(x: Any) -> Tensor:
     """``log(1 + exp(x))`` as jax.nn computes it, ``logaddexp(x, 0)``:
     ``max(x, 0) + log1p(exp(-|x|))``, and ``x`` itself where ``x`` is NaN.
 
-    Its gradient is the sigmoid: ``max``'s split at 0 (0.5) and ``|x|``'s 0 there give
-    ``sigmoid(0) = 0.5`` exactly.
+    ``max(x, 0)`` and ``-|x|`` are ``select``s on ``x > 0``, so the gradient is the sigmoid
+    everywhere, ``0.5`` at 0 included (jax.nn's custom derivative).
     """
     t = _inexact(x)
     zero = _const(0.0, t)
-    smooth = F.add(F.max(t, zero), F.log1p(F.exp(F.neg(F.abs(t)))))
+    positive = F.gt(t, zero)
+    # max(x, 0) and -|x| as selects: their derivatives at 0 (0 and 1) sum to sigmoid(0) = 0.5,
+    # jax's custom derivative, where max's and abs's tie rules need not
+    amax = F.select(positive, t, F.broadcast_in_dim(zero, t.shape, ()))
+    neg_abs = F.select(positive, F.neg(t), t)
+    smooth = F.add(amax, F.log1p(F.exp(neg_abs)))
     return F.select(F.ne(t, t), F.add(t, zero), smooth)
 
 
