@@ -291,5 +291,6 @@ def count_nonzero(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     for ``axis=None``, castwise a 0-d int64 Tensor). Recorded as ``convert`` to bool,
     ``convert`` to int64 and ``reduce_sum``."""
     t = _tensor(x)
+    axes = tensor_api.normalize_axes(t, axis, "count_nonzero")  # its errors show x, not the int64 copy
     b = t if t.dtype is dt.bool_ else F.convert(t, dt.bool_)
-    return tensor_api.sum_(F.convert(b, dt.int64), axis, keepdims, method="count_nonzero")
+    return tensor_api.sum_(F.convert(b, dt.int64), axes, keepdims, method="count_nonzero")

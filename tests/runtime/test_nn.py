@@ -305,13 +305,14 @@ def test_errors_name_the_function_operands_and_policy(policy: str) -> None:
     with rt.policy(policy):
         for fn in (nn.softmax, nn.log_softmax):
             name = f"nn.{fn.__name__}"
-            _raises(rt.ShapeError, lambda fn=fn: fn(x, axis=2), name, "f32[2, 3]", f"policy {policy!r}")
-            _raises(rt.ShapeError, lambda fn=fn: fn(x, axis=(0, 0)), name, "repeats")
-            _raises(rt.ShapeError, lambda fn=fn: fn(rt.asarray(np.ones((2, 0))), axis=1), name, "size 0")
+            _raises(rt.ShapeError, functools.partial(fn, x, axis=2), name, "f32[2, 3]", f"policy {policy!r}")
+            _raises(rt.ShapeError, functools.partial(fn, x, axis=(0, 0)), name, "repeats")
+            _raises(rt.ShapeError, functools.partial(fn, rt.asarray(np.ones((2, 0))), axis=1), name, "size 0")
         labels = rt.asarray(np.array([0, 1], np.int32))
         _raises(rt.ShapeError, lambda: nn.one_hot(labels, 0), "nn.one_hot", "i32[2]", "positive", repr(policy))
         _raises(rt.ShapeError, lambda: nn.one_hot(labels, -3), "nn.one_hot", "positive")
-        _raises(TypeError, lambda: nn.one_hot(labels, 2.5), "nn.one_hot", "num_classes")
+        not_an_int: Any = 2.5
+        _raises(TypeError, lambda: nn.one_hot(labels, not_an_int), "nn.one_hot", "num_classes")
         _raises(rt.ShapeError, lambda: nn.one_hot(labels, 3, axis=3), "nn.one_hot", "axis")
         _raises(rt.OpTypeError, lambda: nn.one_hot(x, 3), "nn.one_hot", "f32[2,3]", "integers", repr(policy))
 
