@@ -52,6 +52,7 @@ __all__ = [
     "silu",
     "softmax",
     "softplus",
+    "standardize",
     "swish",
 ]
 
@@ -257,11 +258,12 @@ def _shifted(x: Any, axis: Any, name: str) -> tuple[Tensor, tuple[int, ...]]:
     """``x - max(x, axis, keepdims=True)`` and the axes (jax.nn stops the gradient through the
     maximum; castwise has no stop-gradient op, so its path is recorded: its contribution is
     zero up to rounding)."""
-    t = _inexact(x)
-    axes = tensor_api.normalize_axes(t, axis, name)
+    t = _tensor(x)
+    axes = tensor_api.normalize_axes(t, axis, name)  # checked before anything is recorded
     empty = [a for a in axes if t.shape[a] == 0]
     if empty:
         raise error(ShapeError, name, f"axis {empty[0]} has size 0; a softmax needs a non-empty axis", t)
+    t = _inexact(t)
     kept = tuple(d for d in range(t.ndim) if d not in axes)
     m = F.broadcast_in_dim(F.reduce_max(t, axes), t.shape, kept)
     return F.sub(t, m), axes
@@ -289,6 +291,36 @@ def log_softmax(x: Any, axis: Any = -1) -> Tensor:
     """``(x - max) - log(sum(exp(x - max)))`` over ``axis`` (``jax.nn.log_softmax``)."""
     shifted, axes = _shifted(x, axis, "nn.log_softmax")
     return F.sub(shifted, F.log(_sum_kept(F.exp(shifted), axes)))
+
+
+@named("nn.standardize")
+def standardize(
+    x: Any, axis: Any = -1, mean: Any = None, variance: Any = None, epsilon: float = 1e-5, *, algorithm: str = "fast"
+) -> Tensor:
+    """``(x - mean) * rsqrt(variance + epsilon)`` over ``axis`` (``jax.nn.standardize``; the
+    normalisation of ``torch.nn.functional.layer_norm`` without its affine part).
+
+    ``mean`` defaults to the mean over ``axis`` (kept as size 1); ``variance`` to
+    ``mean(x^2) - mean^2`` clipped at 0 (``algorithm="fast"``, jax.nn's default) or
+    ``mean((x - mean)^2)`` (``"stable"``). Integers go to the float their mean has.
+    """
+    name = "nn.standardize"
+    t = _tensor(x)
+    axes = tensor_api.normalize_axes(t, axis, name)  # checked before anything is recorded
+    if algorithm not in ("fast", "stable"):
+        raise error(ValueError, name, f"algorithm must be 'fast' or 'stable', got {algorithm!r}", t)
+    if mean is None:
+        mean = tensor_api.mean(t, axes, keepdims=True)
+    if not t.dtype.is_inexact:
+        t = F.convert(t, _tensor(mean).dtype if _tensor(mean).dtype.is_inexact else _inexact(t).dtype)
+    if variance is None:
+        if algorithm == "stable":
+            variance = tensor_api.mean(F.square(F.sub(t, mean)), axes, keepdims=True)
+        else:
+            raw = F.sub(tensor_api.mean(F.square(t), axes, keepdims=True), F.square(mean))
+            variance = F.max(raw, _const(0.0, raw))  # the fast form can round below 0
+    v = _tensor(variance)
+    return F.mul(F.sub(t, mean), F.rsqrt(F.add(v, _const(epsilon, v))))
 
 
 # -- one_hot -----------------------------------------------------------------------------------

@@ -22,12 +22,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import autodiff
 import runtime as rt
 from runtime import nn
 
 jax.config.update("jax_enable_x64", True)
+#: NaN and infinities in the data: NumPy's "invalid value" warnings are expected
+pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 
 POLICIES = ["jax", "numpy", "torch"]
 FLOATS = ["float32", "float64", "bfloat16", "float16"]
@@ -51,10 +55,16 @@ ELEMENTWISE: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = {
     "leaky_relu": (nn.leaky_relu, jax.nn.leaky_relu, "mix"),
     "leaky_relu_slope": (lambda x: nn.leaky_relu(x, 0.2), lambda x: jax.nn.leaky_relu(x, 0.2), "mix"),
 }
+_JAX_STANDARDIZE: Any = jax.nn.standardize  # (its stub in some jax releases lacks ``algorithm``)
 #: name -> (castwise, jax.nn) of the functions over an axis; int rows go to exp's float
 AXIS_FUNCTIONS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "softmax": (nn.softmax, jax.nn.softmax),
     "log_softmax": (nn.log_softmax, jax.nn.log_softmax),
+    "standardize": (nn.standardize, jax.nn.standardize),
+    "standardize_stable": (
+        lambda x, axis=-1: nn.standardize(x, axis, algorithm="stable"),
+        lambda x, axis=-1: _JAX_STANDARDIZE(x, axis, algorithm="stable"),
+    ),
 }
 
 GRID = [-30.0, -6.5, -3.0, -1.0, -0.5, -0.0, 0.0, 0.25, 1.0, 2.5, 6.0, 7.0, 30.0]
@@ -179,9 +189,32 @@ def test_softmax_matches_jax_nn(name: str, dtype: str, policy: str, axis: Any) -
     assert_close(got.numpy(), want, np.dtype(want_dtype).name if dtype == "int32" else dtype, x)
 
 
+@st.composite
+def _arrays_and_axes(draw: Any) -> tuple[np.ndarray, Any]:
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    ndim = len(shape)
+    axis = draw(st.none() | st.integers(-ndim, ndim - 1) | st.sampled_from([tuple(range(ndim))]))
+    seed = draw(st.integers(0, 2**16))
+    return np.random.default_rng(seed).standard_normal(shape) * draw(st.sampled_from([1.0, 50.0])), axis
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=_arrays_and_axes())
+def test_softmax_is_the_normalized_exponential(case: tuple[np.ndarray, Any]) -> None:
+    """Against NumPy's ``exp(x - logsumexp(x))`` in float64 on random shapes, axes and scales:
+    softmax sums to 1 over ``axis`` and log_softmax is its logarithm."""
+    x, axis = case
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    want_log = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    got = nn.softmax(rt.asarray(x), axis=axis).numpy()
+    np.testing.assert_allclose(got, np.exp(want_log), rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(np.sum(got, axis=axis), 1.0, rtol=1e-13)
+    np.testing.assert_allclose(nn.log_softmax(rt.asarray(x), axis=axis).numpy(), want_log, rtol=1e-13, atol=1e-13)
+
+
 def test_softmax_of_infinities_and_nan_follows_jax_nn() -> None:
     x = np.array([[0.0, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf], [np.inf, 0.0, 1.0], [np.nan, 0.0, 1.0]])
-    for fn, oracle in AXIS_FUNCTIONS.values():
+    for fn, oracle in (AXIS_FUNCTIONS["softmax"], AXIS_FUNCTIONS["log_softmax"]):
         assert_close(fn(rt.asarray(x)).numpy(), np.asarray(oracle(jnp.asarray(x))), "float64")
 
 
@@ -303,11 +336,13 @@ def _raises(cls: type[Exception], fn: Callable[[], Any], *needles: str) -> None:
 def test_errors_name_the_function_operands_and_policy(policy: str) -> None:
     x = rt.asarray(np.ones((2, 3), np.float32))
     with rt.policy(policy):
-        for fn in (nn.softmax, nn.log_softmax):
+        for fn in (nn.softmax, nn.log_softmax, nn.standardize):
             name = f"nn.{fn.__name__}"
             _raises(rt.ShapeError, functools.partial(fn, x, axis=2), name, "f32[2, 3]", f"policy {policy!r}")
             _raises(rt.ShapeError, functools.partial(fn, x, axis=(0, 0)), name, "repeats")
-            _raises(rt.ShapeError, functools.partial(fn, rt.asarray(np.ones((2, 0))), axis=1), name, "size 0")
+            if fn is not nn.standardize:
+                _raises(rt.ShapeError, functools.partial(fn, rt.asarray(np.ones((2, 0))), axis=1), name, "size 0")
+        _raises(ValueError, lambda: nn.standardize(x, algorithm="slow"), "nn.standardize", "f32[2,3]", repr(policy))
         labels = rt.asarray(np.array([0, 1], np.int32))
         _raises(rt.ShapeError, lambda: nn.one_hot(labels, 0), "nn.one_hot", "i32[2]", "positive", repr(policy))
         _raises(rt.ShapeError, lambda: nn.one_hot(labels, -3), "nn.one_hot", "positive")

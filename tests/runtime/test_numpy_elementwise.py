@@ -26,6 +26,8 @@ from runtime import numpy_elementwise as ne
 from runtime.promotion import PromotionError
 
 jax.config.update("jax_enable_x64", True)
+#: NaN and infinities in the data: NumPy's "invalid value" warnings are expected
+pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 
 POLICIES = ["jax", "numpy", "torch"]
 DTYPES = ["float32", "float64", "bfloat16", "float16", "int32"]
