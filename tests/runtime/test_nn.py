@@ -82,7 +82,7 @@ def _int_dtype(kind: str, x: np.ndarray, policy: str) -> np.dtype:
     """The dtype the policy's library gives an integer operand (jnp with x64, NumPy)."""
     lib: Any = jnp if policy == "jax" else np
     if kind == "exp":
-        return np.dtype(lib.exp(x).dtype)
+        return np.dtype(lib.exp(np.zeros_like(x)).dtype)
     if kind == "keep":
         return np.dtype(lib.maximum(x, 0).dtype)
     return np.dtype((lib.asarray(x) * 1.0).dtype)
