@@ -32,7 +32,7 @@ from runtime.dtypes import DType
 from runtime.promotion import get_policy, get_policy_object, result_type
 from runtime.shapes import OpTypeError, ShapeError
 from runtime.tensor import Tensor, asarray
-from runtime.tensor_api import library, mean_dtype
+from runtime.tensor_api import library
 
 __all__ = [
     "arange",
@@ -114,10 +114,16 @@ def _default_float() -> DType:
 
 
 def _to_inexact(d: DType) -> DType:
-    """``d`` if it is floating or complex, else the float the policy's library computes it in:
-    jax.numpy's ``to_inexact_dtype`` (float32 up to 32 bits, float64 for 64-bit integers),
-    NumPy's ``ensure_inexact`` (float64), the policy's true division otherwise."""
-    return mean_dtype(d, "linspace", d)
+    """``d`` if it is floating or complex, else the float the library computes it in: NumPy's
+    ``ensure_inexact`` (float64), jax.numpy's ``to_inexact_dtype`` (float32 for bool and
+    integers up to 32 bits, float64 for 64-bit ones). The bounds are converted explicitly, so
+    a policy that converts no integer implicitly (``strict``) computes the same."""
+    if d.is_inexact:
+        return d
+    has64 = dt.float64 in get_policy_object(None).dtypes
+    if library() == "numpy" or d.bits > 32:
+        return dt.float64 if has64 else dt.float32
+    return dt.float32
 
 
 def _filled(shape: tuple[int, ...], value: Any, dtype: DType) -> Tensor:
@@ -246,7 +252,8 @@ def _bound(fn: str, name: str, value: Any, **operands: Any) -> Tensor:
         raise _error(ShapeError, fn, f"{name} must be a scalar, got shape {np.shape(value)}", **operands)
     if not isinstance(value, (Tensor, np.ndarray, np.generic, builtins.bool, int, float, builtins.complex)):
         raise _error(OpTypeError, fn, f"{name} must be a number, got {type(value).__name__}", **operands)
-    return _tensor(value)
+    t = _tensor(value)
+    return t.astype(t.dtype) if t.weak else t  # jax.numpy's linspace converts its bounds: strong
 
 
 def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, dtype: Any = None) -> Tensor:

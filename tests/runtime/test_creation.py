@@ -214,6 +214,10 @@ def _compare(row: Row, policy: str, lib: Any) -> None:
     with rt.policy(policy):
         got = row.run(creation, np_dtype(row.dtype))
     _check(got, want, row.jax_ulps if policy == "jax" else 0)
+    if policy == "jax":  # weak types as jax.numpy's (a strong result for every creation call)
+        pairs = zip(got if isinstance(got, list) else [got], want if isinstance(want, list) else [want], strict=True)
+        for g, w in pairs:
+            assert g.weak == w.weak_type
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
@@ -265,6 +269,31 @@ def test_rows_torch() -> None:
 def test_default_dtypes_come_from_the_policy(policy: str, call: Callable[[], rt.Tensor], want: rt.DType) -> None:
     with rt.policy(policy):
         assert call().dtype is want
+
+
+SMOKE: list[tuple[str, Callable[[Any], Any]]] = [
+    ("arange", lambda m: m.arange(1, 10, 3)),
+    ("arange-float", lambda m: m.arange(0.5, 3)),
+    ("linspace", lambda m: m.linspace(0, 1, 5)),
+    ("linspace-int", lambda m: m.linspace(0, 10, 6, dtype=np.int64)),
+    ("eye", lambda m: m.eye(3, 4, 1)),
+    ("full_like", lambda m: m.full_like(np.ones((2, 2), np.float32), 2.5)),
+    ("tril", lambda m: m.tril(np.arange(12, dtype=np.float32).reshape(3, 4), 1)),
+    ("diag", lambda m: m.diag(np.arange(3, dtype=np.int64), -1)),
+    ("diagonal", lambda m: m.diagonal(np.arange(24, dtype=np.float32).reshape(2, 3, 4), 1, 2, 1)),
+    ("meshgrid", lambda m: m.meshgrid(np.arange(3, dtype=np.float32), np.arange(2, dtype=np.int64))[0]),
+]
+
+
+@pytest.mark.parametrize("policy", sorted(rt.policies()))
+def test_every_policy_creates_in_its_own_dtypes(policy: str) -> None:
+    """Under every registered policy each function runs, stays within the policy's dtypes and
+    gives NumPy's values (``strict``, which converts no integer implicitly, included)."""
+    for name, f in SMOKE:
+        with rt.policy(policy):
+            got = f(creation)
+            assert got.dtype in rt.get_policy_object(policy).dtypes, (name, got.dtype)
+        np.testing.assert_allclose(got.numpy().astype(np.float64), f(np).astype(np.float64), rtol=1e-6, err_msg=name)
 
 
 def test_full_like_keeps_a_weak_operand_weak_as_jax_numpy() -> None:
