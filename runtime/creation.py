@@ -287,8 +287,8 @@ def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, dtype:
         out = _linspace_torch(s, e, n, div, target)
     else:
         out = _linspace_jax(s, e, n, div, endpoint, _to_inexact(target))
-    if not target.is_inexact and out.dtype.is_inexact:
-        out = F.floor(out)  # jax.numpy and NumPy floor before converting to an integer dtype
+    if not target.is_inexact and out.dtype.is_inexact and lib != "torch":
+        out = F.floor(out)  # jax.numpy and NumPy floor before converting (PyTorch truncates)
     return _converted(out, target)
 
 

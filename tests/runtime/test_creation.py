@@ -20,6 +20,8 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import autodiff
 import runtime as rt
@@ -455,3 +457,42 @@ def test_meshgrid_refuses_2d_under_jax_and_flattens_under_numpy() -> None:
         jnp.meshgrid(grid, np.ones(3))  # the oracle refuses too
     with rt.policy("numpy"):
         _check(creation.meshgrid(grid, np.ones(3)), np.meshgrid(grid, np.ones(3)))
+
+
+# -- properties ------------------------------------------------------------------------------------
+
+_BOUND = st.floats(-1e3, 1e3, allow_nan=False, allow_subnormal=False) | st.integers(-1000, 1000)
+
+
+@settings(max_examples=60, deadline=None)
+@given(start=_BOUND, length=st.integers(0, 40), step=st.floats(0.01, 50) | st.integers(1, 9),
+       sign=st.sampled_from([1, -1]), dtype=st.sampled_from([None, "float32", "float16", "bfloat16"]))  # fmt: skip
+def test_arange_is_numpys_to_the_bit(start: Any, length: int, step: Any, sign: int, dtype: str | None) -> None:
+    """Random ranges under the numpy policy: NumPy's length and its ``fill`` arithmetic."""
+    step = step * sign
+    stop = start + step * length
+    d = np_dtype(dtype)
+    with rt.policy("numpy"):
+        got = creation.arange(start, stop, step, dtype=d)
+    _check(got, np.arange(start, stop, step, dtype=d))
+
+
+@settings(max_examples=25, deadline=None)
+@given(start=_BOUND, stop=_BOUND, num=st.integers(0, 30), endpoint=st.booleans(),
+       dtype=st.sampled_from([None, "float32", "float16", "int32"]))  # fmt: skip
+def test_linspace_is_numpys_to_the_bit(start: Any, stop: Any, num: int, endpoint: bool, dtype: str | None) -> None:
+    d = np_dtype(dtype)
+    with rt.policy("numpy"):
+        got = creation.linspace(start, stop, num, endpoint=endpoint, dtype=d)
+    _check(got, np.linspace(start, stop, num, endpoint=endpoint, dtype=d))
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=2, max_size=4), k=st.integers(-6, 6))
+def test_tril_and_triu_split_a_matrix(shape: list[int], k: int) -> None:
+    """``tril(x, k) + triu(x, k + 1) == x`` and ``diagonal(x, k)`` is what ``tril(x, k)`` keeps off
+    ``tril(x, k - 1)``, on random batched shapes."""
+    x = rt.asarray(RNG.standard_normal(shape))
+    np.testing.assert_array_equal((creation.tril(x, k) + creation.triu(x, k + 1)).numpy(), x.numpy())
+    kept = (creation.tril(x, k) - creation.tril(x, k - 1)).numpy()
+    np.testing.assert_array_equal(creation.diagonal(x, k, -2, -1).numpy(), np.diagonal(kept, k, -2, -1))
