@@ -222,7 +222,8 @@ def _arange_numpy(lo: Any, inc: Any, n: int, target: DType) -> Tensor:
     floats, whose ``fill`` goes through float)."""
     work = dt.float32 if _narrow_float(target) else target
     first = _converted(_filled((n,), lo, target), work)
-    second = _converted(_filled((n,), lo + inc, target), work)
+    # a one-value range never stores its second value (``start + step`` may not fit the dtype)
+    second = _converted(_filled((n,), lo + inc, target), work) if n > 1 else first
     i = F.iota(work, (n,))
     out = F.add(first, F.mul(i, F.sub(second, first)))
     index = F.iota(dt.int32, (n,))

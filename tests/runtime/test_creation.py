@@ -298,6 +298,11 @@ def test_every_policy_creates_in_its_own_dtypes(policy: str) -> None:
         np.testing.assert_allclose(got.numpy().astype(np.float64), f(np).astype(np.float64), rtol=1e-6, err_msg=name)
 
 
+def test_a_one_value_range_never_stores_its_second_value() -> None:
+    with rt.policy("numpy"):
+        _check(creation.arange(120, 127, 10, dtype=np.int8), np.arange(120, 127, 10, dtype=np.int8))
+
+
 def test_full_like_keeps_a_weak_operand_weak_as_jax_numpy() -> None:
     with rt.policy("jax"):
         weak = rt.asarray(2.0)
