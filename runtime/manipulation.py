@@ -1,0 +1,623 @@
+"""NumPy-named array manipulation and products: ``moveaxis``, ``flip``, ``roll``, ``take``,
+``dot``, ``tensordot``, ``einsum`` and the rest a jax.numpy / NumPy / PyTorch user reaches for.
+
+Each function is a composition of castwise's public functions (``transpose``, ``reshape``,
+``reverse``, ``slice``, ``concatenate``, ``broadcast_in_dim``, ``gather``, ``mul``,
+``dot_general``, ``reduce_sum`` ...), so a tracked operand records ordinary ops: the result
+replays, differentiates (JVP, VJP), batches under ``autodiff.vmap`` and lowers like any other
+graph. Two-operand products promote through the plan of ``mul`` / ``dot_general`` (a recorded
+``convert`` where an operand's dtype changes), so the result dtype is the policy's.
+
+Where the libraries disagree, the active policy's library decides (``tensor_api.library()``):
+jax.numpy for ``jax``/``jax-strict`` (and the policies not modelled on a library), NumPy for
+``numpy``, PyTorch for ``torch`` and ``kael``:
+
+- out-of-bounds ``take`` / ``take_along_axis`` indices: jax.numpy fills (NaN, the most negative
+  int, the largest unsigned int, True), NumPy and PyTorch raise ``IndexError``;
+- ``flip(x)`` without ``axis`` flips every axis (NumPy, jax.numpy); ``torch.flip`` needs ``dims``;
+- ``dot`` and ``outer`` take 1-D operands only under PyTorch (``torch.dot``, ``torch.outer``).
+
+Every error is checked before anything is recorded, and names the function, the operands'
+dtypes and shapes, and the policy.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from runtime import dtypes as dt
+from runtime import functions as F
+from runtime import tensor_api
+from runtime.promotion import get_policy
+from runtime.shapes import ArityError, GatherDimensionNumbers, ShapeError
+from runtime.tensor import Tensor, asarray
+
+__all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_to",
+    "dot",
+    "einsum",
+    "flip",
+    "hstack",
+    "inner",
+    "moveaxis",
+    "outer",
+    "ravel",
+    "roll",
+    "swapaxes",
+    "take",
+    "take_along_axis",
+    "tensordot",
+    "vstack",
+]
+
+
+# -- errors and arguments --------------------------------------------------------------------------
+
+
+def _error(cls: type[Exception], fn: str, operands: Sequence[Any], message: str) -> Exception:
+    """``cls`` with a message naming ``fn``, each operand's dtype and shape, and the policy."""
+    described = " ".join(tensor_api._describe(x) for x in operands) or "(none)"
+    return cls(f"{fn}: {message} [operands {described}; policy {get_policy()!r}]")
+
+
+def _tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else asarray(x)
+
+
+def _is_int(value: Any) -> bool:
+    return tensor_api._is_int(value)
+
+
+def _axis(fn: str, x: Tensor, axis: Any, ndim: int | None = None, others: Sequence[Any] = ()) -> int:
+    """One axis of a rank-``ndim`` tensor (``x.ndim`` by default), negative counted from the end."""
+    n = x.ndim if ndim is None else ndim
+    if not _is_int(axis):
+        raise _error(ShapeError, fn, (x, *others), f"axis must be an int, got {axis!r}")
+    a = operator.index(axis)
+    if not -n <= a < n:
+        raise _error(ShapeError, fn, (x, *others), f"axis {a} is out of bounds for rank {n}")
+    return a % n
+
+
+def _axis_list(fn: str, x: Tensor, axes: Any, ndim: int | None = None, others: Sequence[Any] = ()) -> list[int]:
+    """An int or a sequence of ints, each an axis of ``x`` (repeats allowed: callers decide)."""
+    if _is_int(axes):
+        return [_axis(fn, x, axes, ndim, others)]
+    try:
+        items = list(axes)
+    except TypeError:
+        raise _error(ShapeError, fn, (x, *others), f"axes must be an int or a sequence of ints, got {axes!r}") from None
+    return [_axis(fn, x, a, ndim, others) for a in items]
+
+
+def _unique(fn: str, x: Tensor, axes: list[int], what: str, others: Sequence[Any] = ()) -> list[int]:
+    if len(set(axes)) != len(axes):
+        raise _error(ShapeError, fn, (x, *others), f"{what} {axes} repeats an axis")
+    return axes
+
+
+# -- axes and shapes --------------------------------------------------------------------------------
+
+
+def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """``jnp.moveaxis`` / ``np.moveaxis`` / ``torch.movedim``: the axes ``source`` moved to the
+    positions ``destination``, the others in their order (one ``transpose``)."""
+    t = _tensor(x)
+    src = _unique("moveaxis", t, _axis_list("moveaxis", t, source), "source")
+    dst = _unique("moveaxis", t, _axis_list("moveaxis", t, destination), "destination")
+    if len(src) != len(dst):
+        raise _error(
+            ShapeError, "moveaxis", (t,), f"source {source!r} and destination {destination!r} differ in length"
+        )
+    order = [a for a in range(t.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return F.transpose(t, order)
+
+
+def swapaxes(x: Any, axis1: int, axis2: int) -> Tensor:
+    """``jnp.swapaxes`` / ``np.swapaxes`` / ``torch.swapaxes``: axes ``axis1`` and ``axis2``
+    exchanged (one ``transpose``)."""
+    t = _tensor(x)
+    a, b = _axis("swapaxes", t, axis1), _axis("swapaxes", t, axis2)
+    order = list(range(t.ndim))
+    order[a], order[b] = b, a
+    return F.transpose(t, order)
+
+
+def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
+    """``jnp.flip`` / ``np.flip`` / ``torch.flip``: ``x`` reversed along ``axis`` (every axis
+    when ``None``, as NumPy and jax.numpy; PyTorch's ``flip`` needs its ``dims``). One ``reverse``."""
+    t = _tensor(x)
+    if axis is None:
+        if tensor_api.library() == "torch":
+            raise _error(ShapeError, "flip", (t,), "torch.flip needs the axes to flip (dims); pass axis=")
+        axes = list(range(t.ndim))
+    else:
+        axes = _unique("flip", t, _axis_list("flip", t, axis), "axis")
+    return F.reverse(t, sorted(axes))
+
+
+def roll(x: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = None) -> Tensor:
+    """``jnp.roll`` / ``np.roll`` / ``torch.roll``: elements shifted ``shift`` places along
+    ``axis``, those past the end coming back at the start; ``axis=None`` rolls the flattened
+    tensor and restores the shape. ``shift`` and ``axis`` broadcast against each other; shifts
+    of a repeated axis add up. Each rolled axis is two ``slice``s and a ``concatenate``."""
+    t = _tensor(x)
+    if axis is None:
+        if not _is_int(shift):
+            raise _error(ShapeError, "roll", (t,), f"shift must be an int when axis is None, got {shift!r}")
+        return F.reshape(roll(ravel(t), shift, 0), t.shape)
+    axes = _axis_list("roll", t, axis)
+    shifts_in: list[Any] | None = [shift] if _is_int(shift) else _seq(shift)
+    if shifts_in is None or not builtins.all(_is_int(s) for s in shifts_in):
+        raise _error(ShapeError, "roll", (t,), f"shift must be an int or a sequence of ints, got {shift!r}")
+    shifts = [operator.index(s) for s in shifts_in]
+    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+        raise _error(ShapeError, "roll", (t,), f"shift {shift!r} and axis {axis!r} do not broadcast together")
+    n = builtins.max(len(shifts), len(axes))
+    total = [0] * t.ndim
+    for s, a in zip(shifts * (n // len(shifts)), axes * (n // len(axes)), strict=True):
+        total[a] += s
+    out = t
+    for a, s in enumerate(total):
+        size = t.shape[a]
+        if size == 0 or s % size == 0:
+            continue
+        cut = size - s % size  # the tail [cut, size) comes first
+        start, limit = [0] * t.ndim, list(t.shape)
+        limit[a] = cut
+        head = F.slice(out, start, limit)
+        start[a], limit[a] = cut, size
+        tail = F.slice(out, start, limit)
+        out = F.concatenate([tail, head], a)
+    return out
+
+
+def _seq(value: Any) -> list[Any] | None:
+    try:
+        return list(value)
+    except TypeError:
+        return None
+
+
+def broadcast_to(x: Any, shape: int | Sequence[int]) -> Tensor:
+    """``jnp.broadcast_to`` / ``np.broadcast_to`` / ``torch.broadcast_to``: ``x`` broadcast to
+    ``shape`` by NumPy's rule (trailing axes aligned; a size-1 axis stretches). One
+    ``broadcast_in_dim``."""
+    t = _tensor(x)
+    target: list[Any] | None = [shape] if _is_int(shape) else _seq(shape)
+    if target is None or not builtins.all(_is_int(n) and operator.index(n) >= 0 for n in target):
+        raise _error(ShapeError, "broadcast_to", (t,), f"shape must be non-negative ints, got {shape!r}")
+    out = tuple(operator.index(n) for n in target)
+    lead = len(out) - t.ndim
+    if lead < 0 or builtins.any(n not in (1, out[lead + i]) for i, n in enumerate(t.shape)):
+        raise _error(ShapeError, "broadcast_to", (t,), f"cannot broadcast shape {t.shape} to {out}")
+    return F.broadcast_in_dim(t, out, tuple(range(lead, len(out))))
+
+
+def _atleast(fn: str, arys: tuple[Any, ...], rank: int) -> Any:
+    if not arys:
+        raise _error(ArityError, fn, (), "needs at least one array")
+    out = []
+    for x in arys:
+        t = _tensor(x)
+        if t.ndim >= rank:
+            out.append(t)
+            continue
+        if rank == 3 and t.ndim == 2:
+            shape: tuple[int, ...] = (*t.shape, 1)  # NumPy's atleast_3d: (M, N) -> (M, N, 1)
+        elif rank == 3 and t.ndim == 1:
+            shape = (1, *t.shape, 1)  # (N,) -> (1, N, 1)
+        else:
+            shape = (1,) * (rank - t.ndim) + t.shape
+        out.append(F.reshape(t, shape))
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arys: Any) -> Any:
+    """``jnp.atleast_1d`` / ``np.atleast_1d`` / ``torch.atleast_1d``: 0-d becomes shape (1,); a
+    list of results for several arguments (a ``reshape`` where the rank grows)."""
+    return _atleast("atleast_1d", arys, 1)
+
+
+def atleast_2d(*arys: Any) -> Any:
+    """``atleast_2d``: (N,) becomes (1, N), 0-d becomes (1, 1)."""
+    return _atleast("atleast_2d", arys, 2)
+
+
+def atleast_3d(*arys: Any) -> Any:
+    """``atleast_3d``: (M, N) becomes (M, N, 1), (N,) becomes (1, N, 1), 0-d (1, 1, 1)."""
+    return _atleast("atleast_3d", arys, 3)
+
+
+def ravel(x: Any) -> Tensor:
+    """``jnp.ravel`` / ``np.ravel`` / ``torch.ravel``: the row-major elements as a vector (a ``reshape``)."""
+    t = _tensor(x)
+    return F.reshape(t, (t.size,))
+
+
+def _stack_along(fn: str, xs: Any, rank: int) -> tuple[list[Tensor], int]:
+    items = [xs[i] for i in range(xs.shape[0])] if isinstance(xs, Tensor) and xs.ndim else _seq(xs)
+    if not items:
+        raise _error(ArityError, fn, (), "needs a non-empty sequence of arrays")
+    ts = [_tensor(x) for x in items]
+    grown = [(_atleast(fn, (t,), rank)) for t in ts]
+    axis = 0 if rank == 2 or grown[0].ndim == 1 else 1
+    first = grown[0].shape
+    for g in grown[1:]:
+        if g.ndim != len(first) or builtins.any(
+            a != b for i, (a, b) in enumerate(zip(g.shape, first, strict=True)) if i != axis
+        ):
+            raise _error(ShapeError, fn, ts, "the arrays' shapes must agree except along the joined axis")
+    return grown, axis
+
+
+def vstack(xs: Sequence[Any]) -> Tensor:
+    """``jnp.vstack`` / ``np.vstack`` / ``torch.vstack``: ``atleast_2d`` of each, joined along
+    axis 0 (one ``concatenate``; mixed dtypes promote per the policy)."""
+    grown, axis = _stack_along("vstack", xs, 2)
+    return F.concatenate(grown, axis)
+
+
+def hstack(xs: Sequence[Any]) -> Tensor:
+    """``jnp.hstack`` / ``np.hstack`` / ``torch.hstack``: ``atleast_1d`` of each, joined along
+    axis 1 (axis 0 for vectors)."""
+    grown, axis = _stack_along("hstack", xs, 1)
+    return F.concatenate(grown, axis)
+
+
+# -- take --------------------------------------------------------------------------------------------
+
+
+def _index_operand(fn: str, x: Tensor, indices: Any) -> np.ndarray | Tensor:
+    """``indices`` as int64 NumPy data (constants) or an integer Tensor (an operand of the
+    gather, kept as one when it is recorded); anything not integral raises ``IndexError``."""
+    if isinstance(indices, Tensor):
+        if indices.dtype.kind not in ("int", "uint"):
+            raise _error(IndexError, fn, (x, indices), f"indices must be integers, got {indices.dtype.name}")
+        return indices if indices.node is not None else indices.numpy().astype(np.int64)
+    if isinstance(indices, (builtins.bool, np.bool_)):
+        raise _error(IndexError, fn, (x,), f"indices must be integers, got {indices!r}")
+    try:
+        array = np.asarray(indices)
+    except (TypeError, ValueError):
+        raise _error(IndexError, fn, (x,), f"indices must be integers, got {indices!r}") from None
+    if array.dtype.kind not in "iu" and not (array.size == 0 and array.dtype.kind == "f"):
+        raise _error(IndexError, fn, (x,), f"indices must be integers, got {array.dtype} data {indices!r}")
+    return array.astype(np.int64)
+
+
+def _wrapped(fn: str, x: Tensor, value: np.ndarray | Tensor, n: int, axis: int) -> np.ndarray | Tensor:
+    """Negative positions counted from the end; out-of-range ones raise under NumPy and
+    PyTorch and are left to the gather's fill under jax.numpy (``x[idx]``'s own rule)."""
+    return tensor_api._normalized(tensor_api._Advanced(axis, value, 0), n, x, fn)
+
+
+def _gather_mode() -> str:
+    # jnp.take / jnp.take_along_axis default to mode="fill"; elsewhere the indices were checked.
+    return "fill" if tensor_api.library() == "jax" else "clip"
+
+
+def take(x: Any, indices: Any, axis: int | None = None) -> Tensor:
+    """``jnp.take`` / ``np.take`` (``torch.index_select`` / ``torch.take``): the elements of
+    ``x`` at ``indices`` along ``axis`` (of the flattened ``x`` when ``None``); the result's
+    shape is ``x.shape[:axis] + indices.shape + x.shape[axis + 1:]``. One ``gather``.
+    Negative indices count from the end; out-of-bounds ones fill under jax.numpy and raise
+    ``IndexError`` under NumPy and PyTorch."""
+    t = _tensor(x)
+    idx = _index_operand("take", t, indices)
+    if axis is None:
+        t = ravel(t)
+        ax = 0
+    else:
+        ax = _axis("take", t, axis)
+    if t.ndim == 0:
+        raise _error(IndexError, "take", (t,), "cannot take from a 0-d tensor along an axis")
+    pos = _wrapped("take", t, idx, t.shape[ax], ax)
+    k = pos.ndim
+    if isinstance(pos, Tensor):
+        start: Tensor | np.ndarray = F.reshape(pos, (*pos.shape, 1))
+    else:
+        start = pos.reshape(*pos.shape, 1)
+    dn = GatherDimensionNumbers(
+        offset_dims=tuple(d if d < ax else d - 1 + k for d in range(t.ndim) if d != ax),
+        collapsed_slice_dims=(ax,),
+        start_index_map=(ax,),
+    )
+    sizes = tuple(1 if d == ax else n for d, n in enumerate(t.shape))
+    return F.gather(t, start, dn, sizes, mode=_gather_mode())
+
+
+def take_along_axis(x: Any, indices: Any, axis: int | None) -> Tensor:
+    """``jnp.take_along_axis`` / ``np.take_along_axis`` / ``torch.take_along_dim``: ``out[..., i,
+    ...] = x[..., indices[..., i, ...], ...]`` along ``axis`` (``None``: the flattened ``x``, 1-D
+    indices). ``indices`` has ``x``'s rank; the other axes broadcast. One ``gather`` whose index
+    vector pairs positions along the other axes with ``indices``."""
+    t = _tensor(x)
+    idx = _index_operand("take_along_axis", t, indices)
+    if axis is None:
+        t = ravel(t)
+        ax = 0
+    else:
+        ax = _axis("take_along_axis", t, axis)
+    operands = (t, indices) if isinstance(indices, Tensor) else (t,)
+    if idx.ndim != t.ndim:
+        raise _error(
+            ShapeError, "take_along_axis", operands, f"indices of rank {idx.ndim} must have the rank of x ({t.ndim})"
+        )
+    out_shape = []
+    for d, (a, b) in enumerate(zip(t.shape, idx.shape, strict=True)):
+        if d == ax:
+            out_shape.append(b)
+        elif a == b or 1 in (a, b):
+            out_shape.append(a if b == 1 else b)
+        else:
+            raise _error(
+                ShapeError, "take_along_axis", operands,
+                f"indices of shape {tuple(idx.shape)} do not broadcast with x of shape {t.shape} (axis {ax})",
+            )  # fmt: skip
+    out = tuple(out_shape)
+    wide = tuple(n if d == ax else out[d] for d, n in enumerate(t.shape))
+    if wide != t.shape:
+        t = F.broadcast_in_dim(t, wide, tuple(range(t.ndim)))
+    pos = _wrapped("take_along_axis", t, idx, t.shape[ax], ax)
+    if tuple(pos.shape) != out:
+        if isinstance(pos, Tensor):
+            pos = F.broadcast_in_dim(pos, out, tuple(range(len(out))))
+        else:
+            pos = np.broadcast_to(pos, out)
+    grids = [np.broadcast_to(np.arange(n, dtype=np.int64).reshape([-1 if i == d else 1 for i in range(len(out))]), out)
+             for d, n in enumerate(out)]  # fmt: skip
+    if isinstance(pos, Tensor):
+        columns = [
+            F.reshape(pos, (*out, 1)) if d == ax else asarray(np.ascontiguousarray(g[..., None]), dt.int64)
+            for d, g in enumerate(grids)
+        ]
+        start: Tensor | np.ndarray = columns[0] if len(columns) == 1 else F.concatenate(columns, len(out))
+    else:
+        start = np.stack([pos if d == ax else g for d, g in enumerate(grids)], axis=-1).astype(np.int64)
+    dims = tuple(range(t.ndim))
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=dims, start_index_map=dims)
+    return F.gather(t, start, dn, (1,) * t.ndim, mode=_gather_mode())
+
+
+# -- products ----------------------------------------------------------------------------------------
+
+
+def _pair(fn: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    return _tensor(a), _tensor(b)
+
+
+def _contract(fn: str, a: Tensor, b: Tensor, axes_a: Sequence[int], axes_b: Sequence[int]) -> Tensor:
+    """``dot_general`` contracting ``axes_a`` of ``a`` with ``axes_b`` of ``b`` (sizes checked
+    first, so the error names ``fn``): the result is ``a``'s free axes, then ``b``'s."""
+    for i, j in zip(axes_a, axes_b, strict=True):
+        if a.shape[i] != b.shape[j]:
+            raise _error(
+                ShapeError, fn, (a, b), f"axis {i} of a (size {a.shape[i]}) and axis {j} of b "
+                f"(size {b.shape[j]}) are contracted and must have equal sizes",
+            )  # fmt: skip
+    return F.dot_general(a, b, ((tuple(axes_a), tuple(axes_b)), ((), ())))
+
+
+def outer(a: Any, b: Any) -> Tensor:
+    """``jnp.outer`` / ``np.outer`` / ``torch.outer``: ``ravel(a)[:, None] * ravel(b)[None, :]``
+    (a ``mul``, promoted per the policy). PyTorch takes vectors only."""
+    x, y = _pair("outer", a, b)
+    if tensor_api.library() == "torch" and (x.ndim != 1 or y.ndim != 1):
+        raise _error(ShapeError, "outer", (x, y), "torch.outer takes 1-D operands")
+    return F.mul(F.reshape(x, (x.size, 1)), F.reshape(y, (1, y.size)))
+
+
+def inner(a: Any, b: Any) -> Tensor:
+    """``jnp.inner`` / ``np.inner`` / ``torch.inner``: the sum over the last axes of ``a`` and
+    ``b``; the result's shape is ``a.shape[:-1] + b.shape[:-1]``. A 0-d operand multiplies."""
+    x, y = _pair("inner", a, b)
+    if x.ndim == 0 or y.ndim == 0:
+        return F.mul(x, y)
+    return _contract("inner", x, y, (x.ndim - 1,), (y.ndim - 1,))
+
+
+def dot(a: Any, b: Any) -> Tensor:
+    """``jnp.dot`` / ``np.dot`` (``torch.dot`` for vectors): a 0-d operand multiplies; else the
+    last axis of ``a`` with the only axis of a vector ``b``, or with ``b``'s second-to-last
+    axis; the result's shape is ``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]`` (one
+    ``dot_general``). PyTorch's ``dot`` takes vectors only."""
+    x, y = _pair("dot", a, b)
+    if tensor_api.library() == "torch" and (x.ndim != 1 or y.ndim != 1):
+        raise _error(ShapeError, "dot", (x, y), "torch.dot takes 1-D operands (use matmul or tensordot)")
+    if x.ndim == 0 or y.ndim == 0:
+        return F.mul(x, y)
+    return _contract("dot", x, y, (x.ndim - 1,), (builtins.max(y.ndim - 2, 0),))
+
+
+def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2) -> Tensor:
+    """``jnp.tensordot`` / ``np.tensordot`` / ``torch.tensordot``: ``axes=N`` contracts the last
+    ``N`` axes of ``a`` with the first ``N`` of ``b``; ``axes=(axes_a, axes_b)`` names them
+    (ints or sequences, negative from the end). The result is ``a``'s free axes, then ``b``'s
+    (one ``dot_general``)."""
+    x, y = _pair("tensordot", a, b)
+    if _is_int(axes):
+        n = operator.index(axes)  # type: ignore[arg-type]
+        if not 0 <= n <= builtins.min(x.ndim, y.ndim):
+            raise _error(ShapeError, "tensordot", (x, y), f"axes={n} must be between 0 and both operands' ranks")
+        pa, pb = list(range(x.ndim - n, x.ndim)), list(range(n))
+    else:
+        pair = _seq(axes)
+        if pair is None or len(pair) != 2:
+            raise _error(ShapeError, "tensordot", (x, y), f"axes must be an int or a pair of axis lists, got {axes!r}")
+        pa = _axis_list("tensordot", x, pair[0], others=(y,))
+        pb = _axis_list("tensordot", y, pair[1], others=(x,))
+        if len(pa) != len(pb):
+            raise _error(ShapeError, "tensordot", (x, y), f"axes {axes!r} name different numbers of axes")
+        _unique("tensordot", x, pa, "axes of a", (y,))
+        _unique("tensordot", y, pb, "axes of b", (x,))
+    return _contract("tensordot", x, y, pa, pb)
+
+
+# -- einsum ------------------------------------------------------------------------------------------
+
+
+def _parse_term(fn: str, term: str, operands: Sequence[Any]) -> tuple[list[str], bool]:
+    """A term's letters (``"."`` marks where ``...`` stood) and whether it had one."""
+    if term.count("...") > 1 or term.replace("...", "").count("."):
+        raise _error(ShapeError, fn, operands, f"subscript {term!r}: '...' may appear once, and '.' only in it")
+    letters = []
+    for part_i, part in enumerate(term.split("...")):
+        if part_i:
+            letters.append(".")
+        for c in part:
+            if not ("a" <= c <= "z" or "A" <= c <= "Z"):
+                raise _error(ShapeError, fn, operands, f"subscript {term!r}: {c!r} is not a letter")
+            letters.append(c)
+    return letters, "..." in term
+
+
+def _einsum_labels(subscripts: str, ts: Sequence[Tensor]) -> tuple[list[list[Any]], list[Any], dict[Any, int]]:
+    """Each operand's axis labels (letters; ``...`` axes become ints -E..-1, right-aligned),
+    the output's labels and every label's (broadcast) size."""
+    fn = "einsum"
+    if not isinstance(subscripts, str):
+        raise _error(ShapeError, fn, ts, f"subscripts must be a string, got {subscripts!r}")
+    spec = subscripts.replace(" ", "")
+    if spec.count("->") > 1:
+        raise _error(ShapeError, fn, ts, f"subscripts {subscripts!r} have more than one '->'")
+    lhs, arrow, rhs = spec.partition("->")
+    if "-" in lhs or ">" in lhs or "-" in rhs or ">" in rhs:
+        raise _error(ShapeError, fn, ts, f"subscripts {subscripts!r}: '-' and '>' only as '->'")
+    terms = lhs.split(",")
+    if len(terms) != len(ts):
+        raise _error(ArityError, fn, ts, f"subscripts {subscripts!r} name {len(terms)} operands, got {len(ts)}")
+    parsed = [_parse_term(fn, term, ts) for term in terms]
+    ellipsis_rank = 0
+    labels: list[list[Any]] = []
+    for (letters, has_dots), t in zip(parsed, ts, strict=True):
+        named = len(letters) - has_dots
+        if (has_dots and named > t.ndim) or (not has_dots and named != t.ndim):
+            raise _error(
+                ShapeError, fn, ts, f"subscript {''.join(letters).replace('.', '...')!r} does not fit an operand of "
+                f"rank {t.ndim}",
+            )  # fmt: skip
+        ellipsis_rank = builtins.max(ellipsis_rank, t.ndim - named)
+    for (letters, has_dots), t in zip(parsed, ts, strict=True):
+        k = t.ndim - (len(letters) - has_dots)
+        row: list[Any] = []
+        for c in letters:
+            row.extend(range(-k, 0) if c == "." else [c])
+        labels.append(row)
+    sizes: dict[Any, int] = {}
+    for row, t in zip(labels, ts, strict=True):
+        for label, n in zip(row, t.shape, strict=True):
+            seen = sizes.get(label, 1)
+            if n != seen and 1 not in (n, seen):
+                name = "'...'" if isinstance(label, int) else repr(label)
+                raise _error(ShapeError, fn, ts, f"index {name} has sizes {seen} and {n}, which do not broadcast")
+            sizes[label] = builtins.max(n, seen) if label in sizes else n
+    if arrow:
+        out_letters, out_dots = _parse_term(fn, rhs, ts)
+        if ellipsis_rank and not out_dots:
+            raise _error(ShapeError, fn, ts, f"output {rhs!r} needs '...' for the operands' broadcast axes")
+        output: list[Any] = []
+        for c in out_letters:
+            if c == ".":
+                output.extend(range(-ellipsis_rank, 0))
+                continue
+            if c in output:
+                raise _error(ShapeError, fn, ts, f"output {rhs!r} repeats index {c!r}")
+            if c not in sizes:
+                raise _error(ShapeError, fn, ts, f"output index {c!r} appears in no operand")
+            output.append(c)
+    else:  # implicit: the broadcast axes, then the letters used once, in character order
+        counts: dict[str, int] = {}
+        for row in labels:
+            for label in row:
+                if isinstance(label, str):
+                    counts[label] = counts.get(label, 0) + 1
+        output = [*range(-ellipsis_rank, 0), *sorted(c for c, m in counts.items() if m == 1)]
+    return labels, output, sizes
+
+
+def _sum_axes(t: Tensor, axes: Sequence[int]) -> Tensor:
+    """A sum over ``axes`` in the operand's dtype, as einsum sums (bool: logical or)."""
+    if not axes:
+        return t
+    if t.dtype is dt.bool_:
+        return F.reduce_or(t, tuple(axes))
+    return F.reduce_sum(t, tuple(axes))
+
+
+def _diagonal(t: Tensor, labels: list[Any]) -> tuple[Tensor, list[Any]]:
+    """``t`` with each index repeated in ``labels`` reduced to its diagonal (a ``transpose``,
+    a ``reshape`` and a strided ``slice`` per repeat), and the remaining labels."""
+    while True:
+        repeated = next((lab for lab in labels if labels.count(lab) > 1), None)
+        if repeated is None:
+            return t, labels
+        i = labels.index(repeated)
+        j = labels.index(repeated, i + 1)
+        rest = [d for d in range(t.ndim) if d not in (i, j)]
+        n = t.shape[i]
+        moved = F.transpose(t, (*rest, i, j))
+        flat = F.reshape(moved, (*(t.shape[d] for d in rest), n * n))
+        start = [0] * flat.ndim
+        strides = [1] * flat.ndim
+        strides[-1] = n + 1
+        t = F.slice(flat, start, flat.shape, strides) if n else F.reshape(flat, (*flat.shape[:-1], 0))
+        labels = [labels[d] for d in rest] + [repeated]
+
+
+def einsum(subscripts: str, *operands: Any) -> Tensor:
+    """``jnp.einsum`` / ``np.einsum`` / ``torch.einsum``: Einstein summation over letter indices.
+
+    Explicit (``"ij,jk->ik"``) and implicit (``"ij,jk"``: the indices used once, in character
+    order) outputs, ``...`` for broadcast leading axes, size-1 axes broadcast, and an index
+    repeated in one operand (``"ii->i"`` a diagonal, ``"ii"`` a trace). Built from ``transpose``,
+    ``reshape``, ``slice`` (diagonals), ``reduce_sum`` (indices used by one operand only),
+    ``broadcast_in_dim`` and one ``dot_general`` per further operand, contracted left to right;
+    the operands promote through ``dot_general``'s plan.
+    """
+    if not operands:
+        raise _error(ArityError, "einsum", (), "needs at least one operand")
+    ts = [_tensor(x) for x in operands]
+    labels, output, sizes = _einsum_labels(subscripts, ts)
+    # indices still needed after operand k: those of the output and of the later operands
+    later: list[set[Any]] = [set(output) for _ in ts]
+    for k in range(len(ts) - 2, -1, -1):
+        later[k] = later[k + 1] | set(labels[k + 1])
+    prepared: list[tuple[Tensor, list[Any]]] = []
+    for k, (t, row) in enumerate(zip(ts, labels, strict=True)):
+        t, row = _diagonal(t, list(row))
+        others = set(output).union(*(set(r) for i, r in enumerate(labels) if i != k))
+        gone = [d for d, lab in enumerate(row) if lab not in others]
+        t = _sum_axes(t, gone)
+        row = [lab for lab in row if lab in others]
+        wide = tuple(sizes[lab] for lab in row)
+        if wide != t.shape:
+            t = F.broadcast_in_dim(t, wide, tuple(range(t.ndim)))
+        prepared.append((t, row))
+    acc, acc_row = prepared[0]
+    for k in range(1, len(prepared)):
+        t, row = prepared[k]
+        common = [lab for lab in acc_row if lab in row]
+        batch = [lab for lab in common if lab in later[k]]
+        contract = [lab for lab in common if lab not in later[k]]
+        dims = (
+            (tuple(acc_row.index(lab) for lab in contract), tuple(row.index(lab) for lab in contract)),
+            (tuple(acc_row.index(lab) for lab in batch), tuple(row.index(lab) for lab in batch)),
+        )
+        acc = F.dot_general(acc, t, dims)
+        acc_row = batch + [lab for lab in acc_row if lab not in common] + [lab for lab in row if lab not in common]
+    if len(prepared) == 1:
+        acc = _sum_axes(acc, [d for d, lab in enumerate(acc_row) if lab not in output])
+        acc_row = [lab for lab in acc_row if lab in output]
+    perm = [acc_row.index(lab) for lab in output]
+    return acc if perm == list(range(acc.ndim)) else F.transpose(acc, perm)
