@@ -296,33 +296,77 @@ def _index_operand(fn: str, x: Tensor, indices: Any) -> np.ndarray | Tensor:
     return array.astype(np.int64)
 
 
-def _wrapped(fn: str, x: Tensor, value: np.ndarray | Tensor, n: int, axis: int) -> np.ndarray | Tensor:
-    """Negative positions counted from the end; out-of-range ones raise under NumPy and
-    PyTorch and are left to the gather's fill under jax.numpy (``x[idx]``'s own rule)."""
-    return tensor_api._normalized(tensor_api._Advanced(axis, value, 0), n, x, fn)
+_MODES = ("fill", "clip", "wrap", "raise")
 
 
-def _gather_mode() -> str:
-    # jnp.take / jnp.take_along_axis default to mode="fill"; elsewhere the indices were checked.
-    return "fill" if tensor_api.library() == "jax" else "clip"
+def _mode(fn: str, x: Tensor, mode: Any) -> str:
+    """The out-of-bounds rule: the policy library's default (jax.numpy fills, NumPy and PyTorch
+    raise), or the one asked for."""
+    if mode is None:
+        return "fill" if tensor_api.library() == "jax" else "raise"
+    if mode not in _MODES:
+        raise _error(ShapeError, fn, (x,), f"mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
+    return str(mode)
 
 
-def take(x: Any, indices: Any, axis: int | None = None) -> Tensor:
+def _check_positions(fn: str, x: Tensor, value: np.ndarray | Tensor, n: int, axis: int, mode: str) -> None:
+    """``IndexError`` for positions ``mode`` refuses, before anything is recorded: out of
+    ``[-n, n)`` under ``raise``, any position of an empty axis under ``clip`` and ``wrap``."""
+    concrete = value.numpy() if isinstance(value, Tensor) else value
+    if mode in ("clip", "wrap") and n == 0 and concrete.size:
+        raise _error(IndexError, fn, (x,), f"cannot take from the empty axis {axis} in mode {mode!r}")
+    if mode == "raise" and concrete.size:
+        bad = concrete[(concrete < -n) | (concrete >= n)]
+        if bad.size:
+            raise _error(
+                IndexError, fn, (x,), f"index {int(bad.flat[0])} is out of bounds for axis {axis} with size {n}"
+            )
+
+
+def _positions(value: np.ndarray | Tensor, n: int, mode: str, clip_negative: bool) -> np.ndarray | Tensor:
+    """Checked positions along an axis of size ``n``, for a gather (``clip`` mode for all but
+    ``fill``): ``raise`` and ``fill`` count negative ones from the end (``fill`` leaves the
+    rest to the gather's fill), ``wrap`` takes them modulo ``n``, ``clip`` clamps them into
+    range (negative ones first counted from the end unless ``clip_negative``: ``np.take``'s
+    clip sends -1 to 0). A recorded integer Tensor is transformed by recorded ops (``lt``,
+    ``add``, ``select``; ``rem`` and its sign fix for ``wrap``)."""
+    if not isinstance(value, Tensor):
+        if mode == "wrap":
+            return np.mod(value, n).astype(np.int64)
+        if mode == "clip" and clip_negative:
+            return value
+        return np.where(value < 0, value + n, value).astype(np.int64)
+    t = value if value.dtype is dt.int64 else F.convert(value, dt.int64)
+    if mode == "wrap":
+        return F.mod(t, asarray(np.asarray(n, np.int64), dt.int64))
+    if mode == "clip" and clip_negative:
+        return t
+    zero = asarray(np.zeros((), np.int64), dt.int64)
+    size = asarray(np.asarray(n, np.int64), dt.int64)
+    return F.select(F.lt(t, zero), F.add(t, size), t)
+
+
+def _gather_mode(how: str) -> str:
+    return "fill" if how == "fill" else "clip"
+
+
+def take(x: Any, indices: Any, axis: int | None = None, *, mode: str | None = None, fill_value: Any = None) -> Tensor:
     """``jnp.take`` / ``np.take`` (``torch.index_select`` / ``torch.take``): the elements of
     ``x`` at ``indices`` along ``axis`` (of the flattened ``x`` when ``None``); the result's
     shape is ``x.shape[:axis] + indices.shape + x.shape[axis + 1:]``. One ``gather``.
-    Negative indices count from the end; out-of-bounds ones fill under jax.numpy and raise
-    ``IndexError`` under NumPy and PyTorch."""
-    t = _tensor(x)
-    idx = _index_operand("take", t, indices)
-    if axis is None:
-        t = ravel(t)
-        ax = 0
-    else:
-        ax = _axis("take", t, axis)
-    if t.ndim == 0:
-        raise _error(IndexError, "take", (t,), "cannot take from a 0-d tensor along an axis")
-    pos = _wrapped("take", t, idx, t.shape[ax], ax)
+    Negative indices count from the end; out-of-bounds ones follow ``mode``: by default they
+    fill under jax.numpy (NaN, the most negative int, the largest unsigned int, True, or
+    ``fill_value``) and raise ``IndexError`` under NumPy and PyTorch; ``"clip"`` clamps (-1 to
+    0, as ``np.take``), ``"wrap"`` takes them modulo the axis size, ``"fill"`` and ``"raise"``
+    pick those rules under any policy."""
+    x_t = _tensor(x)
+    idx = _index_operand("take", x_t, indices)
+    ax = 0 if axis is None else _axis("take", x_t, axis)
+    n = x_t.size if axis is None else x_t.shape[ax]
+    how = _mode("take", x_t, mode)
+    _check_positions("take", x_t, idx, n, ax, how)
+    t = ravel(x_t) if axis is None else x_t
+    pos = _positions(idx, n, how, clip_negative=True)
     k = pos.ndim
     if isinstance(pos, Tensor):
         start: Tensor | np.ndarray = F.reshape(pos, (*pos.shape, 1))
@@ -333,29 +377,33 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Tensor:
         collapsed_slice_dims=(ax,),
         start_index_map=(ax,),
     )
-    sizes = tuple(1 if d == ax else n for d, n in enumerate(t.shape))
-    return F.gather(t, start, dn, sizes, mode=_gather_mode())
+    sizes = tuple(1 if d == ax else size for d, size in enumerate(t.shape))
+    return F.gather(t, start, dn, sizes, mode=_gather_mode(how), fill_value=fill_value)
 
 
-def take_along_axis(x: Any, indices: Any, axis: int | None) -> Tensor:
+def take_along_axis(
+    x: Any, indices: Any, axis: int | None, *, mode: str | None = None, fill_value: Any = None
+) -> Tensor:
     """``jnp.take_along_axis`` / ``np.take_along_axis`` / ``torch.take_along_dim``: ``out[..., i,
     ...] = x[..., indices[..., i, ...], ...]`` along ``axis`` (``None``: the flattened ``x``, 1-D
     indices). ``indices`` has ``x``'s rank; the other axes broadcast. One ``gather`` whose index
-    vector pairs positions along the other axes with ``indices``."""
-    t = _tensor(x)
-    idx = _index_operand("take_along_axis", t, indices)
-    if axis is None:
-        t = ravel(t)
-        ax = 0
-    else:
-        ax = _axis("take_along_axis", t, axis)
-    operands = (t, indices) if isinstance(indices, Tensor) else (t,)
-    if idx.ndim != t.ndim:
+    vector pairs positions along the other axes with ``indices``. Out-of-bounds indices follow
+    ``mode`` as in ``take``, except that ``"clip"`` counts negative ones from the end first
+    (jax.numpy's ``take_along_axis``)."""
+    x_t = _tensor(x)
+    idx = _index_operand("take_along_axis", x_t, indices)
+    shape = (x_t.size,) if axis is None else x_t.shape
+    ax = 0 if axis is None else _axis("take_along_axis", x_t, axis)
+    operands = (x_t, indices) if isinstance(indices, Tensor) else (x_t,)
+    if idx.ndim != len(shape):
         raise _error(
-            ShapeError, "take_along_axis", operands, f"indices of rank {idx.ndim} must have the rank of x ({t.ndim})"
+            ShapeError,
+            "take_along_axis",
+            operands,
+            f"indices of rank {idx.ndim} must have the rank of x ({len(shape)})",
         )
     out_shape = []
-    for d, (a, b) in enumerate(zip(t.shape, idx.shape, strict=True)):
+    for d, (a, b) in enumerate(zip(shape, idx.shape, strict=True)):
         if d == ax:
             out_shape.append(b)
         elif a == b or 1 in (a, b):
@@ -363,13 +411,16 @@ def take_along_axis(x: Any, indices: Any, axis: int | None) -> Tensor:
         else:
             raise _error(
                 ShapeError, "take_along_axis", operands,
-                f"indices of shape {tuple(idx.shape)} do not broadcast with x of shape {t.shape} (axis {ax})",
+                f"indices of shape {tuple(idx.shape)} do not broadcast with x of shape {shape} (axis {ax})",
             )  # fmt: skip
     out = tuple(out_shape)
-    wide = tuple(n if d == ax else out[d] for d, n in enumerate(t.shape))
+    how = _mode("take_along_axis", x_t, mode)
+    _check_positions("take_along_axis", x_t, idx, shape[ax], ax, how)
+    t = ravel(x_t) if axis is None else x_t
+    wide = tuple(n if d == ax else out[d] for d, n in enumerate(shape))
     if wide != t.shape:
         t = F.broadcast_in_dim(t, wide, tuple(range(t.ndim)))
-    pos = _wrapped("take_along_axis", t, idx, t.shape[ax], ax)
+    pos = _positions(idx, shape[ax], how, clip_negative=False)
     if tuple(pos.shape) != out:
         if isinstance(pos, Tensor):
             pos = F.broadcast_in_dim(pos, out, tuple(range(len(out))))
@@ -387,7 +438,7 @@ def take_along_axis(x: Any, indices: Any, axis: int | None) -> Tensor:
         start = np.stack([pos if d == ax else g for d, g in enumerate(grids)], axis=-1).astype(np.int64)
     dims = tuple(range(t.ndim))
     dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=dims, start_index_map=dims)
-    return F.gather(t, start, dn, (1,) * t.ndim, mode=_gather_mode())
+    return F.gather(t, start, dn, (1,) * t.ndim, mode=_gather_mode(how), fill_value=fill_value)
 
 
 # -- products ----------------------------------------------------------------------------------------
