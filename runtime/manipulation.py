@@ -152,16 +152,16 @@ def roll(x: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = 
     tensor and restores the shape. ``shift`` and ``axis`` broadcast against each other; shifts
     of a repeated axis add up. Each rolled axis is two ``slice``s and a ``concatenate``."""
     t = _tensor(x)
-    if axis is None:
-        if not _is_int(shift):
-            raise _error(ShapeError, "roll", (t,), f"shift must be an int when axis is None, got {shift!r}")
-        return F.reshape(roll(ravel(t), shift, 0), t.shape)
-    axes = _axis_list("roll", t, axis)
     shifts_in: list[Any] | None = [shift] if _is_int(shift) else _seq(shift)
     if shifts_in is None or not builtins.all(_is_int(s) for s in shifts_in):
         raise _error(ShapeError, "roll", (t,), f"shift must be an int or a sequence of ints, got {shift!r}")
     shifts = [operator.index(s) for s in shifts_in]
-    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+    if axis is None:  # the flattened tensor, every shift along its one axis (NumPy's broadcasting)
+        return F.reshape(roll(ravel(t), builtins.sum(shifts), 0), t.shape)
+    axes = _axis_list("roll", t, axis)
+    if (len(shifts) != len(axes) and 1 not in (len(shifts), len(axes))) or 0 in (len(shifts), len(axes)):
+        if not shifts and not axes:
+            return t
         raise _error(ShapeError, "roll", (t,), f"shift {shift!r} and axis {axis!r} do not broadcast together")
     n = builtins.max(len(shifts), len(axes))
     total = [0] * t.ndim

@@ -65,6 +65,7 @@ MANIPULATIONS: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
     "flip_all": (lambda xp, a: xp.flip(a), [(2, 3, 4)]),
     "flip_axes": (lambda xp, a: xp.flip(a, (0, -1)), [(2, 3, 4)]),
     "roll_flat": (lambda xp, a: xp.roll(a, 5), [(2, 3, 4)]),
+    "roll_flat_shifts": (lambda xp, a: xp.roll(a, (1, 2)), [(2, 3, 4)]),
     "roll_axes": (lambda xp, a: xp.roll(a, (1, -7, 2), (0, 2, 0)), [(2, 3, 4)]),
     "roll_broadcast": (lambda xp, a: xp.roll(a, 2, (1, 2)), [(2, 3, 4)]),
     "broadcast_to": (lambda xp, a: xp.broadcast_to(a, (5, 2, 3, 4)), [(2, 1, 4)]),
@@ -351,15 +352,18 @@ A = np.ones((2, 3), np.float32)
 B = np.ones((4, 5), np.float64)
 BT = rt.asarray(B)
 EMPTY = rt.asarray(np.ones((2, 0), np.float32))
+NOT_INT: Any = 1.5
 
 ERRORS: list[tuple[str, Callable[[rt.Tensor], Any], type[Exception], str]] = [
     ("moveaxis", lambda a: manipulation.moveaxis(a, 2, 0), ShapeError, "axis 2 is out of bounds"),
     ("moveaxis", lambda a: manipulation.moveaxis(a, [0, 0], [0, 1]), ShapeError, "repeats an axis"),
     ("moveaxis", lambda a: manipulation.moveaxis(a, [0, 1], [0]), ShapeError, "differ in length"),
-    ("swapaxes", lambda a: manipulation.swapaxes(a, 0, 1.0), ShapeError, "axis must be an int"),  # type: ignore[arg-type]
+    ("swapaxes", lambda a: manipulation.swapaxes(a, 0, NOT_INT), ShapeError, "axis must be an int"),
     ("flip", lambda a: manipulation.flip(a, (0, -2)), ShapeError, "repeats an axis"),
     ("roll", lambda a: manipulation.roll(a, (1, 2, 3), (0, 1)), ShapeError, "do not broadcast"),
-    ("roll", lambda a: manipulation.roll(a, 1.5, 0), ShapeError, "shift must be"),  # type: ignore[arg-type]
+    ("roll", lambda a: manipulation.roll(a, NOT_INT, 0), ShapeError, "shift must be"),
+    ("roll", lambda a: manipulation.roll(a, [], 0), ShapeError, "do not broadcast"),
+    ("roll", lambda a: manipulation.roll(a, [NOT_INT]), ShapeError, "shift must be"),
     ("broadcast_to", lambda a: manipulation.broadcast_to(a, (3, 3)), ShapeError, "cannot broadcast"),
     ("broadcast_to", lambda a: manipulation.broadcast_to(a, (3,)), ShapeError, "cannot broadcast"),
     ("vstack", lambda a: manipulation.vstack([]), ArityError, "non-empty"),
