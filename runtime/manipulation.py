@@ -33,8 +33,8 @@ import numpy as np
 from runtime import dtypes as dt
 from runtime import functions as F
 from runtime import tensor_api
-from runtime.promotion import get_policy
-from runtime.shapes import ArityError, GatherDimensionNumbers, ShapeError
+from runtime.promotion import PromotionError, get_policy, result_type
+from runtime.shapes import ArityError, GatherDimensionNumbers, OpTypeError, ShapeError
 from runtime.tensor import Tensor, asarray
 
 __all__ = [
@@ -448,7 +448,9 @@ def _pair(fn: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     return _tensor(a), _tensor(b)
 
 
-def _contract(fn: str, a: Tensor, b: Tensor, axes_a: Sequence[int], axes_b: Sequence[int]) -> Tensor:
+def _contract(
+    fn: str, a: Tensor, b: Tensor, axes_a: Sequence[int], axes_b: Sequence[int], preferred: Any = None
+) -> Tensor:
     """``dot_general`` contracting ``axes_a`` of ``a`` with ``axes_b`` of ``b`` (sizes checked
     first, so the error names ``fn``): the result is ``a``'s free axes, then ``b``'s."""
     for i, j in zip(axes_a, axes_b, strict=True):
@@ -457,7 +459,37 @@ def _contract(fn: str, a: Tensor, b: Tensor, axes_a: Sequence[int], axes_b: Sequ
                 ShapeError, fn, (a, b), f"axis {i} of a (size {a.shape[i]}) and axis {j} of b "
                 f"(size {b.shape[j]}) are contracted and must have equal sizes",
             )  # fmt: skip
-    return F.dot_general(a, b, ((tuple(axes_a), tuple(axes_b)), ((), ())))
+    try:
+        return F.dot_general(a, b, ((tuple(axes_a), tuple(axes_b)), ((), ())), preferred_element_type=preferred)
+    except (OpTypeError, PromotionError) as err:  # a refused preferred type: name the function too
+        raise _restated(err, fn, (a, b)) from None
+
+
+def _check_preferred(fn: str, operands: Sequence[Tensor], preferred: Any) -> None:
+    """``dot_general``'s refusals of ``preferred`` for the operands' common dtype, before anything
+    is recorded (a contraction of two empty constants, which records nothing)."""
+    if preferred is None:
+        return
+    try:
+        common = result_type(*operands)
+        probe = Tensor(np.zeros(0, common.storage), common)
+        F.dot_general(probe, probe, (((0,), (0,)), ((), ())), preferred_element_type=preferred)
+    except (OpTypeError, PromotionError) as err:
+        raise _restated(err, fn, operands) from None
+
+
+def _restated(err: Exception, fn: str, operands: Sequence[Any]) -> Exception:
+    """``err`` (same type) from an op ``fn`` called, restated as ``fn``'s: its text without the
+    op's operand list, then ``fn``'s operands and the policy."""
+    return _error(type(err), fn, operands, str(err).rsplit(" [", 1)[0])
+
+
+def _scale(fn: str, a: Tensor, b: Tensor, preferred: Any) -> Tensor:
+    """The product with a 0-d operand: a ``mul`` (of the operands converted to ``preferred``)."""
+    if preferred is not None:
+        _check_preferred(fn, (a, b), preferred)
+        a, b = F.convert(a, preferred), F.convert(b, preferred)
+    return F.mul(a, b)
 
 
 def outer(a: Any, b: Any) -> Tensor:
@@ -469,33 +501,35 @@ def outer(a: Any, b: Any) -> Tensor:
     return F.mul(F.reshape(x, (x.size, 1)), F.reshape(y, (1, y.size)))
 
 
-def inner(a: Any, b: Any) -> Tensor:
+def inner(a: Any, b: Any, *, preferred_element_type: Any = None) -> Tensor:
     """``jnp.inner`` / ``np.inner`` / ``torch.inner``: the sum over the last axes of ``a`` and
-    ``b``; the result's shape is ``a.shape[:-1] + b.shape[:-1]``. A 0-d operand multiplies."""
+    ``b``; the result's shape is ``a.shape[:-1] + b.shape[:-1]``. A 0-d operand multiplies.
+    ``preferred_element_type``: the result's dtype, the products accumulated in it (as
+    ``dot_general``'s)."""
     x, y = _pair("inner", a, b)
     if x.ndim == 0 or y.ndim == 0:
-        return F.mul(x, y)
-    return _contract("inner", x, y, (x.ndim - 1,), (y.ndim - 1,))
+        return _scale("inner", x, y, preferred_element_type)
+    return _contract("inner", x, y, (x.ndim - 1,), (y.ndim - 1,), preferred_element_type)
 
 
-def dot(a: Any, b: Any) -> Tensor:
+def dot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Tensor:
     """``jnp.dot`` / ``np.dot`` (``torch.dot`` for vectors): a 0-d operand multiplies; else the
     last axis of ``a`` with the only axis of a vector ``b``, or with ``b``'s second-to-last
     axis; the result's shape is ``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]`` (one
-    ``dot_general``). PyTorch's ``dot`` takes vectors only."""
+    ``dot_general``; ``preferred_element_type`` as its). PyTorch's ``dot`` takes vectors only."""
     x, y = _pair("dot", a, b)
     if tensor_api.library() == "torch" and (x.ndim != 1 or y.ndim != 1):
         raise _error(ShapeError, "dot", (x, y), "torch.dot takes 1-D operands (use matmul or tensordot)")
     if x.ndim == 0 or y.ndim == 0:
-        return F.mul(x, y)
-    return _contract("dot", x, y, (x.ndim - 1,), (builtins.max(y.ndim - 2, 0),))
+        return _scale("dot", x, y, preferred_element_type)
+    return _contract("dot", x, y, (x.ndim - 1,), (builtins.max(y.ndim - 2, 0),), preferred_element_type)
 
 
-def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2) -> Tensor:
+def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, preferred_element_type: Any = None) -> Tensor:
     """``jnp.tensordot`` / ``np.tensordot`` / ``torch.tensordot``: ``axes=N`` contracts the last
     ``N`` axes of ``a`` with the first ``N`` of ``b``; ``axes=(axes_a, axes_b)`` names them
     (ints or sequences, negative from the end). The result is ``a``'s free axes, then ``b``'s
-    (one ``dot_general``)."""
+    (one ``dot_general``; ``preferred_element_type`` as its)."""
     x, y = _pair("tensordot", a, b)
     if _is_int(axes):
         n = operator.index(axes)  # type: ignore[arg-type]
@@ -512,7 +546,7 @@ def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2) -> Tensor:
             raise _error(ShapeError, "tensordot", (x, y), f"axes {axes!r} name different numbers of axes")
         _unique("tensordot", x, pa, "axes of a", (y,))
         _unique("tensordot", y, pb, "axes of b", (x,))
-    return _contract("tensordot", x, y, pa, pb)
+    return _contract("tensordot", x, y, pa, pb, preferred_element_type)
 
 
 # -- einsum ------------------------------------------------------------------------------------------
@@ -626,7 +660,7 @@ def _diagonal(t: Tensor, labels: list[Any]) -> tuple[Tensor, list[Any]]:
         labels = [labels[d] for d in rest] + [repeated]
 
 
-def einsum(subscripts: str, *operands: Any) -> Tensor:
+def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) -> Tensor:
     """``jnp.einsum`` / ``np.einsum`` / ``torch.einsum``: Einstein summation over letter indices.
 
     Explicit (``"ij,jk->ik"``) and implicit (``"ij,jk"``: the indices used once, in character
@@ -634,12 +668,15 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
     repeated in one operand (``"ii->i"`` a diagonal, ``"ii"`` a trace). Built from ``transpose``,
     ``reshape``, ``slice`` (diagonals), ``reduce_sum`` (indices used by one operand only),
     ``broadcast_in_dim`` and one ``dot_general`` per further operand, contracted left to right;
-    the operands promote through ``dot_general``'s plan.
+    the operands promote through ``dot_general``'s plan. ``preferred_element_type``: the
+    result's dtype, the products and sums accumulated in it (each ``dot_general`` takes it;
+    an operand summed on its own is converted to it first).
     """
     if not operands:
         raise _error(ArityError, "einsum", (), "needs at least one operand")
     ts = [_tensor(x) for x in operands]
     labels, output, sizes = _einsum_labels(subscripts, ts)
+    _check_preferred("einsum", ts, preferred_element_type)
     # indices still needed after operand k: those of the output and of the later operands
     later: list[set[Any]] = [set(output) for _ in ts]
     for k in range(len(ts) - 2, -1, -1):
@@ -649,6 +686,8 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
         t, row = _diagonal(t, list(row))
         others = set(output).union(*(set(r) for i, r in enumerate(labels) if i != k))
         gone = [d for d, lab in enumerate(row) if lab not in others]
+        if gone and preferred_element_type is not None:
+            t = F.convert(t, preferred_element_type)
         t = _sum_axes(t, gone)
         row = [lab for lab in row if lab in others]
         wide = tuple(sizes[lab] for lab in row)
@@ -665,10 +704,12 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
             (tuple(acc_row.index(lab) for lab in contract), tuple(row.index(lab) for lab in contract)),
             (tuple(acc_row.index(lab) for lab in batch), tuple(row.index(lab) for lab in batch)),
         )
-        acc = F.dot_general(acc, t, dims)
+        acc = F.dot_general(acc, t, dims, preferred_element_type=preferred_element_type)
         acc_row = batch + [lab for lab in acc_row if lab not in common] + [lab for lab in row if lab not in common]
     if len(prepared) == 1:
         acc = _sum_axes(acc, [d for d, lab in enumerate(acc_row) if lab not in output])
         acc_row = [lab for lab in acc_row if lab in output]
+    if preferred_element_type is not None and acc.dtype is not dt.dtype(preferred_element_type):
+        acc = F.convert(acc, preferred_element_type)
     perm = [acc_row.index(lab) for lab in output]
     return acc if perm == list(range(acc.ndim)) else F.transpose(acc, perm)
