@@ -210,17 +210,19 @@ def _atleast(fn: str, arys: tuple[Any, ...], rank: int) -> Any:
     out = []
     for x in arys:
         t = _tensor(x)
-        if t.ndim >= rank:
-            out.append(t)
-            continue
-        if rank == 3 and t.ndim == 2:
-            shape: tuple[int, ...] = (*t.shape, 1)  # NumPy's atleast_3d: (M, N) -> (M, N, 1)
-        elif rank == 3 and t.ndim == 1:
-            shape = (1, *t.shape, 1)  # (N,) -> (1, N, 1)
-        else:
-            shape = (1,) * (rank - t.ndim) + t.shape
-        out.append(F.reshape(t, shape))
+        shape = _atleast_shape(t.shape, rank)
+        out.append(t if shape == t.shape else F.reshape(t, shape))
     return out[0] if len(out) == 1 else out
+
+
+def _atleast_shape(shape: tuple[int, ...], rank: int) -> tuple[int, ...]:
+    if len(shape) >= rank:
+        return shape
+    if rank == 3 and len(shape) == 2:
+        return (*shape, 1)  # NumPy's atleast_3d: (M, N) -> (M, N, 1)
+    if rank == 3 and len(shape) == 1:
+        return (1, *shape, 1)  # (N,) -> (1, N, 1)
+    return (1,) * (rank - len(shape)) + shape
 
 
 def atleast_1d(*arys: Any) -> Any:
@@ -250,15 +252,15 @@ def _stack_along(fn: str, xs: Any, rank: int) -> tuple[list[Tensor], int]:
     if not items:
         raise _error(ArityError, fn, (), "needs a non-empty sequence of arrays")
     ts = [_tensor(x) for x in items]
-    grown = [(_atleast(fn, (t,), rank)) for t in ts]
-    axis = 0 if rank == 2 or grown[0].ndim == 1 else 1
-    first = grown[0].shape
-    for g in grown[1:]:
-        if g.ndim != len(first) or builtins.any(
-            a != b for i, (a, b) in enumerate(zip(g.shape, first, strict=True)) if i != axis
+    shapes = [_atleast_shape(t.shape, rank) for t in ts]
+    axis = 0 if rank == 2 or len(shapes[0]) == 1 else 1
+    first = shapes[0]
+    for shape in shapes[1:]:
+        if len(shape) != len(first) or builtins.any(
+            a != b for i, (a, b) in enumerate(zip(shape, first, strict=True)) if i != axis
         ):
             raise _error(ShapeError, fn, ts, "the arrays' shapes must agree except along the joined axis")
-    return grown, axis
+    return [t if s == t.shape else F.reshape(t, s) for t, s in zip(ts, shapes, strict=True)], axis
 
 
 def vstack(xs: Sequence[Any]) -> Tensor:
@@ -601,7 +603,12 @@ def _einsum_labels(subscripts: str, ts: Sequence[Tensor]) -> tuple[list[list[Any
         labels.append(row)
     sizes: dict[Any, int] = {}
     for row, t in zip(labels, ts, strict=True):
+        own: dict[Any, int] = {}
         for label, n in zip(row, t.shape, strict=True):
+            if own.setdefault(label, n) != n:  # a diagonal needs equal sizes (no broadcasting)
+                raise _error(
+                    ShapeError, fn, ts, f"index {label!r} repeated in one operand has sizes {own[label]} and {n}"
+                )
             seen = sizes.get(label, 1)
             if n != seen and 1 not in (n, seen):
                 name = "'...'" if isinstance(label, int) else repr(label)

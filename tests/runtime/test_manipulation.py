@@ -452,6 +452,8 @@ ERRORS: list[tuple[str, Callable[[rt.Tensor], Any], type[Exception], str]] = [
     ("einsum", lambda a: manipulation.einsum("i...->i", a), ShapeError, "needs '...'"),
     ("einsum", lambda a: manipulation.einsum("i->j->k", a), ShapeError, "more than one"),
     ("einsum", lambda a: manipulation.einsum("ii", a), ShapeError, "index 'i'"),
+    ("einsum", lambda a: manipulation.einsum("ii,ij", np.ones((1, 2)), a), ShapeError, "repeated in one operand"),
+    ("vstack", lambda a: manipulation.vstack([a, np.ones(4)]), ShapeError, "must agree"),
     ("einsum", lambda a: manipulation.einsum("ij"), ArityError, "at least one operand"),
     (
         "einsum",
