@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import autodiff
 import runtime as rt
+from passes import lower_to_jax
 from runtime import hooks, manipulation
 from runtime.graph import new_leaf, record_holding_all
 from runtime.shapes import ArityError, OpTypeError, ShapeError
@@ -373,6 +374,16 @@ def test_vmap_over_the_indices_matches_jax_vmap() -> None:
     got = autodiff.vmap(lambda i: manipulation.take_along_axis(rt.asarray(a), i, axis=1))(rt.asarray(along))
     want = jax.vmap(lambda i: jnp.take_along_axis(a, i, axis=1))(along)
     np.testing.assert_array_equal(got.numpy(), np.asarray(want))
+
+
+@pytest.mark.parametrize("name", ["roll_axes", "take_axis", "take_along_axis", "einsum_diag_product", "dot_nd"])
+def test_recorded_graph_lowers_to_jax(name: str) -> None:
+    call, shapes = GRADS[name]
+    arrays = [_data(np.random.default_rng(8), s, "float32") for s in shapes]
+    graph = rt.trace(lambda *ts: call(manipulation, *ts), *map(rt.asarray, arrays))
+    (lowered,) = jax.jit(lower_to_jax(graph))(*arrays)
+    eager = call(manipulation, *map(rt.asarray, arrays))
+    np.testing.assert_allclose(np.asarray(lowered), eager.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_vjp_of_complex_einsum_matches_jax() -> None:
