@@ -566,15 +566,30 @@ SETTINGS = settings(max_examples=25, deadline=None)
 
 @st.composite
 def einsum_specs(draw: Any) -> tuple[str, list[tuple[int, ...]]]:
+    """Random einsum calls: repeated letters (diagonals, traces), implicit and explicit outputs,
+    and ``...`` standing for broadcast leading axes (of sizes 1 or the batch's)."""
     letters = "abcde"
     sizes = {c: draw(st.integers(1, 3)) for c in letters}
+    batch = draw(st.lists(st.integers(2, 3), max_size=2))
     n_ops = draw(st.integers(1, 3))
-    terms = [draw(st.lists(st.sampled_from(letters), min_size=0, max_size=3)) for _ in range(n_ops)]
-    used = sorted({c for t in terms for c in t})
+    terms, shapes = [], []
+    for _ in range(n_ops):
+        term = draw(st.lists(st.sampled_from(letters), min_size=0, max_size=3))
+        lead: list[int] = []
+        if batch and draw(st.booleans()):
+            k = draw(st.integers(0, len(batch)))
+            lead = [draw(st.sampled_from([1, n])) for n in batch[len(batch) - k :]]
+            term = ["...", *term]
+        terms.append(term)
+        shapes.append((*lead, *(sizes[c] for c in term if c != "...")))
+    used = sorted({c for t in terms for c in t if c != "..."})
     out = draw(st.permutations(used).flatmap(lambda p: st.integers(0, len(p)).map(lambda k: p[:k])))
+    dots = any("..." in t for t in terms)
     explicit = draw(st.booleans())
-    spec = ",".join("".join(t) for t in terms) + ("->" + "".join(out) if explicit else "")
-    return spec, [tuple(sizes[c] for c in t) for t in terms]
+    spec = ",".join("".join(t) for t in terms)
+    if explicit:
+        spec += "->" + ("..." if dots else "") + "".join(out)
+    return spec, shapes
 
 
 @SETTINGS
