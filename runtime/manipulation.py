@@ -260,6 +260,7 @@ def _stack_along(fn: str, xs: Any, rank: int) -> tuple[list[Tensor], int]:
             a != b for i, (a, b) in enumerate(zip(shape, first, strict=True)) if i != axis
         ):
             raise _error(ShapeError, fn, ts, "the arrays' shapes must agree except along the joined axis")
+    _dry_run(fn, lambda ps: F.concatenate([p.reshape((0,)) if p.ndim == 0 else p for p in ps], 0), ts)
     return [t if s == t.shape else F.reshape(t, s) for t, s in zip(ts, shapes, strict=True)], axis
 
 
@@ -486,6 +487,22 @@ def _restated(err: Exception, fn: str, operands: Sequence[Any]) -> Exception:
     return _error(type(err), fn, operands, str(err).rsplit(" [", 1)[0])
 
 
+def _dry_run(fn: str, op: Any, operands: Sequence[Tensor], vectors: bool = False) -> None:
+    """Run ``op`` (``mul``, ``concatenate`` ...) on empty untracked stand-ins of ``operands`` (same
+    dtypes, weak flags, 0-d kept 0-d): its plan refuses what it would refuse on them (a policy
+    that does not promote, say), before the reshapes that precede it are recorded. ``vectors``:
+    every stand-in is a vector (for a contraction)."""
+    probes = []
+    for t in operands:
+        probe = Tensor(np.zeros(() if t.ndim == 0 and not vectors else (0,), t.dtype.storage), t.dtype)
+        probe.weak = t.weak
+        probes.append(probe)
+    try:
+        op(probes)
+    except (OpTypeError, PromotionError) as err:
+        raise _restated(err, fn, operands) from None
+
+
 def _scale(fn: str, a: Tensor, b: Tensor, preferred: Any) -> Tensor:
     """The product with a 0-d operand: a ``mul`` (of the operands converted to ``preferred``)."""
     if preferred is not None:
@@ -500,6 +517,7 @@ def outer(a: Any, b: Any) -> Tensor:
     x, y = _pair("outer", a, b)
     if tensor_api.library() == "torch" and (x.ndim != 1 or y.ndim != 1):
         raise _error(ShapeError, "outer", (x, y), "torch.outer takes 1-D operands")
+    _dry_run("outer", lambda ps: F.mul(*ps), (x, y))
     return F.mul(F.reshape(x, (x.size, 1)), F.reshape(y, (1, y.size)))
 
 
@@ -684,6 +702,16 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
     ts = [_tensor(x) for x in operands]
     labels, output, sizes = _einsum_labels(subscripts, ts)
     _check_preferred("einsum", ts, preferred_element_type)
+    if len(ts) > 2 and len({t.dtype for t in ts}) > 1 and not builtins.any(t.weak for t in ts):
+        # jax.numpy and NumPy: the result type of all the operands at once, which is not a
+        # pairwise fold of the contractions (JAX: u64, i64, f32 -> f32; (u64, i64) -> f64)
+        try:
+            joined = result_type(*ts)
+        except PromotionError as err:
+            raise _restated(err, "einsum", ts) from None
+        ts = [t if t.dtype is joined else F.convert(t, joined) for t in ts]
+    elif len(ts) == 2:
+        _dry_run("einsum", lambda ps: F.dot_general(ps[0], ps[1], (((0,), (0,)), ((), ()))), ts, vectors=True)
     # indices still needed after operand k: those of the output and of the later operands
     later: list[set[Any]] = [set(output) for _ in ts]
     for k in range(len(ts) - 2, -1, -1):

@@ -28,6 +28,7 @@ import runtime as rt
 from passes import lower_to_jax
 from runtime import hooks, manipulation
 from runtime.graph import new_leaf, record_holding_all
+from runtime.promotion import PromotionError
 from runtime.shapes import ArityError, OpTypeError, ShapeError
 
 jax.config.update("jax_enable_x64", True)
@@ -507,6 +508,51 @@ def test_errors_record_nothing(case: int) -> None:
         with pytest.raises(cls):
             call(t)
     assert recorded == ["mul"]
+
+
+STRICT_REFUSALS: dict[str, Callable[[rt.Tensor, rt.Tensor], Any]] = {
+    "outer": lambda a, b: manipulation.outer(a, b),
+    "inner": lambda a, b: manipulation.inner(a, b.T),
+    "dot": lambda a, b: manipulation.dot(a, b),
+    "tensordot": lambda a, b: manipulation.tensordot(a, b, 1),
+    "einsum": lambda a, b: manipulation.einsum("ij,jk->ki", a, b),
+    "einsum_three": lambda a, b: manipulation.einsum("ij,jk,ij->k", a, b, a),
+    "vstack": lambda a, b: manipulation.vstack([a, b.T]),
+    "hstack": lambda a, b: manipulation.hstack([a, b.T]),
+}
+
+
+@pytest.mark.parametrize("name", list(STRICT_REFUSALS))
+def test_a_refused_promotion_names_the_function_and_records_nothing(name: str) -> None:
+    """jax-strict promotes nothing implicitly: int8 with float32 is refused by the plan of the op
+    that would promote, before any op of the function is recorded."""
+    recorded: list[str] = []
+
+    def counting(op: Any, *rest: Any) -> None:
+        recorded.append(op.name)
+        record_holding_all(op, *rest)
+
+    a, b = rt.asarray(np.ones((2, 3), np.int8)), rt.asarray(np.ones((3, 2), np.float32))
+    new_leaf(a)
+    with rt.policy("jax-strict"), hooks.recorder_override(counting), pytest.raises(PromotionError) as info:
+        STRICT_REFUSALS[name](a, b)
+    fn = name.split("_")[0]
+    assert str(info.value).startswith(f"{fn}: ") and "i8[2, 3]" in str(info.value), str(info.value)
+    assert "policy 'jax-strict'" in str(info.value)
+    assert recorded == []
+
+
+def test_einsum_promotes_all_operands_at_once() -> None:
+    """jax.numpy's einsum result type is result_type of all the operands, which under JAX's
+    lattice is not a fold of the pairwise contractions: (u64, i64) -> f64, but (u64, i64, f32) -> f32."""
+    u, i, f = np.ones((2, 2), np.uint64), np.ones((2, 2), np.int64), np.ones((2, 2), np.float32)
+    got = manipulation.einsum("ij,jk,kl->il", u, i, f)
+    assert got.dtype.name == np.dtype(jnp.result_type(u, i, f)).name == "float32"
+    with rt.policy("numpy"):
+        got = manipulation.einsum("ij,jk,kl->il", u, i, f)
+    want = np.einsum("ij,jk,kl->il", u, i, f)
+    assert got.dtype.name == want.dtype.name
+    np.testing.assert_array_equal(got.numpy(), want)
 
 
 def test_torch_policy_follows_pytorch_where_it_differs() -> None:
