@@ -507,6 +507,9 @@ def _scale(fn: str, a: Tensor, b: Tensor, preferred: Any) -> Tensor:
     """The product with a 0-d operand: a ``mul`` (of the operands converted to ``preferred``)."""
     if preferred is not None:
         _check_preferred(fn, (a, b), preferred)
+    else:
+        _dry_run(fn, lambda ps: F.mul(*ps), (a, b))
+    if preferred is not None:
         a, b = F.convert(a, preferred), F.convert(b, preferred)
     return F.mul(a, b)
 
