@@ -6,14 +6,17 @@ Each function is a composition of castwise's public functions (``transpose``, ``
 ``dot_general``, ``reduce_sum`` ...), so a tracked operand records ordinary ops: the result
 replays, differentiates (JVP, VJP), batches under ``autodiff.vmap`` and lowers like any other
 graph. Two-operand products promote through the plan of ``mul`` / ``dot_general`` (a recorded
-``convert`` where an operand's dtype changes), so the result dtype is the policy's.
+``convert`` where an operand's dtype changes), so the result dtype is the policy's; an
+``einsum`` of three or more operands converts them to their result type first, as jax.numpy
+and NumPy type it (all operands at once, which is not a fold of the pairwise contractions).
 
 Where the libraries disagree, the active policy's library decides (``tensor_api.library()``):
 jax.numpy for ``jax``/``jax-strict`` (and the policies not modelled on a library), NumPy for
 ``numpy``, PyTorch for ``torch`` and ``kael``:
 
 - out-of-bounds ``take`` / ``take_along_axis`` indices: jax.numpy fills (NaN, the most negative
-  int, the largest unsigned int, True), NumPy and PyTorch raise ``IndexError``;
+  int, the largest unsigned int, True), NumPy and PyTorch raise ``IndexError`` (``mode=`` picks
+  another rule under any policy);
 - ``flip(x)`` without ``axis`` flips every axis (NumPy, jax.numpy); ``torch.flip`` needs ``dims``;
 - ``dot`` and ``outer`` take 1-D operands only under PyTorch (``torch.dot``, ``torch.outer``).
 
