@@ -3,11 +3,14 @@
 - every function x policies jax (oracle jax.numpy, x64), numpy (oracle NumPy) and torch
   (oracle PyTorch, when installed) x dtypes: result dtype, shape and values;
 - mixed-dtype products promote as the policy's library does, recorded as ``convert``s;
+  ``preferred_element_type`` as jax.numpy's; a refused promotion (jax-strict) records nothing;
+- ``take`` / ``take_along_axis`` out-of-bounds rules (filled under jax, ``IndexError`` under
+  numpy, every ``mode``), with constant and traced index tensors;
 - gradients of every differentiable function against ``jax.grad`` of the jax.numpy
-  equivalent (float64), and ``autodiff.vmap`` against ``jax.vmap``;
-- out-of-bounds ``take`` indices: filled under jax, ``IndexError`` under numpy;
+  equivalent (float64), JVPs against ``jax.jvp``, ``autodiff.vmap`` against ``jax.vmap``,
+  recorded graphs lowered to JAX;
 - the errors: each names the function, the operands and the policy, and records nothing;
-- Hypothesis: random ``tensordot`` axes and ``einsum`` specs against jax.numpy.
+- Hypothesis: random ``tensordot`` axes and ``einsum`` specs (diagonals, ``...``, broadcasting).
 """
 
 from __future__ import annotations
