@@ -1,7 +1,12 @@
 """castwise runtime: dtypes, promotion policies, ops, kernels and the eager Tensor."""
 
-from runtime import functions, linalg, memory, ops
+# creation, manipulation and numpy_elementwise hold the NumPy-named conveniences (rt.arange,
+# rt.einsum, rt.maximum ...), composed from runtime.functions' ops and exported at the top level;
+# the jax.nn-style activations stay in their own namespace, ``runtime.nn``, as in JAX.
+from runtime import creation, functions, linalg, manipulation, memory, nn, numpy_elementwise, ops
 from runtime import policies as _policies  # noqa: F401  (registers the built-in policies)
+from runtime.creation import *  # noqa: F403
+from runtime.creation import __all__ as _creation_names
 from runtime.dtypes import (
     ALL_DTYPES,
     DType,
@@ -46,6 +51,10 @@ from runtime.functions import *  # noqa: F403  (every op as a function)
 from runtime.functions import __all__ as _function_names
 from runtime.graph import Graph, GraphError, evaluate, trace
 from runtime.inplace import InPlaceError, SavedValueModifiedError
+from runtime.manipulation import *  # noqa: F403
+from runtime.manipulation import __all__ as _manipulation_names
+from runtime.numpy_elementwise import *  # noqa: F403  (any/all/var/std/prod/clip as functions)
+from runtime.numpy_elementwise import __all__ as _elementwise_names
 from runtime.plan import plan
 from runtime.promotion import (
     DEFAULT_POLICY,
@@ -74,6 +83,13 @@ bool = bool_  # noqa: A001  (``runtime.bool`` mirrors ``jnp.bool``)
 
 __all__ = [
     *_function_names,
+    *_creation_names,
+    *_manipulation_names,
+    *_elementwise_names,
+    "creation",
+    "manipulation",
+    "nn",
+    "numpy_elementwise",
     "ALL_DTYPES",
     "ArityError",
     "GatherDimensionNumbers",

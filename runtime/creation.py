@@ -194,6 +194,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     except (OverflowError, ValueError):
         raise _error(ShapeError, "arange", "the length is not finite", **ops_) from None
     lib = library()
+    if lib == "torch" and (hi - lo) * inc < 0:  # NumPy and jax.numpy give an empty range; PyTorch refuses
+        raise _error(ShapeError, "arange", "the bounds are inconsistent with the step's sign", **ops_)
     if lib == "numpy":
         return _arange_numpy(lo, inc, n, target)
     if lib == "torch":
@@ -508,6 +510,8 @@ def meshgrid(*xs: Any, indexing: str = "xy") -> Sequence[Tensor]:
             if t.ndim != 1:
                 raise _error(ShapeError, "meshgrid", "takes 1-D arrays", **operands)
     else:
+        if lib == "torch" and len({t.dtype for t in ts}) > 1:  # torch.meshgrid refuses a mix
+            raise _error(OpTypeError, "meshgrid", "takes operands of one dtype under PyTorch's rules", **operands)
         ts = [t if t.ndim == 1 else F.reshape(t, (t.size,)) for t in ts]
     lengths = [t.shape[0] for t in ts]
     axes = list(range(len(ts)))
