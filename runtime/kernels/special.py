@@ -615,19 +615,22 @@ def _igamma_prefactor(a: Array, x: Array) -> tuple[Array, Array]:
 def _igamma_series(ax: Array, x: Array, a: Array, enabled: Array, derivative: bool) -> Array:
     t = x.dtype.type
     eps = t(np.finfo(x.dtype).eps)
-    r, c, ans = a.copy(), np.ones_like(a), np.ones_like(a)
-    dc_da, dans_da = np.zeros_like(a), np.zeros_like(a)
-    active = enabled.copy()
-    while active.any():
-        r_n = r + t(1)
-        dc_da_n = dc_da * (x / r_n) - (c * x) / (r_n * r_n)
-        dans_da_n = dans_da + dc_da_n
-        c_n = c * (x / r_n)
-        ans_n = ans + c_n
-        r, c, ans = np.where(active, r_n, r), np.where(active, c_n, c), np.where(active, ans_n, ans)
-        dc_da, dans_da = np.where(active, dc_da_n, dc_da), np.where(active, dans_da_n, dans_da)
-        test = np.abs(dc_da_n / dans_da_n) if derivative else c_n / ans_n
-        active = active & (test > eps)
+    # Every element iterates on its own until its term is below eps; only the unconverged
+    # ones are computed (compacted by index), which gives each element the same arithmetic.
+    ans, dans_da = np.ones(a.shape, a.dtype), np.zeros(a.shape, a.dtype)  # C order: written by flat index
+    at = np.flatnonzero(enabled)
+    xs = x.ravel()[at]
+    r, c = a.ravel()[at], np.ones(at.size, a.dtype)
+    s, ds, dc_da = np.ones(at.size, a.dtype), np.zeros(at.size, a.dtype), np.zeros(at.size, a.dtype)
+    while at.size:
+        r = r + t(1)
+        dc_da = dc_da * (xs / r) - (c * xs) / (r * r)
+        ds = ds + dc_da
+        c = c * (xs / r)
+        s = s + c
+        ans.reshape(-1)[at], dans_da.reshape(-1)[at] = s, ds
+        more = (np.abs(dc_da / ds) if derivative else c / s) > eps
+        at, xs, r, c, s, ds, dc_da = at[more], xs[more], r[more], c[more], s[more], ds[more], dc_da[more]
     if not derivative:
         return (ans * ax) / a
     dlogax_da = np.log(x) - _digamma(a + t(1))
@@ -637,43 +640,47 @@ def _igamma_series(ax: Array, x: Array, a: Array, enabled: Array, derivative: bo
 def _igammac_continued_fraction(ax: Array, x: Array, a: Array, enabled: Array, derivative: bool) -> Array:
     t = x.dtype.type
     eps = t(np.finfo(x.dtype).eps)
-    y = t(1) - a
-    z = x + y + t(1)
+    y0 = t(1) - a
+    z0 = x + y0 + t(1)
+    ans_full = np.asarray((x + t(1)) / (z0 * x), order="C")  # C order: written by flat index
+    dans_full = np.asarray((np.zeros_like(x) - ans_full * -x) / (z0 * x), order="C")
+    # As in the series: only the unconverged elements are computed, each with its own arithmetic.
+    at = np.flatnonzero(enabled)
+    y, z, xs = y0.ravel()[at], z0.ravel()[at], x.ravel()[at]
+    pkm2, qkm2 = np.ones(at.size, x.dtype), xs.copy()
+    pkm1, qkm1 = xs + t(1), z * xs
+    ans, dans = ans_full.ravel()[at], dans_full.ravel()[at]
+    dpkm2, dqkm2, dpkm1 = np.zeros((3, at.size), x.dtype)
+    dqkm1 = -xs
     c = t(0)
-    pkm2, qkm2 = np.ones_like(x), x.copy()
-    pkm1, qkm1 = x + t(1), z * x
-    ans = pkm1 / qkm1
-    dpkm2, dqkm2, dpkm1, dqkm1 = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x), -x
-    dans = (dpkm1 - ans * dqkm1) / qkm1
-    active = enabled.copy()
-    while active.any() and c < 2000:
+    while at.size and c < 2000:
         c = c + t(1)
-        y_n, z_n = y + t(1), z + t(2)
-        yc = y_n * c
-        pk = pkm1 * z_n - pkm2 * yc
-        qk = qkm1 * z_n - qkm2 * yc
+        y, z = y + t(1), z + t(2)
+        yc = y * c
+        pk = pkm1 * z - pkm2 * yc
+        qk = qkm1 * z - qkm2 * yc
         nonzero = qk != 0
         r = pk / qk
         test = np.where(nonzero, np.abs((ans - r) / r), t(1))
         ans_n = np.where(nonzero, r, ans)
-        dpk = dpkm1 * z_n - pkm1 - dpkm2 * yc + pkm2 * c
-        dqk = dqkm1 * z_n - qkm1 - dqkm2 * yc + qkm2 * c
+        dpk = dpkm1 * z - pkm1 - dpkm2 * yc + pkm2 * c
+        dqk = dqkm1 * z - qkm1 - dqkm2 * yc + qkm2 * c
         dans_n = np.where(nonzero, (dpk - ans_n * dqk) / qk, dans)
         grad_test = np.where(nonzero, np.abs(dans_n - dans), t(1))
-        rescale = np.abs(pk) > t(1) / eps  # keep the convergents finite
-        k = np.where(rescale, eps, t(1))
-        new = (pk * k, qk * k, pkm1 * k, qkm1 * k, dpk * k, dqk * k, dpkm1 * k, dqkm1 * k)
-        old = (pkm1, qkm1, pkm2, qkm2, dpkm1, dqkm1, dpkm2, dqkm2)
-        pkm1, qkm1, pkm2, qkm2, dpkm1, dqkm1, dpkm2, dqkm2 = (
-            np.where(active, n, o) for n, o in zip(new, old, strict=True)
-        )
-        ans, dans = np.where(active, ans_n, ans), np.where(active, dans_n, dans)
-        y, z = np.where(active, y_n, y), np.where(active, z_n, z)
-        active = active & ((grad_test if derivative else test) > eps)
+        k = np.where(np.abs(pk) > t(1) / eps, eps, t(1))  # rescaled: keep the convergents finite
+        pkm2, qkm2, dpkm2, dqkm2 = pkm1 * k, qkm1 * k, dpkm1 * k, dqkm1 * k
+        pkm1, qkm1, dpkm1, dqkm1 = pk * k, qk * k, dpk * k, dqk * k
+        ans, dans = ans_n, dans_n
+        ans_full.reshape(-1)[at], dans_full.reshape(-1)[at] = ans, dans
+        more = (grad_test if derivative else test) > eps
+        at, y, z = at[more], y[more], z[more]
+        pkm1, qkm1, pkm2, qkm2 = pkm1[more], qkm1[more], pkm2[more], qkm2[more]
+        dpkm1, dqkm1, dpkm2, dqkm2 = dpkm1[more], dqkm1[more], dpkm2[more], dqkm2[more]
+        ans, dans = ans[more], dans[more]
     if not derivative:
-        return ans * ax
+        return ans_full * ax
     dlogax_da = np.log(x) - _digamma(a)
-    return ax * (ans * dlogax_da + dans)
+    return ax * (ans_full * dlogax_da + dans_full)
 
 
 def _domain(a: Array, x: Array) -> tuple[Array, Array, Array, Array]:
