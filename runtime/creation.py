@@ -31,7 +31,7 @@ from runtime import functions as F
 from runtime.dtypes import DType
 from runtime.promotion import get_policy, get_policy_object, result_type
 from runtime.shapes import OpTypeError, ShapeError
-from runtime.tensor import Tensor, asarray
+from runtime.tensor import Tensor, as_tensor
 from runtime.tensor_api import library
 
 __all__ = [
@@ -96,13 +96,9 @@ def _size_arg(fn: str, what: str, value: Any, **operands: Any) -> int:
     return n
 
 
-def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else asarray(x)
-
-
 def _matrix_arg(fn: str, x: Any, **operands: Any) -> Tensor:
     """``x`` as a Tensor of at least two dimensions, else ``ShapeError``."""
-    t = _tensor(x)
+    t = as_tensor(x)
     if t.ndim < 2:
         raise _error(ShapeError, fn, f"needs an array of at least 2 dimensions, got {t.ndim}", x=t, **operands)
     return t
@@ -255,7 +251,7 @@ def _bound(fn: str, name: str, value: Any, **operands: Any) -> Tensor:
         raise _error(ShapeError, fn, f"{name} must be a scalar, got shape {np.shape(value)}", **operands)
     if not isinstance(value, (Tensor, np.ndarray, np.generic, builtins.bool, int, float, builtins.complex)):
         raise _error(OpTypeError, fn, f"{name} must be a number, got {type(value).__name__}", **operands)
-    t = _tensor(value)
+    t = as_tensor(value)
     return t.astype(t.dtype) if t.weak else t  # jax.numpy's linspace converts its bounds: strong
 
 
@@ -386,12 +382,12 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Tensor:
 
 
 def _full_like(fn: str, x: Any, fill_value: Any, dtype: Any) -> Tensor:
-    t = _tensor(x)
+    t = as_tensor(x)
     target = _dtype_arg(fn, dtype, x=t, fill_value=fill_value) or t.dtype
     if isinstance(fill_value, (Tensor, np.ndarray, np.generic)):
         if np.ndim(fill_value) != 0:
             raise _error(ShapeError, fn, "fill_value must be a scalar", x=t, fill_value=fill_value)
-        out = F.broadcast_in_dim(_converted(_tensor(fill_value), target), t.shape, ())
+        out = F.broadcast_in_dim(_converted(as_tensor(fill_value), target), t.shape, ())
     else:
         out = _filled(t.shape, fill_value, target)
     if dtype is None and t.weak:
@@ -474,7 +470,7 @@ def diag(v: Any, k: Any = 0) -> Tensor:
     The matrix is one ``pad`` of ``v`` (interior padding ``N`` puts consecutive entries
     ``N + 1`` apart in the flattened ``N x N`` result) and a ``reshape``: exact, and its
     gradient is the diagonal again."""
-    t = _tensor(v)
+    t = as_tensor(v)
     offset = _int_arg("diag", "k", k, v=t, k=k)
     if t.ndim == 2:
         return diagonal(t, offset, 0, 1)
@@ -500,7 +496,7 @@ def meshgrid(*xs: Any, indexing: str = "xy") -> Sequence[Tensor]:
     (Cartesian), ``"ij"`` does not (matrix). jax.numpy takes only 1-D vectors; NumPy and
     PyTorch flatten. A list under jax, a tuple under numpy and torch, as each library returns.
     """
-    ts = [_tensor(x) for x in xs]
+    ts = [as_tensor(x) for x in xs]
     operands = {f"xs[{i}]": t for i, t in enumerate(ts)}
     if indexing not in ("xy", "ij"):
         raise _error(ValueError, "meshgrid", f"indexing must be 'xy' or 'ij', got {indexing!r}", **operands)

@@ -19,7 +19,7 @@ from runtime import dtypes as dt
 from runtime import ops, shapes
 from runtime.ops import OpDef
 from runtime.shapes import ArityError, OpTypeError, ShapeError
-from runtime.tensor import Tensor, apply, apply_binary, asarray, op_error
+from runtime.tensor import Tensor, apply, apply_binary, as_tensor, asarray, op_error
 
 Operand = Any  # Tensor | np.ndarray | Python scalar
 
@@ -408,8 +408,8 @@ def dot_general(lhs: Operand, rhs: Operand, dimension_numbers: Any, *, preferred
 def matmul(x: Operand, y: Operand, *, preferred_element_type: Any = None) -> Tensor:
     """``x @ y`` for 1-D and 2-D operands, and batched matrices with equal batch dims
     (``preferred_element_type`` as in ``dot_general``)."""
-    xt = x if isinstance(x, Tensor) else asarray(x)
-    yt = y if isinstance(y, Tensor) else asarray(y)
+    xt = as_tensor(x)
+    yt = as_tensor(y)
     if xt.ndim == 0 or yt.ndim == 0:
         raise op_error(ShapeError, ops.dot_general, (xt, yt), "matmul's operands must have at least one dimension")
     if xt.ndim <= 2 and yt.ndim <= 2:
@@ -485,7 +485,7 @@ def _with_preferred(op: OpDef, lhs: Operand, rhs: Operand, preferred: Any, param
     before anything is recorded."""
     from runtime.promotion import PromotionError, result_type
 
-    lt, rt_ = _as_tensor(lhs), _as_tensor(rhs)
+    lt, rt_ = as_tensor(lhs), as_tensor(rhs)
     try:
         pref = dt.dtype(preferred)
     except TypeError:
@@ -543,7 +543,7 @@ def stack(operands: Sequence[Operand], axis: int = 0) -> Tensor:
     """Stack equal-shaped operands along a new ``axis``: reshape each, then concatenate."""
     if not operands:
         raise op_error(ArityError, ops.concatenate, (), "stack needs at least one operand")
-    ts = [x if isinstance(x, Tensor) else asarray(x) for x in operands]
+    ts = [as_tensor(x) for x in operands]
     ndim = ts[0].ndim
     if not -ndim - 1 <= axis <= ndim:
         raise ShapeError(f"stack: axis {axis} is out of range for operands of rank {ndim}")
@@ -1022,7 +1022,7 @@ def sum_(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
     (10000 float16 tens: ``reduce_sum`` and ``sum_`` give inf, as in JAX, since
     1e5 does not fit float16, but ``mean`` gives 10).
     """
-    t = x if isinstance(x, Tensor) else asarray(x)
+    t = as_tensor(x)
     axes = _reduced_axes(axis, t.ndim)
     if t.dtype in _SUM_IN_FLOAT32:
         return convert(reduce_sum(convert(t, dt.float32), axes), t.dtype)
@@ -1066,7 +1066,7 @@ def _mean(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
     (``convert -> reduce_sum -> div -> convert``, as jax.numpy records it), so the
     mean of many values does not overflow where JAX's does not.
     """
-    t = x if isinstance(x, Tensor) else asarray(x)
+    t = as_tensor(x)
     wide = t.dtype in _SUM_IN_FLOAT32
     # reduce_sum validates the axes (its errors name it, the operands and the policy)
     total = reduce_sum(convert(t, dt.float32) if wide else t, _reduced_axes(axis, t.ndim))
@@ -1114,13 +1114,13 @@ def argmax(x: Operand, axis: int, index_dtype: Any = dt.int64) -> Tensor:
     number: the result is the first NaN's index, as XLA computes it. Not
     differentiable (the result is an integer).
     """
-    t = x if isinstance(x, Tensor) else asarray(x)
+    t = as_tensor(x)
     return _one(ops.argmax, t, axes=(_axis_param(axis, t.ndim),), index_dtype=_dtype_param(index_dtype))
 
 
 def argmin(x: Operand, axis: int, index_dtype: Any = dt.int64) -> Tensor:
     """``lax.argmin``: the index of the smallest value along ``axis`` (first on ties, first NaN wins)."""
-    t = x if isinstance(x, Tensor) else asarray(x)
+    t = as_tensor(x)
     return _one(ops.argmin, t, axes=(_axis_param(axis, t.ndim),), index_dtype=_dtype_param(index_dtype))
 
 
@@ -1147,7 +1147,7 @@ def reduce_precision(x: Operand, exponent_bits: int, mantissa_bits: int) -> Tens
 
 
 def _scan(op: OpDef, x: Operand, axis: int, reverse: bool) -> Tensor:
-    t = x if isinstance(x, Tensor) else asarray(x)
+    t = as_tensor(x)
     return _one(op, t, axis=_axis_param(axis, t.ndim), reverse=reverse)
 
 
@@ -1188,7 +1188,7 @@ def logsumexp(x: Operand, axis: Sequence[int] | int | None = None, keepdims: boo
     contribution ``(1 - sum(softmax)) dm`` is zero up to rounding. Integer inputs go to the
     policy's float (``exp``'s plan).
     """
-    t = x if isinstance(x, Tensor) else asarray(x)
+    t = as_tensor(x)
     if not t.dtype.is_inexact:
         from runtime.plan import inexact_dtype
         from runtime.promotion import get_policy_object
@@ -1295,10 +1295,6 @@ def ones(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:
 # -- sorting, splitting, choosing, repeating ---------------------------------------------------
 
 
-def _as_tensor(x: Operand) -> Tensor:
-    return x if isinstance(x, Tensor) else asarray(x)
-
-
 def _axis_of(op: OpDef, axis: Any, ndim: int, what: str = "axis") -> Any:
     """A possibly negative axis in ``[0, ndim)``; anything else unchanged, for the shape rule to refuse."""
     if not _is_index(axis):
@@ -1316,7 +1312,7 @@ def sort(operand: Operand | Sequence[Operand], dimension: int = -1, is_stable: b
     part then imaginary part; the sort is stable.
     """
     single = not isinstance(operand, (list, tuple))
-    operands = [_as_tensor(operand)] if single else [_as_tensor(x) for x in operand]  # type: ignore[union-attr]
+    operands = [as_tensor(operand)] if single else [as_tensor(x) for x in operand]  # type: ignore[union-attr]
     if not operands:
         raise op_error(ArityError, ops.sort, (), "at least one operand is required")
     params = {
@@ -1332,7 +1328,7 @@ def sort(operand: Operand | Sequence[Operand], dimension: int = -1, is_stable: b
 def argsort(x: Operand, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Tensor:
     """The int64 indices that sort ``x`` along ``axis`` (``jax.numpy.argsort`` meaning: stable,
     NaNs last; ``descending`` keeps equal elements in their original order)."""
-    t = _as_tensor(x)
+    t = as_tensor(x)
     if t.ndim == 0:
         t = reshape(t, (1,))
     ax = _axis_of(ops.sort, axis, t.ndim)
@@ -1357,7 +1353,7 @@ def top_k(x: Operand, k: int, axis: int = -1) -> tuple[Tensor, Tensor]:
     ``transpose`` that moves it last, the ``top_k``, and a ``transpose`` of both outputs back.
     """
     if not (_is_index(axis) and operator.index(axis) == -1):
-        t = x = _as_tensor(x)
+        t = x = as_tensor(x)
         ax = _axis_of(ops.top_k, axis, t.ndim)
         if not (_is_index(ax) and 0 <= ax < t.ndim):
             raise op_error(ShapeError, ops.top_k, (t,), f"top_k: axis {axis!r} out of range for rank {t.ndim}")
@@ -1379,7 +1375,7 @@ def top_k(x: Operand, k: int, axis: int = -1) -> tuple[Tensor, Tensor]:
 
 def split(x: Operand, sizes: Sequence[int], axis: int = 0) -> list[Tensor]:
     """Consecutive pieces of ``sizes`` along ``axis`` (``jax.lax.split`` meaning)."""
-    t = _as_tensor(x)
+    t = as_tensor(x)
     params = {"sizes": _ints(sizes, "sizes"), "axis": _axis_of(ops.split, axis, t.ndim)}
     out = apply(ops.split, (t,), params)
     return list(out) if isinstance(out, tuple) else [out]
@@ -1396,7 +1392,7 @@ def select_n(which: Operand, *cases: Operand) -> Tensor:
 def expand_dims(x: Operand, dimensions: Sequence[int] | int) -> Tensor:
     """``x`` with size-1 axes inserted at ``dimensions`` (positions in the result; negative
     counts from its end), as ``jax.lax.expand_dims`` (recorded as a ``reshape``)."""
-    t = _as_tensor(x)
+    t = as_tensor(x)
     dims = _ints(dimensions, "dimensions")
     rank = t.ndim + len(dims)
     if isinstance(dims, _Invalid) or not builtins.all(-rank <= d < rank for d in dims):
@@ -1415,7 +1411,7 @@ def expand_dims(x: Operand, dimensions: Sequence[int] | int) -> Tensor:
 def squeeze(x: Operand, dimensions: Sequence[int] | int | None = None) -> Tensor:
     """``x`` without the size-1 axes ``dimensions`` (every size-1 axis when ``None``), as
     ``jax.lax.squeeze`` / ``jax.numpy.squeeze`` (recorded as a ``reshape``)."""
-    t = _as_tensor(x)
+    t = as_tensor(x)
     if dimensions is None:
         dims = tuple(i for i, n in enumerate(t.shape) if n == 1)
     else:
@@ -1432,7 +1428,7 @@ def squeeze(x: Operand, dimensions: Sequence[int] | int | None = None) -> Tensor
 def tile(x: Operand, reps: Sequence[int] | int) -> Tensor:
     """``x`` repeated ``reps`` times along each axis (``jax.numpy.tile`` meaning: the shorter of
     ``x.shape`` and ``reps`` is padded with leading 1s); a ``broadcast_in_dim`` and a ``reshape``."""
-    t = _as_tensor(x)
+    t = as_tensor(x)
     r = _ints(reps, "reps")
     if isinstance(r, _Invalid) or builtins.any(n < 0 for n in r):
         raise op_error(ShapeError, ops.broadcast_in_dim, (t,), f"tile: reps {reps!r} must be non-negative integers")
@@ -1456,7 +1452,7 @@ def repeat(x: Operand, repeats: Any, axis: int | None = None, *, total_repeat_le
     entries are dropped, missing ones repeat the last element. An int count is a
     ``broadcast_in_dim`` and a ``reshape``; per-element counts are a ``gather``.
     """
-    t = _as_tensor(x)
+    t = as_tensor(x)
     if axis is None:
         t = reshape(t, (t.size,))
         axis = 0
@@ -1576,7 +1572,7 @@ def eigvals(x: Operand) -> Tensor:
 
 def _square_matrix(x: Operand, what: str) -> Tensor:
     """``x`` as a Tensor of (a batch of) square matrices, else the error ``lu`` gives."""
-    xt = x if isinstance(x, Tensor) else asarray(x)
+    xt = as_tensor(x)
     if xt.ndim < 2 or xt.shape[-1] != xt.shape[-2]:
         raise op_error(ShapeError, ops.lu, (xt,), f"{what} takes (a batch of) square matrices")
     return xt
@@ -1640,7 +1636,7 @@ def solve(a: Operand, b: Operand) -> Tensor:
     1-D) or matrices ``[..., n, k]``; batch dims broadcast. Composed of ``lu`` and two
     ``triangular_solve``\\ s, so it records, differentiates and lowers as those ops."""
     at = _square_matrix(a, "solve")
-    bt = b if isinstance(b, Tensor) else asarray(b)
+    bt = as_tensor(b)
     at, bt = _common_inexact(at, bt)
     vector = bt.ndim == 1
     if vector:

@@ -694,11 +694,11 @@ def trace(f: Callable[..., Any], *example_args: Any) -> Graph:
     eager execution uses. ``f`` returns a Tensor or a tuple/list of Tensors.
     """
     from runtime.promotion import get_policy
-    from runtime.tensor import Tensor, asarray
+    from runtime.tensor import Tensor, as_tensor
 
     traced = []
     for arg in example_args:
-        t = arg if isinstance(arg, Tensor) else asarray(arg)
+        t = as_tensor(arg)
         weak = t.weak
         t = Tensor(t._array, t.dtype)
         t.weak = weak  # the abstract value is (dtype, shape, weak): a weak example traces weak

@@ -31,7 +31,7 @@ from runtime import functions as F
 from runtime.dtypes import DType
 from runtime.promotion import PromotionError, get_policy, result_type
 from runtime.shapes import OpTypeError, ShapeError
-from runtime.tensor import Tensor, asarray
+from runtime.tensor import Tensor, as_tensor
 
 __all__ = [
     "EigResult",
@@ -112,10 +112,6 @@ def _error(cls: type[Exception], name: str, operands: Sequence[Tensor], message:
     return cls(f"linalg.{name}: {message} [operands {_describe(operands)}; policy {get_policy()!r}]")
 
 
-def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else asarray(x)
-
-
 def _inexact_dtype(d: DType, name: str, operands: Sequence[Tensor]) -> DType:
     """The float an integer or bool ``d`` becomes under the active policy's library."""
     from runtime import tensor_api
@@ -132,7 +128,7 @@ def _inexact(name: str, *xs: Any) -> tuple[Tensor, ...]:
     """``xs`` as Tensors of one inexact dtype (jax.numpy's ``promote_dtypes_inexact``): their
     common dtype under the policy, integers and bool converted to the policy's float; each
     conversion is a recorded ``convert``."""
-    ts = tuple(_tensor(x) for x in xs)
+    ts = tuple(as_tensor(x) for x in xs)
     if builtins.all(t.dtype is ts[0].dtype for t in ts):
         common = ts[0].dtype
     else:
@@ -396,7 +392,7 @@ def solve(a: Any, b: Any) -> Tensor:
 
 def _unpack_lu(lu_and_piv: Any) -> tuple[Tensor, Tensor]:
     packed, pivots = lu_and_piv
-    return _tensor(packed), _tensor(pivots)
+    return as_tensor(packed), as_tensor(pivots)
 
 
 def lu_factor(a: Any) -> tuple[Tensor, Tensor]:
@@ -464,7 +460,7 @@ def matrix_power(a: Any, n: int) -> Tensor:
     """``a`` to the integer power ``n``, as ``jnp.linalg.matrix_power``: repeated squaring
     (``dot_general``); ``n == 0`` gives the identity, ``n < 0`` powers ``inv(a)``. The dtype is
     ``a``'s (integers stay integers, except for negative powers)."""
-    t = _tensor(a)
+    t = as_tensor(a)
     _matrices("matrix_power", t, square=True)
     if not F._is_index(n):
         raise _error(OpTypeError, "matrix_power", (t,), f"the exponent must be an integer, got {n!r}")

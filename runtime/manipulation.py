@@ -38,7 +38,7 @@ from runtime import functions as F
 from runtime import tensor_api
 from runtime.promotion import PromotionError, get_policy, result_type
 from runtime.shapes import ArityError, GatherDimensionNumbers, OpTypeError, ShapeError
-from runtime.tensor import Tensor, asarray
+from runtime.tensor import Tensor, as_tensor, asarray
 
 __all__ = [
     "atleast_1d",
@@ -69,10 +69,6 @@ def _error(cls: type[Exception], fn: str, operands: Sequence[Any], message: str)
     """``cls`` with a message naming ``fn``, each operand's dtype and shape, and the policy."""
     described = " ".join(tensor_api._describe(x) for x in operands) or "(none)"
     return cls(f"{fn}: {message} [operands {described}; policy {get_policy()!r}]")
-
-
-def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else asarray(x)
 
 
 def _is_int(value: Any) -> bool:
@@ -113,7 +109,7 @@ def _unique(fn: str, x: Tensor, axes: list[int], what: str, others: Sequence[Any
 def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """``jnp.moveaxis`` / ``np.moveaxis`` / ``torch.movedim``: the axes ``source`` moved to the
     positions ``destination``, the others in their order (one ``transpose``)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     src = _unique("moveaxis", t, _axis_list("moveaxis", t, source), "source")
     dst = _unique("moveaxis", t, _axis_list("moveaxis", t, destination), "destination")
     if len(src) != len(dst):
@@ -129,7 +125,7 @@ def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[in
 def swapaxes(x: Any, axis1: int, axis2: int) -> Tensor:
     """``jnp.swapaxes`` / ``np.swapaxes`` / ``torch.swapaxes``: axes ``axis1`` and ``axis2``
     exchanged (one ``transpose``)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     a, b = _axis("swapaxes", t, axis1), _axis("swapaxes", t, axis2)
     order = list(range(t.ndim))
     order[a], order[b] = b, a
@@ -139,7 +135,7 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Tensor:
 def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
     """``jnp.flip`` / ``np.flip`` / ``torch.flip``: ``x`` reversed along ``axis`` (every axis
     when ``None``, as NumPy and jax.numpy; PyTorch's ``flip`` needs its ``dims``). One ``reverse``."""
-    t = _tensor(x)
+    t = as_tensor(x)
     if axis is None:
         if tensor_api.library() == "torch":
             raise _error(ShapeError, "flip", (t,), "torch.flip needs the axes to flip (dims); pass axis=")
@@ -154,7 +150,7 @@ def roll(x: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = 
     ``axis``, those past the end coming back at the start; ``axis=None`` rolls the flattened
     tensor and restores the shape. ``shift`` and ``axis`` broadcast against each other; shifts
     of a repeated axis add up. Each rolled axis is two ``slice``s and a ``concatenate``."""
-    t = _tensor(x)
+    t = as_tensor(x)
     shifts_in: list[Any] | None = [shift] if _is_int(shift) else _seq(shift)
     if shifts_in is None or not builtins.all(_is_int(s) for s in shifts_in):
         raise _error(ShapeError, "roll", (t,), f"shift must be an int or a sequence of ints, got {shift!r}")
@@ -196,7 +192,7 @@ def broadcast_to(x: Any, shape: int | Sequence[int]) -> Tensor:
     """``jnp.broadcast_to`` / ``np.broadcast_to`` / ``torch.broadcast_to``: ``x`` broadcast to
     ``shape`` by NumPy's rule (trailing axes aligned; a size-1 axis stretches). One
     ``broadcast_in_dim``."""
-    t = _tensor(x)
+    t = as_tensor(x)
     target: list[Any] | None = [shape] if _is_int(shape) else _seq(shape)
     if target is None or not builtins.all(_is_int(n) and operator.index(n) >= 0 for n in target):
         raise _error(ShapeError, "broadcast_to", (t,), f"shape must be non-negative ints, got {shape!r}")
@@ -212,7 +208,7 @@ def _atleast(fn: str, arys: tuple[Any, ...], rank: int) -> Any:
         raise _error(ArityError, fn, (), "needs at least one array")
     out = []
     for x in arys:
-        t = _tensor(x)
+        t = as_tensor(x)
         shape = _atleast_shape(t.shape, rank)
         out.append(t if shape == t.shape else F.reshape(t, shape))
     return out[0] if len(out) == 1 else out
@@ -246,7 +242,7 @@ def atleast_3d(*arys: Any) -> Any:
 
 def ravel(x: Any) -> Tensor:
     """``jnp.ravel`` / ``np.ravel`` / ``torch.ravel``: the row-major elements as a vector (a ``reshape``)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     return F.reshape(t, (t.size,))
 
 
@@ -254,7 +250,7 @@ def _stack_along(fn: str, xs: Any, rank: int) -> tuple[list[Tensor], int]:
     items = [xs[i] for i in range(xs.shape[0])] if isinstance(xs, Tensor) and xs.ndim else _seq(xs)
     if not items:
         raise _error(ArityError, fn, (), "needs a non-empty sequence of arrays")
-    ts = [_tensor(x) for x in items]
+    ts = [as_tensor(x) for x in items]
     shapes = [_atleast_shape(t.shape, rank) for t in ts]
     axis = 0 if rank == 2 or len(shapes[0]) == 1 else 1
     first = shapes[0]
@@ -365,7 +361,7 @@ def take(x: Any, indices: Any, axis: int | None = None, *, mode: str | None = No
     ``fill_value``) and raise ``IndexError`` under NumPy and PyTorch; ``"clip"`` clamps (-1 to
     0, as ``np.take``), ``"wrap"`` takes them modulo the axis size, ``"fill"`` and ``"raise"``
     pick those rules under any policy."""
-    x_t = _tensor(x)
+    x_t = as_tensor(x)
     idx = _index_operand("take", x_t, indices)
     ax = 0 if axis is None else _axis("take", x_t, axis)
     n = x_t.size if axis is None else x_t.shape[ax]
@@ -396,7 +392,7 @@ def take_along_axis(
     vector pairs positions along the other axes with ``indices``. Out-of-bounds indices follow
     ``mode`` as in ``take``, except that ``"clip"`` counts negative ones from the end first
     (jax.numpy's ``take_along_axis``)."""
-    x_t = _tensor(x)
+    x_t = as_tensor(x)
     idx = _index_operand("take_along_axis", x_t, indices)
     shape = (x_t.size,) if axis is None else x_t.shape
     ax = 0 if axis is None else _axis("take_along_axis", x_t, axis)
@@ -451,7 +447,7 @@ def take_along_axis(
 
 
 def _pair(fn: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
-    return _tensor(a), _tensor(b)
+    return as_tensor(a), as_tensor(b)
 
 
 def _contract(
@@ -705,7 +701,7 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
     """
     if not operands:
         raise _error(ArityError, "einsum", (), "needs at least one operand")
-    ts = [_tensor(x) for x in operands]
+    ts = [as_tensor(x) for x in operands]
     labels, output, sizes = _einsum_labels(subscripts, ts)
     _check_preferred("einsum", ts, preferred_element_type)
     if len(ts) > 2 and len({t.dtype for t in ts}) > 1 and not builtins.any(t.weak for t in ts):

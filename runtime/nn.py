@@ -37,7 +37,7 @@ from runtime import functions as F
 from runtime import ops, tensor_api
 from runtime.promotion import PromotionError, get_policy, get_policy_object, result_type
 from runtime.shapes import KernelDTypeError, OpTypeError, ShapeError
-from runtime.tensor import Tensor, asarray
+from runtime.tensor import Tensor, as_tensor, asarray
 
 __all__ = [
     "elu",
@@ -99,10 +99,6 @@ def named(name: str) -> Callable[[_Fn], _Fn]:
     return wrap
 
 
-def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else asarray(x)
-
-
 def _const(value: float, like: Tensor) -> Any:
     """``value`` in ``like``'s float dtype (a 0-d constant, weak when ``like`` is), so a
     bfloat16 operand computes in bfloat16 under every policy; the Python scalar itself for
@@ -118,7 +114,7 @@ def _inexact(x: Any) -> Tensor:
     """``x`` as a Tensor; an integer or bool one converted (a recorded ``convert``) to the float
     the policy's ``exp`` gives it: float32 under jax for int32, float64 under numpy, float16
     for int8 under numpy (``np.exp(int8)``)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     if t.dtype.is_inexact:
         return t
     from runtime.plan import inexact_dtype
@@ -130,7 +126,7 @@ def _float_like_scalar_mix(x: Any) -> Tensor:
     """``x``; an integer or bool one converted to the dtype the policy gives it mixed with a
     Python float (jax.nn's ``relu6``/``elu``/``leaky_relu`` multiply or compare it with one:
     float64 under jax with x64 and under numpy)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     if t.dtype.is_inexact:
         return t
     return F.convert(t, result_type(t, 1.0))
@@ -144,7 +140,7 @@ def relu(x: Any) -> Tensor:
     """``max(x, 0)`` (``jax.nn.relu``, ``torch.relu``), recorded as ``select(x <= 0, 0, x)`` for
     floats so that its gradient at 0 is 0, as jax.nn's custom derivative says (``max``'s
     would split it, 0.5); NaN stays NaN. Integers keep their dtype (``max(x, 0)``)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     if t.dtype.kind != "float":
         return F.max(t, 0)
     zero = _const(0.0, t)
@@ -258,7 +254,7 @@ def _shifted(x: Any, axis: Any, name: str) -> tuple[Tensor, tuple[int, ...]]:
     """``x - max(x, axis, keepdims=True)`` and the axes (jax.nn stops the gradient through the
     maximum; castwise has no stop-gradient op, so its path is recorded: its contribution is
     zero up to rounding)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     axes = tensor_api.normalize_axes(t, axis, name)  # checked before anything is recorded
     empty = [a for a in axes if t.shape[a] == 0]
     if empty:
@@ -305,21 +301,21 @@ def standardize(
     ``mean((x - mean)^2)`` (``"stable"``). Integers go to the float their mean has.
     """
     name = "nn.standardize"
-    t = _tensor(x)
+    t = as_tensor(x)
     axes = tensor_api.normalize_axes(t, axis, name)  # checked before anything is recorded
     if algorithm not in ("fast", "stable"):
         raise error(ValueError, name, f"algorithm must be 'fast' or 'stable', got {algorithm!r}", t)
     if mean is None:
         mean = tensor_api.mean(t, axes, keepdims=True)
     if not t.dtype.is_inexact:
-        t = F.convert(t, _tensor(mean).dtype if _tensor(mean).dtype.is_inexact else _inexact(t).dtype)
+        t = F.convert(t, as_tensor(mean).dtype if as_tensor(mean).dtype.is_inexact else _inexact(t).dtype)
     if variance is None:
         if algorithm == "stable":
             variance = tensor_api.mean(F.square(F.sub(t, mean)), axes, keepdims=True)
         else:
             raw = F.sub(tensor_api.mean(F.square(t), axes, keepdims=True), F.square(mean))
             variance = F.max(raw, _const(0.0, raw))  # the fast form can round below 0
-    v = _tensor(variance)
+    v = as_tensor(variance)
     return F.mul(F.sub(t, mean), F.rsqrt(F.add(v, _const(epsilon, v))))
 
 
@@ -342,7 +338,7 @@ def one_hot(labels: Any, num_classes: int, dtype: Any = None, axis: int = -1) ->
     Recorded as ``iota``, ``broadcast_in_dim``, ``eq`` and ``convert``.
     """
     name = "nn.one_hot"
-    t = _tensor(labels)
+    t = as_tensor(labels)
     if t.dtype.kind not in ("int", "uint"):
         raise error(OpTypeError, name, f"labels must be integers, got {t.dtype.name}", t)
     if isinstance(num_classes, (bool, np.bool_)) or not tensor_api._is_int(num_classes):

@@ -25,7 +25,7 @@ from runtime import functions as F
 from runtime import tensor_api
 from runtime.nn import error, named
 from runtime.shapes import ShapeError
-from runtime.tensor import Tensor, asarray
+from runtime.tensor import Tensor, as_tensor, asarray
 
 __all__ = [
     "absolute",
@@ -53,10 +53,6 @@ __all__ = [
 ]
 
 
-def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else asarray(x)
-
-
 # -- arithmetic under NumPy's names -------------------------------------------------------------
 
 
@@ -76,7 +72,7 @@ def minimum(x: Any, y: Any) -> Tensor:
 def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """``minimum(maximum(x, min), max)`` (``np.clip``, ``jnp.clip``, ``torch.clamp``): the Tensor
     method's implementation; ``min > max`` gives ``max``."""
-    return tensor_api.clip(_tensor(x), min, max)
+    return tensor_api.clip(as_tensor(x), min, max)
 
 
 @named("power")
@@ -128,14 +124,14 @@ def negative(x: Any) -> Tensor:
 def isnan(x: Any) -> Tensor:
     """True where ``x`` is NaN: ``x != x`` (either part for complex; all False for integers and
     bool, recorded as the same comparison so that it batches with ``x``)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     return F.ne(t, t)
 
 
 @named("isinf")
 def isinf(x: Any) -> Tensor:
     """True where ``x`` is +inf or -inf (either part for complex; all False for integers and bool)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     if t.dtype.kind == "complex":
         return F.logical_or(isinf(F.real(t)), isinf(F.imag(t)))
     if t.dtype.kind != "float":
@@ -148,7 +144,7 @@ def isinf(x: Any) -> Tensor:
 def isfinite(x: Any) -> Tensor:
     """True where ``x`` is neither infinite nor NaN (both parts for complex; all True for
     integers and bool)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     if t.dtype.kind == "complex":
         return F.logical_and(F.is_finite(F.real(t)), F.is_finite(F.imag(t)))
     if t.dtype.kind != "float":
@@ -185,7 +181,7 @@ def nan_to_num(x: Any, nan: float = 0.0, posinf: float | None = None, neginf: fl
     ``x`` separately; integers and bool unchanged (``np.nan_to_num``, ``torch.nan_to_num``).
     Recorded as ``ne``/``eq`` comparisons and ``select``s, so the gradient passes where
     ``x`` is finite and is 0 where a value was replaced."""
-    t = _tensor(x)
+    t = as_tensor(x)
     if t.dtype.kind == "complex":
         return F.complex(_replace(F.real(t), nan, posinf, neginf), _replace(F.imag(t), nan, posinf, neginf))
     if t.dtype.kind != "float":
@@ -211,7 +207,7 @@ def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan:
     would); ``rtol`` and ``atol`` are taken in that dtype (the real part's, for complex), as
     jax.numpy takes them.
     """
-    x, y = _tensor(a), _tensor(b)
+    x, y = as_tensor(a), as_tensor(b)
     _check_broadcast("isclose", x, y)
     if not (x.dtype.is_inexact or y.dtype.is_inexact):
         # integers compare in the float their true division gives (np.isclose: float64)
@@ -290,7 +286,7 @@ def count_nonzero(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     (``jnp.count_nonzero``, ``torch.count_nonzero``; ``np.count_nonzero`` returns a Python int
     for ``axis=None``, castwise a 0-d int64 Tensor). Recorded as ``convert`` to bool,
     ``convert`` to int64 and ``reduce_sum``."""
-    t = _tensor(x)
+    t = as_tensor(x)
     axes = tensor_api.normalize_axes(t, axis, "count_nonzero")  # its errors show x, not the int64 copy
     b = t if t.dtype is dt.bool_ else F.convert(t, dt.bool_)
     return tensor_api.sum_(F.convert(b, dt.int64), axes, keepdims, method="count_nonzero")

@@ -625,6 +625,11 @@ def asarray(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
     return out
 
 
+def as_tensor(x: Any) -> Tensor:
+    """``x`` itself when it is a Tensor, else ``asarray(x)``: how functions take an array-like operand."""
+    return x if isinstance(x, Tensor) else asarray(x)
+
+
 def _infer_dtype(data: Any) -> DType:
     if isinstance(data, (np.ndarray, np.generic)):
         return dt.dtype(data.dtype)

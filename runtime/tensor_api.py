@@ -29,7 +29,7 @@ from runtime import hooks, ops
 from runtime.dtypes import DType
 from runtime.promotion import PromotionError, get_policy, get_policy_object
 from runtime.shapes import GatherDimensionNumbers, OpTypeError, ScatterDimensionNumbers, ShapeError
-from runtime.tensor import Tensor, asarray
+from runtime.tensor import Tensor, as_tensor, asarray
 
 #: The library whose semantics a policy's Tensor API follows where NumPy, jax.numpy and
 #: PyTorch disagree (``var``'s default ddof, ``squeeze`` of a non-1 axis, ``sum``'s integer
@@ -51,10 +51,6 @@ def _describe(x: Any) -> str:
 def api_error(cls: type[Exception], method: str, x: Any, message: str) -> Exception:
     """``cls`` with a message naming the method, the operand's dtype and shape, and the policy."""
     return cls(f"{method}: {message} [operand {_describe(x)}; policy {get_policy()!r}]")
-
-
-def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else asarray(x)
 
 
 # -- axes --------------------------------------------------------------------------------------
@@ -154,7 +150,7 @@ def _real_dtype(d: DType) -> DType:
 
 def _prepared(x: Any, dtype: Any, method: str) -> Tensor:
     """``x`` as a strong Tensor, converted to ``dtype`` when one is given (jnp's ``dtype=``)."""
-    t = _tensor(x)
+    t = as_tensor(x)
     if t.weak:
         t = t.astype(t.dtype)  # jax.numpy's reductions drop the weak flag first
     if dtype is not None:
@@ -375,12 +371,12 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     from runtime import functions
 
     if x is None and y is None:
-        c = _tensor(condition)
+        c = as_tensor(condition)
         _refuse_traced_values(c, "where", "the indices of nonzero elements have a data-dependent count")
         return tuple(Tensor(np.ascontiguousarray(i, np.int64), dt.int64) for i in np.nonzero(np.asarray(c.numpy())))
     if x is None or y is None:
         raise api_error(TypeError, "where", condition, "give both x and y, or neither")
-    c = _tensor(condition)
+    c = as_tensor(condition)
     if c.dtype is not dt.bool_:
         c = functions.ne(c, asarray(np.zeros((), c.dtype.storage), c.dtype))
     return functions.select(c, x, y)
