@@ -77,15 +77,18 @@ def _f32_to_e8m0(v: Any) -> Any:
     return np.where(between, np.float32(2.0**-126), v).astype(_E8M0)
 
 
+def _from_f32(v: Any, storage: np.dtype[Any]) -> Any:
+    """float32 (or narrower) -> ``storage`` in one rounding; float8_e8m0fnu as XLA rounds it."""
+    return _f32_to_e8m0(v) if storage == _E8M0 else v.astype(storage)
+
+
 def _back(v: Any, storage: np.dtype[Any]) -> Any:
     """Round a value computed in the wide dtype back to ``storage`` the way XLA CPU does."""
     if storage in _NO_NAN:
         v = np.where(np.isnan(v), np.float32(-0.0), v)
     if storage in _VIA_F16:
         v = v.astype(_F16)
-    elif storage == _E8M0:
-        return _f32_to_e8m0(v)
-    return v.astype(storage)
+    return _from_f32(v, storage)
 
 
 #: ufuncs whose result has their operands' dtype for NumPy's own float and complex types: a

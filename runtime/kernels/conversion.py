@@ -25,7 +25,7 @@ from runtime.kernels._common import (
     _WIDEN,
     KERNELS,
     Array,
-    _f32_to_e8m0,
+    _from_f32,
     _iinfo,
     _kind,
 )
@@ -59,11 +59,6 @@ def _round_to_odd_f32(x: Array) -> Array:
         inexact = (r.astype(_F64) != x) & ~np.isnan(x)
         bits = r.view(np.uint32) | inexact.astype(np.uint32)
     return bits.view(_F32)
-
-
-def _from_f32(v: Array, target: np.dtype[Any]) -> Array:
-    """float32 -> an 8/6/4-bit float in one rounding (e8m0 as XLA rounds it, see ``_f32_to_e8m0``)."""
-    return _f32_to_e8m0(v) if target == _E8M0 else v.astype(target)
 
 
 def _to_float(x: Array, target: np.dtype[Any]) -> Array:
