@@ -31,6 +31,7 @@ import runtime.dtypes as dt
 from runtime import functions as F
 from runtime.dtypes import DType
 from runtime.kernels import KERNELS
+from tests.runtime.bit_helpers import assert_same_bits
 
 jax.config.update("jax_enable_x64", True)
 
@@ -44,24 +45,6 @@ COMPLEX = [dt.complex64, dt.complex128]
 
 def _ids(d: DType) -> str:
     return d.short
-
-
-def _bits(a: Any) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    if a.dtype.kind == "c":  # each part's bits (ml_dtypes >= 0.7 gives complex32 NumPy's kind "c" too)
-        return a.view(np.dtype(f"u{a.dtype.itemsize // 2}"))
-    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
-
-
-def assert_same_bits(got: Any, want: Any) -> None:
-    """Equal dtype, shape and bits; any NaN equals any NaN (payloads are each side's own)."""
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
-    nan = np.isnan(got.astype(np.complex128)) & np.isnan(want.astype(np.complex128))
-    if got.dtype.kind == "c":
-        nan = np.repeat(nan[..., None], 2, axis=-1).reshape(_bits(got).shape)
-    same = (_bits(got) == _bits(want)) | nan
-    assert same.all(), f"differs at {np.argwhere(~same)[:5].tolist()}: got {got.ravel()[:8]}, want {want.ravel()[:8]}"
 
 
 def kernel(op: str, *arrays: np.ndarray, **params: Any) -> np.ndarray:

@@ -25,6 +25,7 @@ from runtime.dtypes import DType
 from runtime.ops import OPS
 from runtime.shapes import OpTypeError
 from runtime.tensor import apply
+from tests.runtime.bit_helpers import assert_same_bits
 
 _PARTS = [0.0, -0.0, 1.0, -2.5, 0.3, np.inf, -np.inf, np.nan]
 _GRID = np.array([complex(a, b) for a in _PARTS for b in _PARTS], np.complex64)
@@ -86,37 +87,13 @@ def _rounded(want: np.ndarray, small: DType) -> np.ndarray:
     return want
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
-    """Bit patterns, each complex part on its own."""
-    a = np.ascontiguousarray(a)
-    kind = dt.from_numpy(a.dtype).kind
-    if kind == "bool":
-        return a
-    return a.view(np.dtype(f"u{a.dtype.itemsize // 2 if kind == 'complex' else a.dtype.itemsize}"))
-
-
-def _nan(a: np.ndarray) -> np.ndarray:
-    """Where ``a`` is NaN, laid out as ``_bits(a)`` (NaN payloads are each side's own)."""
-    a = np.ascontiguousarray(a)
-    kind = dt.from_numpy(a.dtype).kind
-    if kind not in ("float", "complex"):
-        return np.zeros(_bits(a).shape, bool)
-    wide = a.astype(np.complex128)
-    if kind == "float":
-        return np.isnan(wide.real)
-    return np.stack([np.isnan(wide.real), np.isnan(wide.imag)], axis=-1).reshape(_bits(a).shape)
-
-
 def assert_rounded_from(
     wide: list[np.ndarray], got: list[np.ndarray], small: DType, name: str, rounded: bool = True
 ) -> None:
     """``got`` (computed in ``small``) is ``wide`` (computed in complex64) rounded to ``small``: bit for bit."""
     assert len(got) == len(wide)
     for g, w in zip(got, wide, strict=True):
-        w = _rounded(w, small) if rounded else w
-        assert g.dtype == w.dtype and g.shape == w.shape, (name, g.dtype, g.shape, w.dtype, w.shape)
-        same = (_bits(g) == _bits(w)) | (_nan(g) & _nan(w))
-        assert same.all(), f"{name}[{small.name}] differs at {np.argwhere(~same)[:4].tolist()}: got {g}, want {w}"
+        assert_same_bits(g, _rounded(w, small) if rounded else w, f"{name}[{small.name}]")
 
 
 def _run(name: str, operands: tuple[np.ndarray, ...], params: dict[str, Any]) -> list[np.ndarray]:
