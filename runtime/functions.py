@@ -1250,6 +1250,12 @@ def pad(
     return _one(ops.pad, x, padding_config=config, padding_value=padding_value)
 
 
+def _fresh_copy(t: Tensor) -> Tensor:
+    """``t``'s values in new memory, recorded as a ``broadcast_in_dim`` to its own shape: what a
+    function whose arguments make it an identity returns (NumPy and PyTorch copy there)."""
+    return broadcast_in_dim(t, t.shape, tuple(range(t.ndim)))
+
+
 def reverse(x: Operand, dimensions: Sequence[int]) -> Tensor:
     """Reverse ``x`` along ``dimensions`` (negative ones count from the end)."""
     return _one(ops.reverse, x, dimensions=_wrap_axes(_ints(dimensions, "dimensions"), x))
@@ -1436,7 +1442,7 @@ def tile(x: Operand, reps: Sequence[int] | int) -> Tensor:
     r = (1,) * (rank - len(r)) + tuple(r)
     shape = (1,) * (rank - t.ndim) + tuple(t.shape)
     if builtins.all(n == 1 for n in r):  # a copy, as np.tile's and torch's: never ``x``'s own memory
-        return broadcast_in_dim(reshape(t, shape) if shape != t.shape else t, shape, tuple(range(rank)))
+        return _fresh_copy(reshape(t, shape) if shape != t.shape else t)
     wide = tuple(v for pair in zip(r, shape, strict=True) for v in pair)  # (r0, n0, r1, n1, ...)
     base = reshape(t, shape) if shape != t.shape else t
     spread = broadcast_in_dim(base, wide, tuple(range(1, 2 * rank, 2)))

@@ -160,7 +160,7 @@ def roll(x: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = 
     axes = _axis_list("roll", t, axis)
     if (len(shifts) != len(axes) and 1 not in (len(shifts), len(axes))) or 0 in (len(shifts), len(axes)):
         if not shifts and not axes:
-            return t
+            return F._fresh_copy(t)
         raise _error(ShapeError, "roll", (t,), f"shift {shift!r} and axis {axis!r} do not broadcast together")
     n = builtins.max(len(shifts), len(axes))
     total = [0] * t.ndim
@@ -178,7 +178,7 @@ def roll(x: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = 
         start[a], limit[a] = cut, size
         tail = F.slice(out, start, limit)
         out = F.concatenate([tail, head], a)
-    return out
+    return F._fresh_copy(t) if out is t else out  # nothing rolled: new memory, as np.roll and torch.roll
 
 
 def _seq(value: Any) -> list[Any] | None:

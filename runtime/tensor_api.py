@@ -353,6 +353,8 @@ def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     gives ``max``, as in all three libraries). Operands promote per the policy."""
     from runtime import functions
 
+    if min is None and max is None:
+        return functions._fresh_copy(x)  # np.clip's result is new memory, never x's
     out = x
     if min is not None:
         out = functions.max(out, min)

@@ -206,6 +206,10 @@ IDENTITY_CALLS: dict[str, Callable[[], tuple[object, list[rt.Tensor]]]] = {
     "positive": lambda: ((lambda x: +x), [_x()]),
     "add-zero": lambda: ((lambda x: x + 0), [_x()]),
     "gather-all": lambda: ((lambda x: x[np.arange(6)]), [_x()]),
+    "clip-no-bounds": lambda: ((lambda x: x.clip()), [_x()]),  # np.clip copies
+    "roll-zero": lambda: ((lambda x: rt.roll(x, 0)), [_x()]),  # np.roll and torch.roll copy
+    "roll-full-turn": lambda: ((lambda x: rt.roll(x, 6, 0)), [_x()]),
+    "roll-no-axes": lambda: ((lambda x: rt.roll(x, (), ())), [_x()]),
 }
 
 
@@ -222,3 +226,16 @@ def test_only_view_ops_return_memory_an_operand_owns(make: Callable[[], tuple[ob
     for o in outs:
         if isinstance(o, rt.Tensor) and any(np.shares_memory(o.numpy(), a) for a in operands):
             assert ops_run & VIEW_OPS, f"result shares an operand's memory; ops run: {sorted(ops_run)}"
+
+
+@pytest.mark.parametrize("name", ["clip-no-bounds", "roll-zero", "roll-full-turn", "roll-no-axes"])
+def test_composite_identity_calls_return_new_memory(name: str) -> None:
+    # Stricter than the table above, which accepts sharing when a view op ran: np.clip and np.roll
+    # (and torch.roll) always return new memory, so a write into the result must leave x alone.
+    fn, (x,) = IDENTITY_CALLS[name]()
+    before = x.numpy().copy()
+    out = fn(x)  # type: ignore[operator]
+    assert not np.shares_memory(out.numpy(), x.numpy())
+    out += 1
+    np.testing.assert_array_equal(x.numpy(), before)
+    np.testing.assert_array_equal(out.numpy(), before + 1)
