@@ -33,11 +33,11 @@ from autodiff.pytree import (
 from autodiff.record import enable_grad, no_grad, saving_all
 from autodiff.rules import load_rules
 from autodiff.zeros import TangentLike, Zero, instantiate
-from runtime import functions as F
-from runtime import hooks, ops
-from runtime.graph import record_op
-from runtime.tensor import Tensor, asarray
-from runtime.versions import memory_owner
+from runtime.core import hooks, ops
+from runtime.core import lax as F
+from runtime.core.graph import record_op
+from runtime.core.tensor import Tensor, asarray
+from runtime.core.versions import memory_owner
 
 load_rules()
 

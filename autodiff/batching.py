@@ -38,9 +38,9 @@ import optree
 from autodiff.api import FRESH_INPUTS
 from autodiff.pytree import NAMESPACE, TreeDef, leaf_paths, tree_flatten, tree_leaves, tree_unflatten
 from autodiff.rules_batching import BATCH_RULES, broadcast_batch, move_batch_dim
-from runtime import hooks, ops
-from runtime.graph import Eqn, Var, emit, new_leaf, primal_value, record_holding_all
-from runtime.tensor import Tensor, apply, asarray
+from runtime.core import hooks, ops
+from runtime.core.graph import Eqn, Var, emit, new_leaf, primal_value, record_holding_all
+from runtime.core.tensor import Tensor, apply, asarray
 
 __all__ = ["VmapError", "vmap"]
 

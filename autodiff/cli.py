@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import runtime
-from runtime import lattice
+from runtime.core import lattice
 
 
 class _Parser(argparse.ArgumentParser):

@@ -51,9 +51,9 @@ from autodiff.pytree import TreeDef, flatten_up_to, tree_structure, tree_unflatt
 from autodiff.record import enable_grad, is_recording
 from autodiff.rules import JVP_RULES, VJP_RULES, VJP_SAVES
 from autodiff.zeros import TangentLike, Zero, instantiate
-from runtime import hooks, ops
-from runtime.graph import PRINT_RULES, new_leaf, record_op
-from runtime.tensor import Tensor
+from runtime.core import hooks, ops
+from runtime.core.graph import PRINT_RULES, new_leaf, record_op
+from runtime.core.tensor import Tensor
 
 __all__ = ["CustomRuleError", "CustomVJPForwardError", "custom_jvp", "custom_vjp"]
 

@@ -7,7 +7,7 @@ otherwise they run with recording off.
 
 Before a pass runs, ``check_recording`` makes sure it can run correctly: no
 value a rule will read was written in place after it was recorded (the version
-counters of ``runtime.versions``, and the checksums of ``detect_writes``), and
+counters of ``runtime.core.versions``, and the checksums of ``detect_writes``), and
 no equation's saved values were released by an earlier ``backward()``. Either
 raises before anything is computed, released or accumulated.
 """
@@ -24,11 +24,11 @@ import numpy as np
 from autodiff.record import enable_grad, no_grad
 from autodiff.rules import JVP_RULES, VJP_RULES
 from autodiff.zeros import TangentLike, Zero, add_any
-from runtime import versions
-from runtime.dtypes import DType
-from runtime.graph import Eqn, Var, primal_value
-from runtime.inplace import SavedValueModifiedError
-from runtime.tensor import Tensor
+from runtime.core import versions
+from runtime.core.dtypes import DType
+from runtime.core.graph import Eqn, Var, primal_value
+from runtime.core.inplace import SavedValueModifiedError
+from runtime.core.tensor import Tensor
 
 
 def reachable_eqns(roots: Sequence[Var], boundary: Sequence[Var] = ()) -> list[Eqn]:

@@ -22,13 +22,13 @@ import numpy as np
 import passes
 import runtime as rt
 from passes.build import GraphBuilder
-from runtime import functions as F
-from runtime import ops, shapes
-from runtime.dtypes import DType
-from runtime.graph import Graph
-from runtime.plan import plan, promotes, rewrite
-from runtime.promotion import use_policy
-from runtime.tensor import apply
+from runtime.core import lax as F
+from runtime.core import ops, shapes
+from runtime.core.dtypes import DType
+from runtime.core.graph import Graph
+from runtime.core.plan import plan, promotes, rewrite
+from runtime.core.promotion import use_policy
+from runtime.core.tensor import apply
 
 N = 3
 

@@ -57,14 +57,14 @@ from autodiff.api import grad
 from autodiff.pytree import leaf_paths, tree_flatten, tree_leaves, tree_unflatten
 from passes.lower_jax import export_stablehlo, lower_to_jax, needs_x64
 from passes.verify import verify
-from runtime import hooks, versions
-from runtime.dtypes import DType
-from runtime.dtypes import dtype as to_dtype
-from runtime.graph import Graph, trace
-from runtime.inplace import SavedValueModifiedError
-from runtime.promotion import _STATE as _policy_state
-from runtime.promotion import get_policy, use_policy
-from runtime.tensor import Tensor, asarray
+from runtime.core import hooks, versions
+from runtime.core.dtypes import DType
+from runtime.core.dtypes import dtype as to_dtype
+from runtime.core.graph import Graph, trace
+from runtime.core.inplace import SavedValueModifiedError
+from runtime.core.promotion import _STATE as _policy_state
+from runtime.core.promotion import get_policy, use_policy
+from runtime.core.tensor import Tensor, asarray
 
 _SCALARS = (bool, int, float, complex)
 
@@ -515,7 +515,7 @@ def export_command(args: argparse.Namespace) -> int:
 
 def add_export_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``export`` sub-command to the ``castwise`` parser's ``subparsers``."""
-    from runtime.promotion import policies
+    from runtime.core.promotion import policies
 
     p: argparse.ArgumentParser = subparsers.add_parser(
         "export",

@@ -2,7 +2,7 @@
 
 ``Tensor.requires_grad_()`` or ``runtime.asarray(..., requires_grad=True)``
 makes a tracked leaf. Each op with at least one tracked input is recorded by
-``runtime.graph.record_op``: untracked inputs become constant leaves that
+``runtime.core.graph.record_op``: untracked inputs become constant leaves that
 reference the same array, and every operand whose dtype differs from its plan
 target gets an explicit ``convert`` equation, from the same ``plan`` call
 eager execution made. Ops with no tracked input record nothing.
@@ -20,11 +20,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from autodiff.rules import VJP_SAVES, saves_other_operand
-from runtime import hooks
-from runtime.dtypes import DType
-from runtime.graph import record_op
-from runtime.ops import OpDef
-from runtime.tensor import Tensor
+from runtime.core import hooks
+from runtime.core.dtypes import DType
+from runtime.core.graph import record_op
+from runtime.core.ops import OpDef
+from runtime.core.tensor import Tensor
 
 
 class _SaveState(threading.local):
@@ -68,7 +68,7 @@ def record_eager(
     outputs: Sequence[Tensor],
     target_shapes: Sequence[tuple[int, ...]] | None = None,
 ) -> None:
-    """The recorder ``autodiff`` installs into ``runtime.hooks``.
+    """The recorder ``autodiff`` installs into ``runtime.core.hooks``.
 
     The recording holds only the values the op's VJP rule reads
     (``autodiff.rules.VJP_SAVES``), so intermediates nobody needs are freed

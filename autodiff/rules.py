@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from autodiff.zeros import TangentLike
-from runtime import ops
-from runtime.tensor import Tensor
+from runtime.core import ops
+from runtime.core.tensor import Tensor
 
 JvpRule = Callable[..., Sequence[TangentLike]]
 VjpRule = Callable[..., Sequence[TangentLike]]

@@ -9,7 +9,7 @@ dimension, or ``None`` for an operand that is the same for every example (it
 has the op's per-example shape). At least one operand is batched. The rule
 returns the outputs and the position of each output's batch dimension.
 
-Rules are written with the eager executor (``runtime.tensor.apply``) on the
+Rules are written with the eager executor (``runtime.core.tensor.apply``) on the
 vocabulary's own ops, so a batched op under a recorder is recorded as
 ordinary equations (``grad`` of a ``vmap`` is the ordinary VJP of those), and
 they never change an operand's dtype: the operands of every equation vmap
@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from runtime import ops
-from runtime.ops import OpDef
-from runtime.shapes import (
+from runtime.core import ops
+from runtime.core.ops import OpDef
+from runtime.core.shapes import (
     GatherDimensionNumbers,
     ScatterDimensionNumbers,
     conv_geometry,
@@ -39,7 +39,7 @@ from runtime.shapes import (
     gather_dimension_numbers,
     scatter_dimension_numbers,
 )
-from runtime.tensor import Tensor, apply
+from runtime.core.tensor import Tensor, apply
 
 Dims = Sequence[int | None]
 Params = dict[str, Any]
@@ -399,7 +399,7 @@ BATCH_RULES["scatter_max"] = batch_scatter
 
 def _zero_index(indices: Sequence[Tensor]) -> Tensor:
     """A 0-d start index of the other indices' dtype (int32 when there are none)."""
-    from runtime import dtypes as dt
+    from runtime.core import dtypes as dt
 
     dtype = indices[0].dtype if indices else dt.int32
     return Tensor(np.zeros((), dtype.storage), dtype)
@@ -412,7 +412,7 @@ def _index_vectors(indices: Sequence[Tensor], dims: Dims, size: int) -> Tensor:
         col = broadcast_batch(x, size) if d is None else x
         columns.append(_run(ops.reshape, [col], {"new_sizes": (size, 1)})[0])
     if len({c.dtype for c in columns}) > 1:  # start indices may differ in dtype; an index array may not
-        from runtime import dtypes as dt
+        from runtime.core import dtypes as dt
 
         columns = [c if c.dtype is dt.int64 else _run(ops.convert, [c], {"new_dtype": dt.int64})[0] for c in columns]
     return columns[0] if len(columns) == 1 else _run(ops.concatenate, columns, {"dimension": 1})[0]

@@ -37,9 +37,9 @@ from autodiff.rules import (
     saves_other_operand,
 )
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
-from runtime.dtypes import DType
-from runtime.functions import abs as absolute
-from runtime.functions import (
+from runtime.core.dtypes import DType
+from runtime.core.lax import abs as absolute
+from runtime.core.lax import (
     add,
     broadcast_in_dim,
     conj,
@@ -71,9 +71,9 @@ from runtime.functions import (
     square,
     sub,
 )
-from runtime.functions import complex as make_complex
-from runtime.functions import pow as power
-from runtime.tensor import Tensor
+from runtime.core.lax import complex as make_complex
+from runtime.core.lax import pow as power
+from runtime.core.tensor import Tensor
 
 Tangents = Sequence[TangentLike]
 Primals = Sequence[Tensor]

@@ -1,6 +1,6 @@
 """Derivative rules for the linear-algebra ops: ``eigh``, ``cholesky``, ``triangular_solve``.
 
-Every rule is built from ``runtime.functions`` ops only (matrix products are
+Every rule is built from ``runtime.core.lax`` ops only (matrix products are
 ``dot_general``, masks come from ``iota`` + comparisons + ``select``), so a
 derivative computed under the recorder is a graph of vocabulary ops and can be
 differentiated again. All rules accept leading batch dimensions.
@@ -39,9 +39,9 @@ from typing import Any
 
 from autodiff.rules import JVP_RULES, VJP_RULES
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
-from runtime import functions as F
-from runtime.linalg import _H, _mm, _mT  # the matrix helpers rt.linalg composes with
-from runtime.tensor import Tensor
+from runtime.core import lax as F
+from runtime.core.tensor import Tensor
+from runtime.numpy.linalg import _H, _mm, _mT  # the matrix helpers rt.linalg composes with
 
 # -- helpers (compositions of vocabulary ops) -----------------------------------------------
 

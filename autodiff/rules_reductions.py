@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from autodiff.rules import JVP_RULES, SAVES_INPUT, SAVES_NOTHING, VJP_RULES, VJP_SAVES
 from autodiff.zeros import TangentLike, Zero, is_zero
-from runtime import functions as F
-from runtime.tensor import Tensor
+from runtime.core import lax as F
+from runtime.core.tensor import Tensor
 
 Tangents = Sequence[TangentLike]
 Primals = Sequence[Tensor]

@@ -17,7 +17,7 @@ import ml_dtypes
 from autodiff.rules import JVP_RULES, SAVES_INPUT, SAVES_OUTPUT, VJP_RULES, VJP_SAVES, Positions
 from autodiff.rules_elementwise import _jvp_out, _scalar, _single_ct, _vjp_in
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
-from runtime.functions import (
+from runtime.core.lax import (
     abs,  # noqa: A004
     add,
     bessel_i0e,
@@ -38,7 +38,7 @@ from runtime.functions import (
     square,
     sub,
 )
-from runtime.tensor import Tensor
+from runtime.core.tensor import Tensor
 
 Tangents = Sequence[TangentLike]
 Primals = Sequence[Tensor]

@@ -41,10 +41,10 @@ from typing import Any
 
 from autodiff.rules import JVP_RULES, SAVES_NOTHING, VJP_RULES, VJP_SAVES, saves_other_operand
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
-from runtime.dtypes import DType
-from runtime.dtypes import float64 as _float64
-from runtime.dtypes import int64 as _int64
-from runtime.functions import (
+from runtime.core.dtypes import DType
+from runtime.core.dtypes import float64 as _float64
+from runtime.core.dtypes import int64 as _int64
+from runtime.core.lax import (
     add,
     broadcast_in_dim,
     concatenate,
@@ -72,9 +72,9 @@ from runtime.functions import (
     split,
     transpose,
 )
-from runtime.functions import max as maximum
-from runtime.functions import slice as static_slice
-from runtime.shapes import (
+from runtime.core.lax import max as maximum
+from runtime.core.lax import slice as static_slice
+from runtime.core.shapes import (
     GATHER_DEFAULT_MODE,
     SCATTER_DEFAULT_MODE,
     GatherDimensionNumbers,
@@ -85,7 +85,7 @@ from runtime.shapes import (
     scatter_dimension_numbers,
     scatter_window,
 )
-from runtime.tensor import Tensor
+from runtime.core.tensor import Tensor
 
 Tangents = Sequence[TangentLike]
 Primals = Sequence[Tensor]
@@ -829,7 +829,7 @@ def _extremal_coefficients(
 
 
 def _real_dtype(d: DType) -> DType:
-    from runtime.shapes import REAL_DTYPE
+    from runtime.core.shapes import REAL_DTYPE
 
     return REAL_DTYPE.get(d, d)
 

@@ -1,4 +1,4 @@
-"""JVP and VJP rules of the windowed reductions and the convolution (``runtime.ops`` families
+"""JVP and VJP rules of the windowed reductions and the convolution (``runtime.core.ops`` families
 ``window`` and ``conv``).
 
 Each rule is a named function followed by its registration line; the trailing comment states the
@@ -24,9 +24,9 @@ from typing import Any
 
 from autodiff.rules import JVP_RULES, SAVES_INPUT, SAVES_NOTHING, VJP_RULES, VJP_SAVES, saves_other_operand
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
-from runtime import functions as F
-from runtime.shapes import conv_geometry, conv_vjp_lhs_padding, conv_vjp_rhs_padding, window_geometry
-from runtime.tensor import Tensor
+from runtime.core import lax as F
+from runtime.core.shapes import conv_geometry, conv_vjp_lhs_padding, conv_vjp_rhs_padding, window_geometry
+from runtime.core.tensor import Tensor
 
 Tangents = Sequence[TangentLike]
 Primals = Sequence[Tensor]

@@ -22,10 +22,10 @@ import numpy as np
 from autodiff.api import jvp, vjp
 from autodiff.custom import CustomVJPForwardError
 from autodiff.pytree import TreeDef, leaf_paths, tree_flatten, tree_structure, tree_unflatten
-from runtime.dtypes import DType
-from runtime.dtypes import dtype as dtype_of
-from runtime.promotion import get_policy
-from runtime.tensor import Tensor, asarray
+from runtime.core.dtypes import DType
+from runtime.core.dtypes import dtype as dtype_of
+from runtime.core.promotion import get_policy
+from runtime.core.tensor import Tensor, asarray
 
 __all__ = [
     "DEFAULT_EPS",
@@ -170,7 +170,7 @@ def check_vjp(f: Callable[..., Any], args: Sequence[Any], tol: float | None = No
 
 def _custom_note(f: Callable[..., Any], xs: Sequence[Tensor]) -> str:
     """Names the custom derivative rules ``f`` calls (the usual suspects when derivatives disagree)."""
-    from runtime.graph import trace
+    from runtime.core.graph import trace
 
     try:
         graph = trace(lambda *a: _as_list(f(*a)), *xs)

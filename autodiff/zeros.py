@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime.dtypes import DType
-from runtime.tensor import Tensor
+from runtime.core.dtypes import DType
+from runtime.core.tensor import Tensor
 
 
 class Zero:
@@ -45,7 +45,7 @@ def add_any(a: TangentLike, b: TangentLike) -> TangentLike:
         return b
     if isinstance(b, Zero):
         return a
-    from runtime import functions
+    from runtime.core import lax as functions
 
     return functions.add(a, b)
 
@@ -59,7 +59,7 @@ def instantiate(x: TangentLike) -> Tensor:
     if isinstance(x, Zero):
         zero = _ZERO_OF.get(x.dtype)
         if zero is None:
-            from runtime.kernels import scalar_array
+            from runtime.core.kernels import scalar_array
 
             zero = _ZERO_OF[x.dtype] = scalar_array(0, x.dtype)
         return Tensor(np.full(x.shape, zero), x.dtype)

@@ -43,7 +43,7 @@ import numpy as np
 
 import autodiff
 import runtime as rt
-from runtime import functions as F
+from runtime.core import lax as F
 
 CHAIN_REPEATS = 50  # x 3 ops = 150
 

@@ -18,8 +18,8 @@ import numpy as np
 
 import autodiff  # noqa: F401  (installs the recorder)
 import runtime as rt
-from runtime import ops
-from runtime.plan import plan
+from runtime.core import ops
+from runtime.core.plan import plan
 
 
 def best(fn, number: int, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]

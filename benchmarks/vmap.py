@@ -39,7 +39,7 @@ import numpy as np
 
 import autodiff
 import runtime as rt
-from runtime import functions as F
+from runtime.core import lax as F
 
 BATCH = 64
 CHAIN_REPEATS = 20  # x 3 ops = 60

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import runtime as rt
-from runtime import lattice
+from runtime.core import lattice
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 import autodiff
 import runtime as rt
-from runtime.graph import collect
+from runtime.core.graph import collect
 
 LAYOUT = ("NHWC", "HWIO", "NHWC")
 BATCH, SIZE, CHANNELS, FEATURES, CLASSES = 4, 8, 3, 6, 5

@@ -14,7 +14,7 @@ import numpy as np
 
 import autodiff  # noqa: F401  (installs the recorder; backward() needs it)
 import runtime as rt
-from runtime.graph import collect
+from runtime.core.graph import collect
 
 
 def mlp_loss(w1: rt.Tensor, b1: rt.Tensor, w2: rt.Tensor, x: rt.Tensor, y: rt.Tensor) -> rt.Tensor:

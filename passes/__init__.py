@@ -1,7 +1,7 @@
-"""castwise passes: graph-to-graph rewrites over ``runtime.graph`` graphs.
+"""castwise passes: graph-to-graph rewrites over ``runtime.core.graph`` graphs.
 
 * ``promote(graph, policy=None)`` — a ``convert`` for every operand whose dtype
-  differs from its ``runtime.plan`` target;
+  differs from its ``runtime.core.plan`` target;
 * ``canonicalize(graph)`` — an exact-shape ``reshape`` before ``concatenate``
   operands (recorded stacks);
 * ``dce(graph)`` — drop unused equations and constants;

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runtime.graph import Eqn, Graph, pretty
-from runtime.ops import OpDef
+from runtime.core.graph import Eqn, Graph, pretty
+from runtime.core.ops import OpDef
 
 
 def eqn_text(graph: Graph, eqn: Eqn) -> str:

@@ -1,6 +1,6 @@
 """Building graphs by hand: raw equations and a small builder.
 
-``runtime.graph.emit`` infers output avals with the kernels' ``abstract_eval``, which
+``runtime.core.graph.emit`` infers output avals with the kernels' ``abstract_eval``, which
 rejects mixed dtypes: it can only build graphs that are already promoted. The
 passes, and their tests, also need *raw* graphs: what an eager recording that
 wrote no ``convert`` would have stored, e.g. ``add(x:f64[3], y:c128[3])`` whose
@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from runtime import ops
-from runtime.dtypes import DType
-from runtime.dtypes import dtype as to_dtype
-from runtime.graph import Eqn, Graph, Var, emit
-from runtime.ops import OpDef
+from runtime.core import ops
+from runtime.core.dtypes import DType
+from runtime.core.dtypes import dtype as to_dtype
+from runtime.core.graph import Eqn, Graph, Var, emit
+from runtime.core.ops import OpDef
 
 #: An aval as callers may spell it: ``(dtype, shape)`` with the dtype as a
 #: ``DType`` or anything ``runtime.dtype`` accepts (``"c128"``, ``np.float32``).

@@ -12,8 +12,8 @@ concatenation shape. Both steps exist only in the graph: no eager copy.
 from __future__ import annotations
 
 from passes.build import GraphBuilder
-from runtime import ops
-from runtime.graph import Eqn, Graph, Var, emit
+from runtime.core import ops
+from runtime.core.graph import Eqn, Graph, Var, emit
 
 
 def exact_shape(operand: tuple[int, ...], result: tuple[int, ...], dimension: int) -> tuple[int, ...] | None:

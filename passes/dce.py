@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from passes.build import GraphBuilder
-from runtime.graph import Eqn, Graph
+from runtime.core.graph import Eqn, Graph
 
 
 def dce(graph: Graph) -> Graph:

@@ -12,7 +12,7 @@ equation, that lax produced exactly the dtype and shape the graph recorded
 
 The function is traceable: ``jax.jit``, ``jax.export``, ``jax.sharding`` and
 ``jax.vmap`` take it like any JAX function. Where castwise documents a
-departure from ``jax.lax`` (``runtime.kernels``), the lowering reproduces
+departure from ``jax.lax`` (``runtime.core.kernels``), the lowering reproduces
 castwise's meaning with lax ops:
 
 * ``pow`` on integers uses jnp.power's binary exponentiation (lax.pow has none);
@@ -43,11 +43,11 @@ from typing import Any, Final
 import numpy as np
 
 from passes._util import eqn_text
-from runtime import dtypes as dt
-from runtime import shapes
-from runtime.dtypes import DType
-from runtime.graph import Eqn, Graph, GraphError, Var
-from runtime.kernels import scalar_array
+from runtime.core import dtypes as dt
+from runtime.core import shapes
+from runtime.core.dtypes import DType
+from runtime.core.graph import Eqn, Graph, GraphError, Var
+from runtime.core.kernels import scalar_array
 
 #: What a rule returns: one JAX array per equation output.
 Lowered = tuple[Any, ...]
@@ -1093,7 +1093,7 @@ def reduce_window_max_lowering(eqn: Eqn, x: Any) -> Lowered:
     """lax.reduce_window with lax.max from lax's max identity (lax's reduce_window_max)."""
     from jax import lax
 
-    from runtime.kernels.reductions import _extreme_identity
+    from runtime.core.kernels.reductions import _extreme_identity
 
     return _reduce_window(eqn, x, _extreme_identity(_storage(eqn.inputs[0].dtype), True), lax.max)
 
@@ -1105,7 +1105,7 @@ def reduce_window_min_lowering(eqn: Eqn, x: Any) -> Lowered:
     """lax.reduce_window with lax.min from lax's min identity (lax's reduce_window_min)."""
     from jax import lax
 
-    from runtime.kernels.reductions import _extreme_identity
+    from runtime.core.kernels.reductions import _extreme_identity
 
     return _reduce_window(eqn, x, _extreme_identity(_storage(eqn.inputs[0].dtype), False), lax.min)
 
@@ -1341,7 +1341,7 @@ LOWERINGS["eig"] = eig_lowering
 def _call_examples(eqn: Eqn) -> list[Any]:
     """Example operands to trace a call's functions on: the recorded values where the graph kept
     them, else zeros (the functions' Python control flow must not depend on values, as under jit)."""
-    from runtime.tensor import Tensor
+    from runtime.core.tensor import Tensor
 
     examples = []
     for var in eqn.inputs:
@@ -1351,7 +1351,7 @@ def _call_examples(eqn: Eqn) -> list[Any]:
 
 
 def _zeros_like(example: Any) -> Any:
-    from runtime.tensor import Tensor
+    from runtime.core.tensor import Tensor
 
     return Tensor(np.zeros(example.shape, example.dtype.storage), example.dtype)
 
@@ -1375,7 +1375,7 @@ def custom_jvp_call_lowering(eqn: Eqn, *operands: Any) -> Lowered:
     """jax.custom_jvp of the traced function, with the traced rule (primals and tangents in) as its JVP."""
     import jax
 
-    from runtime.graph import trace
+    from runtime.core.graph import trace
 
     fun, rule = _param(eqn, "fun"), _param(eqn, "jvp")
     examples = _call_examples(eqn)
@@ -1419,9 +1419,9 @@ def custom_vjp_call_lowering(eqn: Eqn, *operands: Any) -> Lowered:
     """
     import jax
 
-    from runtime import hooks
-    from runtime.graph import trace
-    from runtime.tensor import Tensor
+    from runtime.core import hooks
+    from runtime.core.graph import trace
+    from runtime.core.tensor import Tensor
 
     fun, fwd, bwd = _param(eqn, "fun"), _param(eqn, "fwd"), _param(eqn, "bwd")
     examples = _call_examples(eqn)
@@ -1527,7 +1527,7 @@ def _check_aval(graph: Graph, eqn: Eqn, var: Var, value: Any) -> None:
 
 
 def _check_input(var: Var, value: Any, index: int) -> Any:
-    from runtime.tensor import Tensor
+    from runtime.core.tensor import Tensor
 
     if isinstance(value, Tensor):
         if value.dtype is not var.dtype:

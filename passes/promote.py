@@ -1,8 +1,8 @@
 """The ``promote`` pass: write every implicit promotion and broadcast down as an equation.
 
-Eager execution converts operands to the dtypes ``runtime.plan.plan`` chooses,
+Eager execution converts operands to the dtypes ``runtime.core.plan.plan`` chooses,
 and broadcasts elementwise operands to the shapes
-``runtime.shape_plan.broadcast_targets`` chooses, before a same-dtype,
+``runtime.core.shape_plan.broadcast_targets`` chooses, before a same-dtype,
 same-shape kernel runs. A raw recording that stored the operands as they came
 (``add(x:f64, y:c128)``, ``add(x:f64[3,1], y:f64[4])``) does not replay what
 eager ran; this pass makes the graph say it, with ``convert`` and
@@ -17,17 +17,17 @@ from typing import Any
 
 from passes._util import arity_ok, eqn_text
 from passes.build import GraphBuilder
-from runtime import ops
-from runtime.dtypes import DType
-from runtime.graph import Eqn, Graph, Var, emit
-from runtime.ops import OpDef
-from runtime.plan import REWRITE_RULES, PlanInput, plan, promotes, rewrite
-from runtime.promotion import Operand, Policy, PromotionError, get_policy_object
-from runtime.shape_plan import broadcast_params, broadcast_targets, broadcasts
-from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError, abstract_eval
-from runtime.weak import WeakOperand, honours_weak, output_weak, planned_weak
+from runtime.core import ops
+from runtime.core.dtypes import DType
+from runtime.core.graph import Eqn, Graph, Var, emit
+from runtime.core.ops import OpDef
+from runtime.core.plan import REWRITE_RULES, PlanInput, plan, promotes, rewrite
+from runtime.core.promotion import Operand, Policy, PromotionError, get_policy_object
+from runtime.core.shape_plan import broadcast_params, broadcast_targets, broadcasts
+from runtime.core.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError, abstract_eval
+from runtime.core.weak import WeakOperand, honours_weak, output_weak, planned_weak
 
-#: What ``abstract_eval`` (``runtime.shapes``, the kernels' signature check) raises
+#: What ``abstract_eval`` (``runtime.core.shapes``, the kernels' signature check) raises
 #: for an equation the kernels cannot run.
 KERNEL_ERRORS = (KernelDTypeError, ShapeError, OpTypeError, ArityError)
 
@@ -39,7 +39,7 @@ def plan_input(var: Var, weak_types: bool = False) -> PlanInput:
     category rule) treat 0-d tensors differently from others; eager execution
     plans 0-d tensors the same way, so the pass reproduces its choice. With
     ``weak_types`` (a policy that has them), a weak value enters as the weak
-    node of its kind (``runtime.weak.WeakOperand``), as eager execution plans it.
+    node of its kind (``runtime.core.weak.WeakOperand``), as eager execution plans it.
     """
     if weak_types and var.weak:
         return WeakOperand(var.dtype, not var.shape)
@@ -100,7 +100,7 @@ def promote(graph: Graph, policy: str | Policy | None = None) -> Graph:
     promotes: binary (compare and logical included), dot_general, select (not
     the predicate), clamp, concatenate, scatter / scatter_add (not the
     indices) and dynamic_update_slice (not the start indices). Targets come
-    from ``runtime.plan.plan(op, dtypes, policy)``; ``policy=None`` means the
+    from ``runtime.core.plan.plan(op, dtypes, policy)``; ``policy=None`` means the
     active policy, resolved once so one graph is planned under one policy.
 
     Exactly one ``convert`` is inserted per operand whose dtype differs from
@@ -181,7 +181,7 @@ def promote(graph: Graph, policy: str | Policy | None = None) -> Graph:
 def _expand(
     eqn: Eqn, inputs: Sequence[Var], targets: Sequence[DType], pol: Policy, eqns: list[Eqn], env: dict[int, Var]
 ) -> bool:
-    """Write the ops ``eqn`` stands for (``runtime.plan.rewrite``), as eager execution ran them.
+    """Write the ops ``eqn`` stands for (``runtime.core.plan.rewrite``), as eager execution ran them.
 
     ``add(a:bool, b:bool) -> or a b`` under jax; ``real(a:f64) -> a`` (no equation).
     Returns False when ``eqn`` runs as itself.

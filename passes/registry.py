@@ -22,8 +22,8 @@ from passes.promote import example as promote_example
 from passes.promote import promote
 from passes.verify import example as verify_example
 from passes.verify import verify
-from runtime.graph import Graph
-from runtime.promotion import Policy
+from runtime.core.graph import Graph
+from runtime.core.promotion import Policy
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,14 @@ from collections.abc import Callable, Sequence
 from passes._util import arity_ok, eqn_text, outputs_text
 from passes.build import GraphBuilder
 from passes.promote import KERNEL_ERRORS
-from runtime.graph import Eqn, Graph, GraphError
-from runtime.ops import OpDef
-from runtime.plan import PLAN_RULES, plan_all, plan_scatter, plan_select, plan_update_slice
-from runtime.shapes import abstract_eval
-from runtime.weak import output_weak
+from runtime.core.graph import Eqn, Graph, GraphError
+from runtime.core.ops import OpDef
+from runtime.core.plan import PLAN_RULES, plan_all, plan_scatter, plan_select, plan_update_slice
+from runtime.core.shapes import abstract_eval
+from runtime.core.weak import output_weak
 
 #: Which operand positions each plan rule promotes to one common dtype, keyed
-#: by the rule objects of ``runtime.plan.PLAN_RULES`` so this follows the
+#: by the rule objects of ``runtime.core.plan.PLAN_RULES`` so this follows the
 #: plan's family structure instead of restating it per family. A rule the plan
 #: gains without an entry here makes ``verify`` fail loudly (see
 #: ``promoted_positions``), never silently skip a check.
@@ -63,13 +63,13 @@ def verify(graph: Graph) -> None:
       structure: both for binary, on_true/on_false for select, operand/updates
       for scatter ...) share one dtype;
     * the output avals equal ``abstract_eval`` of the input avals (the
-      kernels' own signature check, ``runtime.shapes.abstract_eval``: the
+      kernels' own signature check, ``runtime.core.shapes.abstract_eval``: the
       kernels accept the equation, and dtypes and shapes agree). Shapes must
       agree exactly, or be 0-d where lax's scalar rule takes them: an implicit
       broadcast (``add(a:f64[3,1], b:f64[4])``) is rejected, the ``promote``
       pass writes it as ``broadcast_in_dim``;
     * the outputs' weak flags equal the op's weak-type rule over the inputs'
-      (``runtime.weak.WEAK_RULES``, JAX's rules);
+      (``runtime.core.weak.WEAK_RULES``, JAX's rules);
 
     then that every graph output is defined, and that each constant holds an
     array of its declared dtype and shape. The message of every error contains

@@ -1,13 +1,13 @@
 """castwise runtime: dtypes, promotion policies, ops, kernels and the eager Tensor."""
 
-# creation, manipulation and numpy_elementwise hold the NumPy-named conveniences (rt.arange,
-# rt.einsum, rt.maximum ...), composed from runtime.functions' ops and exported at the top level;
-# the jax.nn-style activations stay in their own namespace, ``runtime.nn``, as in JAX.
-from runtime import creation, functions, linalg, manipulation, memory, nn, numpy_elementwise, ops
-from runtime import policies as _policies  # noqa: F401  (registers the built-in policies)
-from runtime.creation import *  # noqa: F403
-from runtime.creation import __all__ as _creation_names
-from runtime.dtypes import (
+# Two layers (docs/architecture.md): the op layer, runtime.core (its op functions in runtime.core.lax,
+# also ``rt.lax``), and the NumPy-named layer, runtime.numpy, composed from those op functions. The
+# creation, manipulation and elementwise modules of runtime.numpy (rt.arange, rt.einsum, rt.maximum ...)
+# are exported at the top level; the jax.nn-style activations stay in their own namespace, ``rt.nn``.
+from runtime import numpy
+from runtime.core import lax, memory, ops
+from runtime.core import policies as _policies  # noqa: F401  (registers the built-in policies)
+from runtime.core.dtypes import (
     ALL_DTYPES,
     DType,
     bcomplex32,
@@ -47,16 +47,12 @@ from runtime.dtypes import (
     uint32,
     uint64,
 )
-from runtime.functions import *  # noqa: F403  (every op as a function)
-from runtime.functions import __all__ as _function_names
-from runtime.graph import Graph, GraphError, evaluate, trace
-from runtime.inplace import InPlaceError, SavedValueModifiedError
-from runtime.manipulation import *  # noqa: F403
-from runtime.manipulation import __all__ as _manipulation_names
-from runtime.numpy_elementwise import *  # noqa: F403  (any/all/var/std/prod/clip as functions)
-from runtime.numpy_elementwise import __all__ as _elementwise_names
-from runtime.plan import plan
-from runtime.promotion import (
+from runtime.core.graph import Graph, GraphError, evaluate, trace
+from runtime.core.inplace import InPlaceError, SavedValueModifiedError
+from runtime.core.lax import *  # noqa: F403  (every op as a function)
+from runtime.core.lax import __all__ as _function_names
+from runtime.core.plan import plan
+from runtime.core.promotion import (
     DEFAULT_POLICY,
     Policy,
     PromotionError,
@@ -67,7 +63,7 @@ from runtime.promotion import (
     result_type,
     use_policy,
 )
-from runtime.shapes import (
+from runtime.core.shapes import (
     ArityError,
     GatherDimensionNumbers,
     KernelDTypeError,
@@ -76,7 +72,14 @@ from runtime.shapes import (
     ScatterDimensionNumbers,
     ShapeError,
 )
-from runtime.tensor import Tensor, asarray
+from runtime.core.tensor import Tensor, asarray
+from runtime.numpy import creation, linalg, manipulation, nn
+from runtime.numpy.creation import *  # noqa: F403
+from runtime.numpy.creation import __all__ as _creation_names
+from runtime.numpy.elementwise import *  # noqa: F403  (any/all/var/std/prod/clip as functions)
+from runtime.numpy.elementwise import __all__ as _elementwise_names
+from runtime.numpy.manipulation import *  # noqa: F403
+from runtime.numpy.manipulation import __all__ as _manipulation_names
 
 policy = use_policy  # the castwise design spells it ``with runtime.policy("torch"):``
 bool = bool_  # noqa: A001  (``runtime.bool`` mirrors ``jnp.bool``)
@@ -89,7 +92,7 @@ __all__ = [
     "creation",
     "manipulation",
     "nn",
-    "numpy_elementwise",
+    "numpy",
     "ALL_DTYPES",
     "ArityError",
     "GatherDimensionNumbers",
@@ -105,7 +108,7 @@ __all__ = [
     "Tensor",
     "asarray",
     "evaluate",
-    "functions",
+    "lax",
     "linalg",
     "memory",
     "ops",

@@ -17,7 +17,7 @@ from packaging.version import Version
 
 import runtime
 from autodiff import cli
-from runtime import lattice
+from runtime.core import lattice
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +49,7 @@ def test_generated_promotion_tables_are_fresh() -> None:
     assert lattice.DOC_BEGIN in text, "docs/promotion.md lost its generated section"
     generated = text[text.index(lattice.DOC_BEGIN) :]
     assert generated == lattice.generated_docs(), (
-        "docs/promotion.md is stale: run `python -m runtime.lattice docs/promotion.md`"
+        "docs/promotion.md is stale: run `python -m runtime.core.lattice docs/promotion.md`"
     )
 
 
@@ -247,11 +247,11 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
         (("explain", "add f32 f32", "--policy", "bogus"), 2, "invalid choice: 'bogus'"),
         (("export", "tests/test_project.py:_no_such_function"), 2, "has no attribute '_no_such_function'"),
         (("export", "no_such_module_xyz:f"), 2, "No module named 'no_such_module_xyz'"),
-        (("export", "runtime.functions:add", "--arg", "quux[3]", "--arg", "f32[3]"), 2, "bad --arg 'quux[3]'"),
-        (("export", "runtime.functions:add", "--arg", "f32[3]"), 1, "missing 1 required positional argument"),
-        (("export", "runtime.functions:add", "--arg", "f8e4m3fn[3]", "--arg", "f8e5m2[3]"), 1, "PromotionError"),
-        (("export", "runtime.functions:neg", "--arg", "f32[3]", "--grad", "x"), 2, "--grad takes argument numbers"),
-        (("export", "runtime.functions:neg", "--arg", "f32[3]", "--grad", "3"), 2, "--grad 3 is out of range"),
+        (("export", "runtime.core.lax:add", "--arg", "quux[3]", "--arg", "f32[3]"), 2, "bad --arg 'quux[3]'"),
+        (("export", "runtime.core.lax:add", "--arg", "f32[3]"), 1, "missing 1 required positional argument"),
+        (("export", "runtime.core.lax:add", "--arg", "f8e4m3fn[3]", "--arg", "f8e5m2[3]"), 1, "PromotionError"),
+        (("export", "runtime.core.lax:neg", "--arg", "f32[3]", "--grad", "x"), 2, "--grad takes argument numbers"),
+        (("export", "runtime.core.lax:neg", "--arg", "f32[3]", "--grad", "3"), 2, "--grad 3 is out of range"),
         (("lattice", "nonesuch"), 2, "invalid choice: 'nonesuch'"),
     ],
 )
@@ -275,7 +275,7 @@ def test_explain_of_a_refused_promotion_shows_the_plan_error_and_the_policy_reas
     reason = pol.explain_failure(runtime.float8_e4m3fn, runtime.float8_e5m2)
     assert reason and reason in err
     with pytest.raises(runtime.PromotionError) as plan_error:
-        runtime.plan(runtime.ops.add, [runtime.float8_e4m3fn, runtime.float8_e5m2])
+        runtime.plan(runtime.core.ops.add, [runtime.float8_e4m3fn, runtime.float8_e5m2])
     assert " ".join(str(plan_error.value).split()) in err
 
 
@@ -306,10 +306,10 @@ def test_lattice_width_zero_keeps_one_block(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_generated_plan_tables_are_fresh() -> None:
-    from runtime import plan_tables
+    from runtime.core import plan_tables
 
     text = (ROOT / "docs" / "plan.md").read_text()
     assert plan_tables.DOC_BEGIN in text, "docs/plan.md lost its generated section"
     assert plan_tables.generated_section(text) == plan_tables.generated_docs(), (
-        "docs/plan.md is stale: run `python -m runtime.plan_tables docs/plan.md`"
+        "docs/plan.md is stale: run `python -m runtime.core.plan_tables docs/plan.md`"
     )

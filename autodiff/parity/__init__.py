@@ -16,8 +16,8 @@ against JAX:
     and bool results, and the correctly rounded real ops) or within the
     dtype's tolerance.
 ``replay``
-    the graph recorded while the op ran eagerly (``runtime.graph.collect``)
-    verifies (``passes.verify``) and its replay (``runtime.graph.evaluate``)
+    the graph recorded while the op ran eagerly (``runtime.core.graph.collect``)
+    verifies (``passes.verify``) and its replay (``runtime.core.graph.evaluate``)
     equals the eager result bit for bit.
 ``jvp`` / ``vjp``
     ``autodiff.jvp`` equals ``jax.jvp`` and ``autodiff.vjp`` equals
@@ -32,7 +32,7 @@ where JAX has no mixed-dtype function with the op's meaning: scatter,
 dynamic_update_slice, clamp). Non-promoting ops (unary, reductions,
 structural, linalg) are compared with ``jax.lax`` directly, as castwise never
 converts their operands. Under any other policy the JAX side applies
-castwise's plan (``runtime.plan.plan``) as explicit
+castwise's plan (``runtime.core.plan.plan``) as explicit
 ``jax.lax.convert_element_type`` calls and then the same-dtype ``jax.lax``
 primitive, so kernels and derivative rules are checked against JAX whatever
 the lattice.

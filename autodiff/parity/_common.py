@@ -16,12 +16,12 @@ from typing import Any, Final
 import ml_dtypes
 import numpy as np
 
-from runtime import dtypes as dt
-from runtime import ops
-from runtime.dtypes import DType
-from runtime.plan import PLAN_RULES, PlanInput, plan, rewrite
-from runtime.promotion import Operand
-from runtime.tensor import Tensor
+from runtime.core import dtypes as dt
+from runtime.core import ops
+from runtime.core.dtypes import DType
+from runtime.core.plan import PLAN_RULES, PlanInput, plan, rewrite
+from runtime.core.promotion import Operand
+from runtime.core.tensor import Tensor
 
 # -- what is swept ------------------------------------------------------------------------------
 

@@ -50,12 +50,12 @@ from autodiff.parity._common import (
     _ours_args,
 )
 from autodiff.parity.runner import CASTWISE_REFUSALS
-from runtime import dtypes as dt
-from runtime import functions as F
-from runtime import ops
-from runtime.dtypes import DType
-from runtime.promotion import get_policy_object, use_policy
-from runtime.tensor import Tensor
+from runtime.core import dtypes as dt
+from runtime.core import lax as F
+from runtime.core import ops
+from runtime.core.dtypes import DType
+from runtime.core.promotion import get_policy_object, use_policy
+from runtime.core.tensor import Tensor
 
 # -- broadcasting and weak operands ---------------------------------------------------------------
 
@@ -78,7 +78,7 @@ def _jnp_ref(name: str) -> Callable[..., Any]:
 
 def _weak(value: float | int) -> Tensor:
     """A weakly typed 0-d tensor, as ``jax.numpy.asarray(value)`` (the weak specs run under jax)."""
-    from runtime.tensor import asarray
+    from runtime.core.tensor import asarray
 
     out = asarray(value)
     assert out.weak, "weak specs run under a policy with weak types"
@@ -163,8 +163,8 @@ def build_specs() -> tuple[Spec, ...]:
 
 
 #
-# Float-only ops convert integer and bool operands (``runtime.ops.FLOAT_ONLY``), bool add/mul are
-# logical or/and and real/imag/conj of a real operand are identities or zeros (``runtime.plan.rewrite``).
+# Float-only ops convert integer and bool operands (``runtime.core.ops.FLOAT_ONLY``), bool add/mul are
+# logical or/and and real/imag/conj of a real operand are identities or zeros (``runtime.core.plan.rewrite``).
 # Under ``jax`` the reference for those ops is jax.numpy itself (it converts the same way); under
 # the other policies the JAX side applies castwise's plan and then the ops its rewrite stands for,
 # as jax.lax calls. The ``kael`` policy has four dtypes: its cases use those only, where JAX (x64)

@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the elementwise binary ops (``runtime.ops`` families ``binary``,
+"""The parity sweep's rows of the elementwise binary ops (``runtime.core.ops`` families ``binary``,
 ``compare``, ``logical``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows.
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from autodiff.parity._common import _ALL_EXACT, _INT_EXACT, _REAL_EXACT, Spec, _as_float, _jnp, _lax
-from runtime import functions as F
+from runtime.core import lax as F
 
 
 def _lax_pow(x: Any, y: Any) -> Any:

@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the user call ops (``runtime.ops`` families ``call``).
+"""The parity sweep's rows of the user call ops (``runtime.core.ops`` families ``call``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows.
 """
@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import autodiff
 from autodiff.parity._common import Spec, _lax, _structural_spec
-from runtime import functions as F
-from runtime.tensor import Tensor
+from runtime.core import lax as F
+from runtime.core.tensor import Tensor
 
 
 @autodiff.custom_jvp

@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the contraction, selection and joining ops (``runtime.ops`` families
+"""The parity sweep's rows of the contraction, selection and joining ops (``runtime.core.ops`` families
 ``dot_general``, ``select``, ``clamp``, ``concatenate``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows.
@@ -24,8 +24,8 @@ from autodiff.parity._common import (
     _jnp,
     _lax,
 )
-from runtime import dtypes as dt
-from runtime import functions as F
+from runtime.core import dtypes as dt
+from runtime.core import lax as F
 
 
 def _bcast(*xs: Any) -> list[Any]:

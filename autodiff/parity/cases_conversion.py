@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the conversion ops (``runtime.ops`` families ``convert``).
+"""The parity sweep's rows of the conversion ops (``runtime.core.ops`` families ``convert``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows.
 """
@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from autodiff.parity._common import _ALL_EXACT, Spec, _lax
-from runtime import functions as F
+from runtime.core import lax as F
 
 
 def specs() -> list[Spec]:

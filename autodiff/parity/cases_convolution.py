@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the convolution (``runtime.ops`` family ``conv``).
+"""The parity sweep's rows of the convolution (``runtime.core.ops`` family ``conv``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows. The reference is
 ``jax.lax.conv_general_dilated`` at ``Precision.HIGHEST``; operands promote together, as
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from autodiff.parity._common import _INT_EXACT, Spec, _lax
-from runtime import functions as F
+from runtime.core import lax as F
 
 #: strides, padding, both dilations, two feature groups, channels-last layout
 _GROUPED: Final[dict[str, Any]] = {

@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the indexing ops (``runtime.ops`` families ``scatter``, ``gather``,
+"""The parity sweep's rows of the indexing ops (``runtime.core.ops`` families ``scatter``, ``gather``,
 ``dynamic_slice``, ``dynamic_update_slice``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows.
@@ -11,9 +11,9 @@ from typing import Any, Final
 import numpy as np
 
 from autodiff.parity._common import _ALL_EXACT, _INT_EXACT, PyScalar, Spec, _lax
-from runtime import dtypes as dt
-from runtime import functions as F
-from runtime.shapes import GatherDimensionNumbers, ScatterDimensionNumbers
+from runtime.core import dtypes as dt
+from runtime.core import lax as F
+from runtime.core.shapes import GatherDimensionNumbers, ScatterDimensionNumbers
 
 _ROW_SCATTER = ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
                                        scatter_dims_to_operand_dims=(0,))  # fmt: skip

@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the linear algebra ops (``runtime.ops`` families ``linalg``).
+"""The parity sweep's rows of the linear algebra ops (``runtime.core.ops`` families ``linalg``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows.
 """
@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from autodiff.parity._common import Slot, Spec, _jnp, _lax, draw
-from runtime import dtypes as dt
-from runtime import functions as F
-from runtime.dtypes import DType
-from runtime.tensor import Tensor
+from runtime.core import dtypes as dt
+from runtime.core import lax as F
+from runtime.core.dtypes import DType
+from runtime.core.tensor import Tensor
 
 
 def _abs2_ours(v: Tensor) -> Tensor:

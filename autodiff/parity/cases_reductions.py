@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the reduction ops (``runtime.ops`` families ``reduce``).
+"""The parity sweep's rows of the reduction ops (``runtime.core.ops`` families ``reduce``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows.
 """
@@ -23,9 +23,9 @@ from autodiff.parity._common import (
     draw,
     draw_distinct,
 )
-from runtime import functions as F
-from runtime.dtypes import DType
-from runtime.dtypes import int32 as _int32
+from runtime.core import lax as F
+from runtime.core.dtypes import DType
+from runtime.core.dtypes import int32 as _int32
 
 
 def _gen_distinct(axis: int) -> Gen:

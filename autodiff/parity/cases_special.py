@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the special functions (``runtime.ops`` section "special functions").
+"""The parity sweep's rows of the special functions (``runtime.core.ops`` section "special functions").
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows. No row compares
 values exactly: the kernels evaluate XLA's expansions, but under them NumPy's exp / log / sin round
@@ -16,7 +16,7 @@ import numpy as np
 from autodiff.parity._common import PyScalar, Spec, _as_float, _jax_modules, _lax
 from autodiff.parity.cases_binary import _binary_spec
 from autodiff.parity.cases_unary import _unary_spec
-from runtime import functions as F
+from runtime.core import lax as F
 
 _NOT_EXACT: frozenset[str] = frozenset()
 

@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the structural ops (``runtime.ops`` families ``structural``).
+"""The parity sweep's rows of the structural ops (``runtime.core.ops`` families ``structural``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows.
 """
@@ -10,8 +10,8 @@ from typing import Final
 import numpy as np
 
 from autodiff.parity._common import _ALL_EXACT, Spec, _jnp, _lax, _structural_spec
-from runtime import dtypes as dt
-from runtime import functions as F
+from runtime.core import dtypes as dt
+from runtime.core import lax as F
 
 _WHICH: Final = np.array([2, 0, 1], dtype=np.int32)
 

@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the elementwise unary ops (``runtime.ops`` families ``unary``).
+"""The parity sweep's rows of the elementwise unary ops (``runtime.core.ops`` families ``unary``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows.
 """
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from autodiff.parity._common import _ALL_EXACT, _INT_EXACT, _REAL_EXACT, Spec, _as_float, _jnp, _lax
-from runtime import functions as F
+from runtime.core import lax as F
 
 
 def _lax_conj(x: Any) -> Any:

@@ -1,4 +1,4 @@
-"""The parity sweep's rows of the windowed reductions (``runtime.ops`` family ``window``).
+"""The parity sweep's rows of the windowed reductions (``runtime.core.ops`` family ``window``).
 
 ``specs()`` returns them; ``cases.build_specs`` assembles every family's rows. The JAX references
 are lax's primitives (``jax.lax.reduce_window`` with add/max/min from their identities binds
@@ -15,8 +15,8 @@ from typing import Any, Final
 import numpy as np
 
 from autodiff.parity._common import _ALL_EXACT, _INT_EXACT, Gen, Slot, Spec, _structural_spec, draw, draw_distinct
-from runtime import functions as F
-from runtime.dtypes import DType
+from runtime.core import lax as F
+from runtime.core.dtypes import DType
 
 #: a window with every geometry param in play (the base dilation puts holes between elements)
 _GEOMETRY: Final[dict[str, Any]] = {

@@ -49,19 +49,19 @@ from autodiff.parity.runner import CASTWISE_REFUSALS, CaseResult, compare, toler
 from autodiff.record import enable_grad
 from autodiff.testing import close_over
 from passes import verify
-from runtime import dtypes as dt
-from runtime.dtypes import DType
-from runtime.graph import collect, const_var, evaluate, trace
-from runtime.plan import rewrite
-from runtime.promotion import PromotionError, use_policy
-from runtime.shapes import OpTypeError
-from runtime.tensor import Tensor
+from runtime.core import dtypes as dt
+from runtime.core.dtypes import DType
+from runtime.core.graph import collect, const_var, evaluate, trace
+from runtime.core.plan import rewrite
+from runtime.core.promotion import PromotionError, use_policy
+from runtime.core.shapes import OpTypeError
+from runtime.core.tensor import Tensor
 
 # -- the plan's per-op families and rewrites, and the kael policy ------------------------------------
 
 
 def _is_rewritten(case: Case) -> bool:
-    """Whether the plan rewrites the case's op into other ops (``runtime.plan.rewrite``)."""
+    """Whether the plan rewrites the case's op into other ops (``runtime.core.plan.rewrite``)."""
     try:
         return case.spec.arity > 0 and rewrite(case.spec.op, _planned(case), case.policy) is not None
     except (PromotionError, OpTypeError):

@@ -18,8 +18,8 @@ from autodiff.parity._common import (
     _planned,
     _run_jax,
 )
-from runtime import dtypes as dt
-from runtime.promotion import PromotionError
+from runtime.core import dtypes as dt
+from runtime.core.promotion import PromotionError
 
 
 def _no_refusal(case: Case, operands: Sequence[Any], ours_refused: bool, jax_refused: bool) -> bool:
@@ -166,7 +166,7 @@ def _special_float8_derivative(case: Case, check: CheckResult) -> bool:
             and _message_has(check, "failed to legalize operation 'chlo."))  # fmt: skip
 
 
-#: the special functions (runtime/kernels/special.py), all computed in float32 for 8-bit floats
+#: the special functions (runtime/core/kernels/special.py), all computed in float32 for 8-bit floats
 _SPECIAL_OPS: Final = frozenset({"erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "zeta", "igamma",
                                  "igammac", "igamma_grad_a", "bessel_i0e", "bessel_i1e"})  # fmt: skip
 
@@ -187,21 +187,21 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "narrow-int-python-int-range",
         "a Python int that does not fit a 2-bit int (2 in int2, whose range is -2..1) is refused, as int8 + 300 "
         "is; JAX converts it to int2 and wraps it silently (to -2)",
-        "runtime/tensor.py (a Python scalar that does not fit its planned dtype is refused)",
+        "runtime/core/tensor.py (a Python scalar that does not fit its planned dtype is refused)",
         applies=_python_int_out_of_narrow_range,
     ),
     Departure(
         "select_and_gather_add-bool",
         "select_and_gather_add (the internal op of a max window's derivative) refuses bool: lax's packs each "
         "(value, tangent) pair into one word and its bool results are not the selected tangents",
-        "runtime/shapes/windowed.py: select_and_gather_add_rule",
+        "runtime/core/shapes/windowed.py: select_and_gather_add_rule",
         _refuses_kind("select_and_gather_add", "bool"),
     ),
     Departure(
         "window-e8m0",
         "float8_e8m0fnu has no zero: the zeros that a max window's derivative scatters into (and a sum over "
         "no selected element) are NaN, placed where castwise's tap-by-tap kernels put them, not where XLA's do",
-        "runtime/kernels/windowed.py",
+        "runtime/core/kernels/windowed.py",
         explains=_window_e8m0,
     ),
     Departure(
@@ -209,40 +209,40 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "with ties in a window (every window of a 2-bit int operand has some), XLA's SelectAndScatter picks "
         "another of the equal elements in some layouts (batched, or widened to 8 bits); castwise always picks "
         "the first",
-        "runtime/kernels/windowed.py",
+        "runtime/core/kernels/windowed.py",
         explains=_window_narrow_int_ties,
     ),
     Departure(
         "jnp-converts",
         "castwise ops follow jax.lax dtype rules: where jax.numpy converts first (bool arithmetic, atan2 of "
         "integers, ordering complex numbers) and jax.lax refuses, castwise refuses too",
-        "runtime/shapes/ (accepted dtypes follow jax.lax); docs/promotion.md (bool arithmetic)",
+        "runtime/core/shapes/ (accepted dtypes follow jax.lax); docs/promotion.md (bool arithmetic)",
         _lax_refuses_too,
     ),
     Departure(
         "atan2-complex",
         "atan2 is real-only in castwise; jax.lax.atan2 also takes complex operands",
-        "runtime/shapes/binary.py: atan2_rule",
+        "runtime/core/shapes/binary.py: atan2_rule",
         _refuses_kind("atan2", "complex"),
     ),
     Departure(
         "clamp-complex",
         "clamp refuses complex operands (XLA's complex clamp has no documented order); jax.lax.clamp accepts them",
-        "runtime/shapes/contraction.py: clamp_rule",
+        "runtime/core/shapes/contraction.py: clamp_rule",
         _refuses_kind("clamp", "complex"),
     ),
     Departure(
         "full-complex-fill",
         "full refuses a complex fill value for a non-complex dtype (taking the real part silently would hide a "
         "bug); jax.lax.full converts it to bool as bool(fill)",
-        "runtime/shapes/_common.py: _check_scalar_param",
+        "runtime/core/shapes/_common.py: _check_scalar_param",
         lambda c, x, o, j: c.spec.name == "full-complex" and o and not j,
     ),
     Departure(
         "floor_div-bool",
         "floor_div of bools is refused where the policy has no bool rule (torch: PyTorch refuses it; neuron); "
         "the reference after the plan, jnp.floor_divide, turns bool operands into int32",
-        "runtime/plan.py: NUMERIC_OF_BOOL; runtime/shapes/binary.py: floor_div_rule",
+        "runtime/core/plan.py: NUMERIC_OF_BOOL; runtime/core/shapes/binary.py: floor_div_rule",
         _refuses_kind("floor_div", "bool"),
     ),
     Departure(
@@ -260,7 +260,7 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "castwise computes every integer op on int2/uint2 in 8 bits and wraps back; XLA on CPU has no 2-bit "
         "integer pow (jnp.power's integer algorithm), dot or concatenate (its compiler aborts), and jnp.abs "
         "refuses narrow integers as platform-dependent",
-        "runtime/kernels/ (module docstring); tests/runtime/test_kernels_new_dtypes.py (exact integers)",
+        "runtime/core/kernels/ (module docstring); tests/runtime/test_kernels_new_dtypes.py (exact integers)",
         lambda c, x, o, j: c.spec.op in _NARROW_INT_XLA_GAPS and not o and j and _has(c, *NARROW_INT_DTYPES),
     ),
     Departure(
@@ -268,7 +268,7 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "XLA on CPU does not compile erfc or bessel_i1e on 8-bit floats (its CHLO expansion fails to "
         "legalize), so JAX refuses them and bessel_i0e's derivative (written with bessel_i1e) there; castwise "
         "computes them in float32 and rounds once, as JAX computes every other special function of these formats",
-        "runtime/kernels/special.py",
+        "runtime/core/kernels/special.py",
         lambda c, x, o, j: c.spec.op in _SPECIAL_FLOAT8_GAPS and not o and j and _has(c, *FLOAT8_DTYPES),
         _special_float8_derivative,
     ),
@@ -279,7 +279,7 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "computes every special function of an 8-bit float in float32 and rounds once. And float8_e8m0fnu has no "
         "zero: where XLA's float32 expansion gives exactly 0 (lgamma(2)) and castwise's a residue within the "
         "documented ulp bounds (4.8e-7), XLA's result is NaN and castwise's 2**-21",
-        "runtime/kernels/special.py; tests/runtime/test_special.py (ulp bounds)",
+        "runtime/core/kernels/special.py; tests/runtime/test_special.py (ulp bounds)",
         explains=_special_float8_nan,
     ),
     Departure(
@@ -287,7 +287,7 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "XLA's nextafter is wrong in float8_e8m0fnu (powers of two, no zero, no sign): lax.nextafter(0.25, 4.0) "
         "is 0.125 and nextafter(2, 1) is 2**-126, and vmap of it gives other values again; castwise steps one "
         "power of two towards y (ml_dtypes' nextafter), checked over every pair of values",
-        "runtime/kernels/binary.py: nextafter_kernel; tests/runtime/test_kernels.py (every e8m0 pair)",
+        "runtime/core/kernels/binary.py: nextafter_kernel; tests/runtime/test_kernels.py (every e8m0 pair)",
         explains=_nextafter_e8m0,
     ),
     Departure(
@@ -296,7 +296,7 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "[-2, -2, 1, -1, -1, 0, -2, 1], not a permutation of the input), fails to sort them together with "
         "operands of other widths ('Inputs must have the same shape') and does not compile top_k of 2- or "
         "4-bit integers (its topk-decomposer's iota); castwise sorts and takes the top k of them as of any integer",
-        "docs/structural.md (departures); runtime/kernels/structural.py",
+        "docs/structural.md (departures); runtime/core/kernels/structural.py",
         lambda c, x, o, j: (
             not o
             and j
@@ -325,14 +325,14 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "cumlogsumexp-complex",
         "castwise's cumlogsumexp takes real floats only; lax.cumlogsumexp also takes complex operands "
         "(JAX's complex logaddexp, its imaginary part wrapped into (-pi, pi])",
-        "docs/parity.md (cumulative reductions); runtime/shapes/reductions.py: cumlogsumexp_rule",
+        "docs/parity.md (cumulative reductions); runtime/core/shapes/reductions.py: cumlogsumexp_rule",
         lambda c, x, o, j: c.spec.op == "cumlogsumexp" and o and not j and "complex" in _kinds(c),
     ),
     Departure(
         "e8m0-argmax",
         "argmax/argmin of float8_e8m0fnu: XLA on CPU returns index 0 throughout (its comparisons of the "
         "format see every value as unordered); castwise compares the values, as for every other float",
-        "docs/parity.md (cumulative reductions); runtime/kernels/reductions.py: _arg_extreme",
+        "docs/parity.md (cumulative reductions); runtime/core/kernels/reductions.py: _arg_extreme",
         explains=lambda c, k: (
             c.spec.op in ("argmax", "argmin") and k.check in ("primal", "vmap") and _has(c, dt.float8_e8m0fnu)
         ),

@@ -10,10 +10,10 @@ import numpy as np
 
 from autodiff.parity._common import Case, CheckResult, _as_float, _eps
 from autodiff.parity.departures import departure_explaining, known_failure_for
-from runtime.dtypes import DType
-from runtime.promotion import PromotionError
-from runtime.shapes import ArityError, KernelDTypeError, OpTypeError
-from runtime.shapes import ShapeError as _ShapeError
+from runtime.core.dtypes import DType
+from runtime.core.promotion import PromotionError
+from runtime.core.shapes import ArityError, KernelDTypeError, OpTypeError
+from runtime.core.shapes import ShapeError as _ShapeError
 
 # -- running one case ------------------------------------------------------------------------------------
 

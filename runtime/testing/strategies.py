@@ -29,10 +29,10 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from runtime import dtypes as dt
-from runtime.dtypes import DType
-from runtime.promotion import Policy, get_policy_object
-from runtime.tensor import Tensor
+from runtime.core import dtypes as dt
+from runtime.core.dtypes import DType
+from runtime.core.promotion import Policy, get_policy_object
+from runtime.core.tensor import Tensor
 
 __all__ = [
     "KIND_GROUPS",

@@ -10,10 +10,10 @@ import numpy as np
 from hypothesis import strategies as st
 
 import runtime as rt
-from runtime import functions as F
-from runtime.promotion import PromotionError
-from runtime.shapes import KernelDTypeError, OpTypeError, ShapeError
-from runtime.tensor import Tensor
+from runtime.core import lax as F
+from runtime.core.promotion import PromotionError
+from runtime.core.shapes import KernelDTypeError, OpTypeError, ShapeError
+from runtime.core.tensor import Tensor
 
 PROGRAM_DTYPES = [rt.bool_, rt.int32, rt.float32, rt.float64, rt.complex64, rt.complex128]
 INEXACT = [rt.float32, rt.float64, rt.complex64, rt.complex128]

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from runtime import functions as F
-from runtime.dtypes import DType
+from runtime.core import lax as F
+from runtime.core.dtypes import DType
 
 #: parity tolerance (relative, and absolute scaled by the largest expected value)
 PARITY_TOL = {rt.float32: 1e-5, rt.complex64: 1e-5, rt.float64: 1e-12, rt.complex128: 1e-12}

@@ -53,13 +53,13 @@ qr                            ``rt.qr(full_matrices=mode == "complete")``
 svd, svdvals                  ``rt.svd(full_matrices=False)`` (the observables take the first
                               ``k`` columns anyway)
 eigh                          ``rt.eigh(lower=UPLO == "L")``, reordered to ``(values, vectors)``
-eigvalsh                      ``rt.linalg.eigvalsh`` when ``runtime.linalg`` exists, else ``eigh``'s
+eigvalsh                      ``rt.linalg.eigvalsh`` when ``runtime.numpy.linalg`` exists, else ``eigh``'s
                               values
 det, slogdet, inv             ``rt.det``, ``rt.slogdet``, ``rt.inv``
 cholesky_ex, lu_factor_ex,    as their plain op; the ``info`` output is an integer, never compared
 solve_ex, inv_ex
 norm, vector_norm,            ``rt.linalg.<name>`` (jnp.linalg-style: ``dim`` -> ``axis``,
-matrix_norm, matrix_power,    ``keepdim`` -> ``keepdims``) when ``runtime.linalg`` has it;
+matrix_norm, matrix_power,    ``keepdim`` -> ``keepdims``) when ``runtime.numpy.linalg`` has it;
 pinv                          skipped otherwise
 pinv_singular                 ``rt.linalg.pinv(a @ b^T)`` (the family's rank-deficient product)
 others                        skipped, the reason names what castwise lacks
@@ -94,7 +94,7 @@ import runtime as rt
 from autodiff import jvp, vjp
 from autodiff.rules_linalg import LinalgDerivativeError
 from autodiff.zeros import is_zero
-from runtime.tensor import Tensor, asarray
+from runtime.core.tensor import Tensor, asarray
 
 ENV = "CASTWISE_AD_ORACLES"
 
@@ -375,12 +375,12 @@ def _op_inv(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], 
 
 
 def _rt_linalg(name: str) -> OpFn:
-    """A PyTorch ``torch.linalg.<name>`` case run by ``runtime.linalg.<name>`` (jnp.linalg-style)."""
+    """A PyTorch ``torch.linalg.<name>`` case run by ``runtime.numpy.linalg.<name>`` (jnp.linalg-style)."""
 
     def run(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
         fn = getattr(getattr(rt, "linalg", None), name, None)
         if fn is None:
-            pytest.skip(f"castwise has no runtime.linalg.{name}")
+            pytest.skip(f"castwise has no runtime.numpy.linalg.{name}")
         renamed = {{"dim": "axis", "keepdim": "keepdims"}.get(k, k): v for k, v in kwargs.items()}
         if isinstance(renamed.get("axis"), list):
             renamed["axis"] = tuple(renamed["axis"])
@@ -388,8 +388,8 @@ def _rt_linalg(name: str) -> OpFn:
             del renamed["axis"]  # jnp.linalg.matrix_norm always reduces the last two axes
         try:
             return fn(*inputs.values(), *args, **renamed)
-        except TypeError as err:  # an argument runtime.linalg does not take: a gap, not a wrong number
-            pytest.skip(f"runtime.linalg.{name} does not take these arguments: {err}")
+        except TypeError as err:  # an argument runtime.numpy.linalg does not take: a gap, not a wrong number
+            pytest.skip(f"runtime.numpy.linalg.{name} does not take these arguments: {err}")
 
     return run
 

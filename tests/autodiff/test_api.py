@@ -10,8 +10,8 @@ import passes
 import runtime as rt
 from autodiff.rules import JVP_RULES, VJP_RULES, missing_rules, non_differentiable_ops
 from autodiff.testing import check_grads
-from runtime import functions as F
-from runtime import ops
+from runtime.core import lax as F
+from runtime.core import ops
 
 
 def test_every_differentiable_op_has_both_rules() -> None:

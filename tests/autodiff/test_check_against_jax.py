@@ -20,8 +20,8 @@ import jax.numpy as jnp  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff.rules import JVP_RULES, VJP_RULES  # noqa: E402
 from autodiff.testing import PARITY_TOL, check_against_jax, parity_tolerance  # noqa: E402
-from runtime import functions as F  # noqa: E402
-from runtime.tensor import Tensor  # noqa: E402
+from runtime.core import lax as F  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 
 X64 = np.array([0.3, -0.7, 1.2])
 C64 = np.array([0.5 + 0.25j, -1.0 + 0.5j, 0.75 - 1.5j], np.complex64)

@@ -17,7 +17,7 @@ from jax import lax
 
 import autodiff
 import runtime as rt
-from runtime import functions as F
+from runtime.core import lax as F
 
 jax.config.update("jax_enable_x64", True)
 

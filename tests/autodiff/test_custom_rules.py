@@ -23,8 +23,8 @@ from autodiff.custom import CustomRuleError, CustomVJPForwardError  # noqa: E402
 from autodiff.pytree import tree_map  # noqa: E402
 from autodiff.testing import check_against_jax, check_grads  # noqa: E402
 from passes.lower_jax import lower_to_jax  # noqa: E402
-from runtime import functions as F  # noqa: E402
-from runtime.tensor import Tensor  # noqa: E402
+from runtime.core import lax as F  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 from tests.autodiff.tree_helpers import DTYPES, close, dtype_id, random  # noqa: E402
 
 # -- softplus with a custom JVP: finite gradients where exp overflows ------------------------------------

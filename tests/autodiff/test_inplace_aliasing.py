@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 import autodiff
 import runtime as rt
 from autodiff import rules as R
-from runtime import functions as F
-from runtime.inplace import InPlaceError, SavedValueModifiedError
+from runtime.core import lax as F
+from runtime.core.inplace import InPlaceError, SavedValueModifiedError
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy

@@ -19,8 +19,8 @@ import jax.numpy as jnp  # noqa: E402
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff.pytree import tree_flatten, tree_map  # noqa: E402
-from runtime import functions as F  # noqa: E402
-from runtime.tensor import Tensor  # noqa: E402
+from runtime.core import lax as F  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 from tests.autodiff.tree_helpers import REAL, close, random, trees_close  # noqa: E402
 
 # R^n -> R^m: a matrix, a nonlinearity and a coupling term

@@ -19,9 +19,9 @@ import autodiff
 import runtime as rt
 from autodiff.jit import add_export_parser, export_command, parse_arg_spec
 from passes import export_stablehlo
-from runtime import functions as F
-from runtime.inplace import InPlaceError
-from runtime.tensor import Tensor
+from runtime.core import lax as F
+from runtime.core.inplace import InPlaceError
+from runtime.core.tensor import Tensor
 
 jax = pytest.importorskip("jax")
 
@@ -421,7 +421,7 @@ def run_export(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int
 
 
 MODULE = """
-from runtime import functions as F
+from runtime.core import lax as F
 
 
 def predict(w, x, scale):
@@ -475,7 +475,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import autodiff
 import runtime as rt
 from passes import lower_to_jax
-from runtime import functions as F
+from runtime.core import lax as F
 
 def loss(w, x):
     h = F.tanh(F.matmul(x, w))

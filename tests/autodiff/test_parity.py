@@ -26,8 +26,8 @@ from autodiff import cli, parity
 from autodiff.parity import Case, CheckResult, KnownFailure, Options, Report, build_cases, build_specs
 from autodiff.rules import VJP_RULES
 from autodiff.zeros import Zero
-from runtime import functions as F
-from runtime import kernels, ops
+from runtime.core import kernels, ops
+from runtime.core import lax as F
 
 f32, f64, c64, c128, i32 = rt.float32, rt.float64, rt.complex64, rt.complex128, rt.int32
 
@@ -307,7 +307,7 @@ def test_compare_tolerance_and_exactness() -> None:
 
 
 def test_check_result_of_a_wrong_dtype_names_both() -> None:
-    from runtime.tensor import Tensor
+    from runtime.core.tensor import Tensor
 
     got = Tensor(np.zeros(3, np.float64), f64)
     result = parity._check_arrays("primal", [got], [np.zeros(3, np.float32)], f32, False, False)

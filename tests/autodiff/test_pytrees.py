@@ -22,8 +22,8 @@ import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff.pytree import leaf_paths, register_pytree_node, tree_flatten, tree_map, tree_unflatten  # noqa: E402
 from autodiff.testing import check_against_jax, check_grads  # noqa: E402
-from runtime import functions as F  # noqa: E402
-from runtime.tensor import Tensor  # noqa: E402
+from runtime.core import lax as F  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 from tests.autodiff.tree_helpers import DTYPES, close, random, to_tensors, trees_close  # noqa: E402
 
 # -- the MLP with dict parameters ------------------------------------------------------------

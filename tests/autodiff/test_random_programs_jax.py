@@ -33,11 +33,11 @@ from jax import lax  # noqa: E402
 
 import runtime as rt  # noqa: E402
 from autodiff.testing import check_against_jax  # noqa: E402
-from runtime import functions as F  # noqa: E402
-from runtime.graph import collect, pretty, trace  # noqa: E402
-from runtime.promotion import PromotionError  # noqa: E402
-from runtime.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError  # noqa: E402
-from runtime.tensor import Tensor  # noqa: E402
+from runtime.core import lax as F  # noqa: E402
+from runtime.core.graph import collect, pretty, trace  # noqa: E402
+from runtime.core.promotion import PromotionError  # noqa: E402
+from runtime.core.shapes import ArityError, KernelDTypeError, OpTypeError, ShapeError  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 
 N = 3  # every pool value is a vector of N elements
 PROGRAM_DTYPES: tuple[rt.DType, ...] = (
@@ -508,8 +508,8 @@ def test_random_programs_match_jax(prog: JaxProgram) -> None:
 
 
 def test_step_table_covers_every_promoting_family() -> None:
-    from runtime import ops
-    from runtime.plan import PLAN_RULES
+    from runtime.core import ops
+    from runtime.core.plan import PLAN_RULES
 
     recorded: set[str] = set()
     for name, step in STEPS.items():

@@ -15,12 +15,12 @@ import autodiff
 import passes
 import runtime as rt
 from autodiff.record import record_eager
-from runtime import functions as F
-from runtime import hooks
-from runtime.graph import collect, evaluate
-from runtime.inplace import InPlaceError
-from runtime.plan import plan, promotes
-from runtime.tensor import Tensor
+from runtime.core import hooks
+from runtime.core import lax as F
+from runtime.core.graph import collect, evaluate
+from runtime.core.inplace import InPlaceError
+from runtime.core.plan import plan, promotes
+from runtime.core.tensor import Tensor
 from tests.autodiff.programs import Program, programs
 
 
@@ -250,7 +250,7 @@ def test_eager_equals_replay_bit_for_bit_and_every_recording_verifies(prog: Prog
 def test_a_recording_holds_only_the_values_its_vjp_rules_read() -> None:
     import weakref
 
-    from runtime import functions as F
+    from runtime.core import lax as F
 
     x = rt.asarray(np.linspace(-1.0, 1.0, 8), requires_grad=True)
     t = F.tanh(x)  # tanh's VJP reads its output
@@ -271,7 +271,7 @@ def test_an_undeclared_read_is_caught_by_the_poisoned_stand_in(monkeypatch: pyte
     import autodiff
     from autodiff import record
     from autodiff.rules import SAVES_NOTHING, VJP_SAVES
-    from runtime import functions as F
+    from runtime.core import lax as F
 
     monkeypatch.setitem(VJP_SAVES, "tanh", SAVES_NOTHING)
     monkeypatch.setattr(record, "_SAVES_BY_OP", {})  # the recorder's resolved copy of the table
@@ -285,7 +285,7 @@ def test_forward_mode_recordings_hold_every_value() -> None:
     import weakref
 
     import autodiff
-    from runtime import functions as F
+    from runtime.core import lax as F
 
     seen: list[weakref.ref[np.ndarray]] = []
 

@@ -20,7 +20,7 @@ from jax import lax  # noqa: E402
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff.testing import check_grads  # noqa: E402
-from runtime.dtypes import DType  # noqa: E402
+from runtime.core.dtypes import DType  # noqa: E402
 from tests.autodiff.rule_helpers import assert_close, x64  # noqa: E402
 
 SCANS = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")

@@ -35,9 +35,9 @@ from autodiff import rules_elementwise  # noqa: E402, F401  (registers the rules
 from autodiff.rules import JVP_RULES, VJP_RULES  # noqa: E402
 from autodiff.testing import check_grads, close_over  # noqa: E402
 from autodiff.zeros import Zero  # noqa: E402
-from runtime import functions as F  # noqa: E402
-from runtime.dtypes import DType  # noqa: E402
-from runtime.tensor import Tensor  # noqa: E402
+from runtime.core import lax as F  # noqa: E402
+from runtime.core.dtypes import DType  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 from tests.autodiff.rule_helpers import assert_close as _assert_close  # noqa: E402
 from tests.autodiff.rule_helpers import case_inputs as _inputs  # noqa: E402
 from tests.autodiff.rule_helpers import counting_ops, x64  # noqa: E402

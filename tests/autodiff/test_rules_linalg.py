@@ -29,8 +29,8 @@ from autodiff.api import jvp, vjp
 from autodiff.record import no_grad
 from autodiff.testing import check_grads, check_vjp
 from autodiff.zeros import Zero, is_zero
-from runtime import functions as F
-from runtime.tensor import Tensor, asarray
+from runtime.core import lax as F
+from runtime.core.tensor import Tensor, asarray
 
 jax.config.update("jax_enable_x64", True)
 

@@ -27,8 +27,8 @@ import runtime as rt
 from autodiff.api import jvp, vjp
 from autodiff.rules_linalg import LinalgDerivativeError
 from autodiff.testing import check_grads
-from runtime import functions as F
-from runtime.tensor import Tensor, asarray
+from runtime.core import lax as F
+from runtime.core.tensor import Tensor, asarray
 
 jax.config.update("jax_enable_x64", True)
 

@@ -28,9 +28,9 @@ from jax import lax  # noqa: E402
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff.testing import check_grads  # noqa: E402
-from runtime.dtypes import DType  # noqa: E402
-from runtime.shapes import ScatterDimensionNumbers  # noqa: E402
-from runtime.tensor import Tensor, asarray  # noqa: E402
+from runtime.core.dtypes import DType  # noqa: E402
+from runtime.core.shapes import ScatterDimensionNumbers  # noqa: E402
+from runtime.core.tensor import Tensor, asarray  # noqa: E402
 from tests.autodiff.rule_helpers import assert_close, x64  # noqa: E402
 
 f32, f64, c64, c128 = rt.float32, rt.float64, rt.complex64, rt.complex128
@@ -180,7 +180,7 @@ def test_top_k_along_an_axis_records_transposes_that_replay_and_lower() -> None:
     """Another axis than the last is the last-axis op between two transposes: the graph says so,
     replaying it gives the eager values, and it lowers to lax (as its ops do)."""
     from passes import lower_to_jax
-    from runtime.graph import evaluate
+    from runtime.core.graph import evaluate
 
     x = asarray(_values(f64, (3, 5, 2), 12))
     graph = rt.trace(lambda a: rt.top_k(a, 2, axis=1), x)

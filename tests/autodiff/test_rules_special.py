@@ -20,7 +20,7 @@ import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff.rules_special import NoDerivativeError  # noqa: E402
 from autodiff.testing import check_grads  # noqa: E402
-from runtime import functions as F  # noqa: E402
+from runtime.core import lax as F  # noqa: E402
 from tests.autodiff.rule_helpers import x64  # noqa: E402
 
 REAL = (rt.float32, rt.float64)

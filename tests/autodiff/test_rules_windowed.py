@@ -31,8 +31,8 @@ import autodiff
 import runtime as rt
 from autodiff.api import jvp, vjp
 from autodiff.testing import check_grads
-from runtime import functions as F
-from runtime.shapes import ShapeError
+from runtime.core import lax as F
+from runtime.core.shapes import ShapeError
 
 jax.config.update("jax_enable_x64", True)
 

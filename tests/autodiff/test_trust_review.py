@@ -20,8 +20,8 @@ import jax.numpy as jnp  # noqa: E402
 
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
-from runtime import functions as F  # noqa: E402
-from runtime.tensor import Tensor  # noqa: E402
+from runtime.core import lax as F  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 from tests.autodiff.rule_helpers import x64  # noqa: E402
 
 

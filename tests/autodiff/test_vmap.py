@@ -31,9 +31,9 @@ import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff import parity  # noqa: E402
 from autodiff.rules_batching import BATCH_RULES, missing_batch_rules  # noqa: E402
-from runtime import ops  # noqa: E402
-from runtime.dtypes import DType  # noqa: E402
-from runtime.tensor import Tensor  # noqa: E402
+from runtime.core import ops  # noqa: E402
+from runtime.core.dtypes import DType  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 from tests.autodiff.rule_helpers import PARITY_TOL, assert_close, random_array, x64  # noqa: E402
 
 BATCH = 3

@@ -25,7 +25,7 @@ import jax.numpy as jnp  # noqa: E402
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff.pytree import tree_map  # noqa: E402
-from runtime import functions as F  # noqa: E402
+from runtime.core import lax as F  # noqa: E402
 from tests.autodiff.tree_helpers import DTYPES, close, dtype_id, random, to_tensors, trees_close  # noqa: E402
 
 B = 4

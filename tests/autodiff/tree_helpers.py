@@ -9,7 +9,7 @@ import numpy as np
 
 import runtime as rt
 from autodiff.pytree import tree_flatten, tree_map
-from runtime.tensor import Tensor
+from runtime.core.tensor import Tensor
 
 #: the dtypes each transform is checked in against JAX
 DTYPES = [np.float32, np.float64, np.complex128]

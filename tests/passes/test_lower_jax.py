@@ -26,12 +26,12 @@ import runtime as rt
 from autodiff import parity
 from passes import LOWERINGS, GraphBuilder, LoweringError, export_stablehlo, lower_to_jax, promote, verify
 from passes.lower_jax import graph_dtypes, uniform_value
-from runtime import functions as F
-from runtime import ops
-from runtime.dtypes import DType
-from runtime.graph import Graph, GraphError
-from runtime.shapes import GatherDimensionNumbers, ScatterDimensionNumbers
-from runtime.tensor import Tensor
+from runtime.core import lax as F
+from runtime.core import ops
+from runtime.core.dtypes import DType
+from runtime.core.graph import Graph, GraphError
+from runtime.core.shapes import GatherDimensionNumbers, ScatterDimensionNumbers
+from runtime.core.tensor import Tensor
 from tests.autodiff.programs import programs
 
 jax = pytest.importorskip("jax")
@@ -789,7 +789,7 @@ def test_64_bit_graphs_run_eagerly_without_x64_and_refuse_to_trace_without_it() 
     (F.mul, [of("f64", [1e-200]), of("f64", [1e-120])]),
 ], ids=["f64-to-f32", "f64-to-bf16", "f32-mul", "f32-subnormal-input", "f64-mul"])  # fmt: skip
 def test_subnormals_are_kept_where_xla_cpu_flushes_them(fn: Callable[..., Any], args: list[Tensor]) -> None:
-    """A documented departure (runtime/kernels/, docs/jax.md): castwise's kernels
+    """A documented departure (runtime/core/kernels/, docs/jax.md): castwise's kernels
     follow IEEE gradual underflow like NumPy; XLA on CPU flushes subnormals to zero."""
     if jax.default_backend() != "cpu":
         pytest.skip("flushing subnormals is XLA CPU's behaviour")

@@ -29,12 +29,12 @@ from passes import (
     run_passes,
     verify,
 )
-from runtime import ops
-from runtime.dtypes import DType
-from runtime.graph import Eqn, Graph, GraphError, Var, evaluate, pretty
-from runtime.plan import plan
-from runtime.promotion import Operand, PromotionError
-from runtime.shapes import OpTypeError, ScatterDimensionNumbers, abstract_eval
+from runtime.core import ops
+from runtime.core.dtypes import DType
+from runtime.core.graph import Eqn, Graph, GraphError, Var, evaluate, pretty
+from runtime.core.plan import plan
+from runtime.core.promotion import Operand, PromotionError
+from runtime.core.shapes import OpTypeError, ScatterDimensionNumbers, abstract_eval
 
 # Point scatters: one index per update, windows of size 1 along dimension 0.
 POINT_SCATTER = ScatterDimensionNumbers(

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes as dt
+from runtime.core import dtypes as dt
 
 
 def bits(a: Any) -> np.ndarray:

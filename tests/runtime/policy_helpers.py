@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import runtime
-from runtime.promotion import PromotionError
+from runtime.core.promotion import PromotionError
 
 #: what ``promote`` and ``result`` give where the policy refuses
 ERR = "error"

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from runtime import functions as _functions
-from runtime import ops
-from runtime.promotion import PromotionError
-from runtime.shapes import (
+from runtime.core import lax as _functions
+from runtime.core import ops
+from runtime.core.promotion import PromotionError
+from runtime.core.shapes import (
     ArityError,
     GatherDimensionNumbers,
     OpMemoryError,
@@ -32,7 +32,7 @@ from runtime.shapes import (
     ScatterDimensionNumbers,
     ShapeError,
 )
-from runtime.tensor import Tensor, apply
+from runtime.core.tensor import Tensor, apply
 
 #: the op functions, typed loosely: the rows pass ill-typed arguments on purpose
 F: Any = _functions
@@ -249,7 +249,7 @@ for _reduce in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
                                   ("none-axes", None, ""), ("out-of-range", 2, "")):  # fmt: skip
         row(_reduce, _label, partial(lambda fn, axes: fn(f64(2, 3), axes), getattr(F, _reduce), _axes),
             ShapeError, _shows)  # fmt: skip
-# the Tensor methods validate their axis themselves, naming the method (runtime.tensor_api)
+# the Tensor methods validate their axis themselves, naming the method (runtime.numpy.tensor_methods)
 for _method in ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "squeeze"):
     for _label, _axis in (("float-axis", 1.5), ("axis-out-of-range", 4), ("repeated-axis", (0, -2))):
         row(_method, f"method-{_method}-{_label}", partial(lambda m, a: getattr(f64(2, 3), m)(axis=a), _method, _axis),
@@ -377,7 +377,7 @@ def test_asarray_with_a_dtype_converts_as_convert_does() -> None:
 
 def test_numpy_errors_on_allocation_are_castwise_memory_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a known memory size, NumPy's own MemoryError comes back as castwise's, naming the op."""
-    from runtime import tensor
+    from runtime.core import tensor
 
     monkeypatch.setattr(tensor, "MAX_OUTPUT_BYTES", None)
 

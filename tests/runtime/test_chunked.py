@@ -1,4 +1,5 @@
-"""Mixed-dtype binary ufuncs cast in chunks (runtime.chunked): bit for bit NumPy's in-loop cast, no extra memory."""
+"""Mixed-dtype binary ufuncs cast in chunks (runtime.core.chunked): bit for bit NumPy's in-loop cast, no extra
+memory."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import runtime as rt
-from runtime import chunked, memory
-from runtime import functions as F
+from runtime.core import chunked, memory
+from runtime.core import lax as F
 
 UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
 #: (operand dtype, output storage): widening float, int -> float, real -> complex, int widening
@@ -200,7 +201,7 @@ def _extreme_values(dtype: rt.DType, n: int, rng: np.random.Generator) -> np.nda
     ("source", "target"), sorted(chunked.PLAIN_CONVERTS, key=lambda p: (p[0].name, p[1].name)), ids=str
 )
 def test_large_plain_converts_equal_the_convert_kernel(source: rt.DType, target: rt.DType) -> None:
-    from runtime import kernels
+    from runtime.core import kernels
 
     n = memory.POOL_MIN_BYTES // target.storage.itemsize + 7  # just large enough for the cache
     with np.errstate(all="ignore"):  # the test data overflows float32 on purpose

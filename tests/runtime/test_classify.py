@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from runtime.promotion import PromotionError, classify
+from runtime.core.promotion import PromotionError, classify
 
 POLICY_NAMES = rt.policies()
 #: every dtype with a NumPy / ml_dtypes scalar type of its own (float32r is stored as float32)

@@ -1,4 +1,4 @@
-"""Array creation (runtime.creation, docs/tensor.md "Creating arrays") against its oracles.
+"""Array creation (runtime.numpy.creation, docs/tensor.md "Creating arrays") against its oracles.
 
 - every function x the policies jax (jax.numpy, x64), numpy (NumPy) and torch
   (PyTorch, when installed) x several dtypes: the dtype, shape and values (bit for bit;
@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 
 import autodiff
 import runtime as rt
-from runtime import creation, ops
+from runtime.core import ops
+from runtime.numpy import creation
 
 jax.config.update("jax_enable_x64", True)
 

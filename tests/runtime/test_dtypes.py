@@ -92,7 +92,7 @@ def test_bits_agree_with_numpy_where_numpy_knows_the_width():
             assert ml_dtypes.finfo(d.storage).bits == d.bits
         elif d.kind == "complex":
             # two parts of the complex's float part (ml_dtypes' complex32: two float16)
-            part = runtime.dtypes.COMPLEX_PART[d]
+            part = runtime.core.dtypes.COMPLEX_PART[d]
             assert 2 * part.bits == d.bits == d.itemsize * 8
         if d.bits >= 8:
             assert d.itemsize * 8 == d.bits
@@ -194,9 +194,9 @@ def test_bool_pickles_to_the_singleton():
 def test_sub_byte_ints_and_small_complex_groupings():
     # every integer narrower than a byte, per ml_dtypes' own iinfo
     narrow = [d for d in runtime.ALL_DTYPES if d.is_integer and ml_dtypes.iinfo(d.storage).bits < 8]
-    assert tuple(narrow) == runtime.dtypes.SUB_BYTE_INTS
+    assert tuple(narrow) == runtime.core.dtypes.SUB_BYTE_INTS
     assert {d.name for d in narrow} == {"int1", "uint1", "int2", "uint2", "int4", "uint4"}
-    assert (runtime.complex32, runtime.bcomplex32) == runtime.dtypes.SMALL_COMPLEX
+    assert (runtime.complex32, runtime.bcomplex32) == runtime.core.dtypes.SMALL_COMPLEX
 
 
 @pytest.mark.parametrize(("complex_type", "part"), [
@@ -207,7 +207,7 @@ def test_sub_byte_ints_and_small_complex_groupings():
 ])  # fmt: skip
 def test_complex_part_is_the_storage_of_each_component(complex_type, part):
     d = runtime.dtype(complex_type)
-    assert runtime.dtypes.COMPLEX_PART[d] is runtime.dtype(part)
+    assert runtime.core.dtypes.COMPLEX_PART[d] is runtime.dtype(part)
     # a value whose parts are exact in the part type survives the round trip through them
     z = np.array([1.5 - 2.25j], dtype=np.complex128).astype(complex_type)
     parts = np.array([1.5, -2.25], dtype=part)

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from runtime import ops
-from runtime.plan import plan
-from runtime.policies.kael_policy import KaelPolicy, dtype_category
-from runtime.promotion import Operand, PromotionError
+from runtime.core import ops
+from runtime.core.plan import plan
+from runtime.core.policies.kael_policy import KaelPolicy, dtype_category
+from runtime.core.promotion import Operand, PromotionError
 
 KAEL = {"Bool": rt.bool_, "I64": rt.int64, "F32": rt.float32, "F64": rt.float64}
 Bool, I64, F32, F64 = KAEL["Bool"], KAEL["I64"], KAEL["F32"], KAEL["F64"]

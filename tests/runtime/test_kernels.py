@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 from jax import lax
 
-import runtime.dtypes as dt
-from runtime import ops
-from runtime.dtypes import DType
-from runtime.kernels import KERNELS, KernelOutputError, convert_array, run_kernel
-from runtime.shapes import (
+import runtime.core.dtypes as dt
+from runtime.core import ops
+from runtime.core.dtypes import DType
+from runtime.core.kernels import KERNELS, KernelOutputError, convert_array, run_kernel
+from runtime.core.shapes import (
     SHAPE_RULES,
     ArityError,
     GatherDimensionNumbers,

@@ -16,8 +16,8 @@ import pytest
 from jax import lax
 
 import runtime as rt
-from runtime import functions as F
-from runtime.shapes import OpTypeError, ShapeError
+from runtime.core import lax as F
+from runtime.core.shapes import OpTypeError, ShapeError
 
 jax.config.update("jax_enable_x64", True)
 

@@ -25,11 +25,11 @@ import pytest
 from jax import lax
 
 import runtime as rt
-import runtime.dtypes as dt
-from runtime import ops
-from runtime.dtypes import DType
-from runtime.kernels import convert_array, run_kernel
-from runtime.shapes import OpTypeError, abstract_eval
+import runtime.core.dtypes as dt
+from runtime.core import ops
+from runtime.core.dtypes import DType
+from runtime.core.kernels import convert_array, run_kernel
+from runtime.core.shapes import OpTypeError, abstract_eval
 
 jax.config.update("jax_enable_x64", True)
 

@@ -4,7 +4,7 @@ XLA's CPU compiler rewrites a reduction over a dimension longer than 32 into
 windows of 32 (padded evenly at both ends) and reduces each window, then the
 window results, left to right; its reducers round to the dtype after every
 step (bfloat16 and the 8-bit formats through a conversion). castwise's
-``reduce_sum`` / ``reduce_prod`` follow that order (``runtime/kernels/
+``reduce_sum`` / ``reduce_prod`` follow that order (``runtime/core/kernels/
 _xla_fold``), so over one axis they match JAX bit for bit in every float
 dtype, and bfloat16 and the 8-bit formats match over any axes. Where XLA
 does something else castwise does not replicate (float32/float64 sums of 4096
@@ -31,9 +31,9 @@ import numpy as np
 import pytest
 from jax import lax
 
-import runtime.dtypes as dt
-from runtime.dtypes import DType
-from runtime.kernels import KERNELS, convert_array
+import runtime.core.dtypes as dt
+from runtime.core.dtypes import DType
+from runtime.core.kernels import KERNELS, convert_array
 from tests.runtime.bit_helpers import assert_same_bits
 
 jax.config.update("jax_enable_x64", True)

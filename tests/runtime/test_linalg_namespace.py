@@ -1,4 +1,4 @@
-"""``runtime.linalg`` (``rt.linalg``) against ``jax.numpy.linalg`` (x64 on).
+"""``runtime.numpy.linalg`` (``rt.linalg``) against ``jax.numpy.linalg`` (x64 on).
 
 One table, ``ROWS``: for each public function of the namespace, rows of (castwise call,
 JAX call, inputs). Every row runs in f32, f64, c64 and c128, unbatched and with a leading
@@ -40,10 +40,10 @@ from autodiff.api import jvp, vjp
 from autodiff.rules_linalg import LinalgDerivativeError
 from autodiff.testing import check_grads
 from autodiff.zeros import is_zero
-from runtime import functions as F
-from runtime import linalg as L
-from runtime.shapes import OpTypeError, ShapeError
-from runtime.tensor import Tensor, asarray
+from runtime.core import lax as F
+from runtime.core.shapes import OpTypeError, ShapeError
+from runtime.core.tensor import Tensor, asarray
+from runtime.numpy import linalg as L
 
 jax.config.update("jax_enable_x64", True)
 

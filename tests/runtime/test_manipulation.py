@@ -1,4 +1,4 @@
-"""runtime.manipulation (docs/tensor.md, "Reshaping, indexing and products") against its oracles.
+"""runtime.numpy.manipulation (docs/tensor.md, "Reshaping, indexing and products") against its oracles.
 
 - every function x policies jax (oracle jax.numpy, x64), numpy (oracle NumPy) and torch
   (oracle PyTorch, when installed) x dtypes: result dtype, shape and values;
@@ -30,10 +30,11 @@ from hypothesis import strategies as st
 import autodiff
 import runtime as rt
 from passes import lower_to_jax
-from runtime import hooks, manipulation
-from runtime.graph import new_leaf, record_holding_all
-from runtime.promotion import PromotionError
-from runtime.shapes import ArityError, OpTypeError, ShapeError
+from runtime.core import hooks
+from runtime.core.graph import new_leaf, record_holding_all
+from runtime.core.promotion import PromotionError
+from runtime.core.shapes import ArityError, OpTypeError, ShapeError
+from runtime.numpy import manipulation
 
 jax.config.update("jax_enable_x64", True)
 

@@ -1,4 +1,4 @@
-"""runtime.memory: large kernel results reuse cached buffers, and reuse never aliases a live value."""
+"""runtime.core.memory: large kernel results reuse cached buffers, and reuse never aliases a live value."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 import autodiff
 import runtime as rt
-from runtime import functions as F
-from runtime import memory
-from runtime.tensor import asarray
+from runtime.core import lax as F
+from runtime.core import memory
+from runtime.core.tensor import asarray
 
 BIG = (256, 256)  # float32: 256 KiB, above POOL_MIN_BYTES
 SMALL = (16, 16)
@@ -269,7 +269,7 @@ _FORK_SCRIPT = """
 import os, sys, threading, time
 import numpy as np
 import runtime as rt
-from runtime import memory
+from runtime.core import memory
 
 x = rt.asarray(np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32))
 holding, done = threading.Event(), threading.Event()
@@ -331,7 +331,7 @@ def _operand(dtype: rt.DType, n: int, seed: int) -> np.ndarray:
 def test_cached_outputs_give_every_elementwise_result_bit_for_bit(op: rt.ops.OpDef) -> None:
     """Each elementwise op on every dtype it accepts, on operands big enough for the cache:
     the same bits, dtype and shape as with caching off."""
-    from runtime.tensor import apply
+    from runtime.core.tensor import apply
 
     def bits(t: rt.Tensor) -> np.ndarray:
         return np.ascontiguousarray(t.numpy()).view(np.uint8)

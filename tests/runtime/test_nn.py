@@ -1,4 +1,4 @@
-"""runtime.nn (docs/tensor.md, "Neural-network and NumPy-named functions") against jax.nn.
+"""runtime.numpy.nn (docs/tensor.md, "Neural-network and NumPy-named functions") against jax.nn.
 
 - values and dtypes of every function x policies jax and numpy (torch rows when PyTorch is
   installed) x float32, float64, bfloat16, float16 and integers, against jax.nn with x64
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import autodiff
 import runtime as rt
-from runtime import nn
+from runtime.numpy import nn
 
 jax.config.update("jax_enable_x64", True)
 #: NaN and infinities in the data: NumPy's "invalid value" warnings are expected
@@ -353,7 +353,7 @@ def test_errors_name_the_function_operands_and_policy(policy: str) -> None:
 
 
 def test_an_op_error_inside_is_renamed() -> None:
-    from runtime.promotion import PromotionError
+    from runtime.core.promotion import PromotionError
 
     b = rt.asarray(np.ones(2, np.int16))
     with rt.policy("strict"), pytest.raises((PromotionError, rt.OpTypeError)) as info:

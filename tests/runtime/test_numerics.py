@@ -27,10 +27,10 @@ import pytest
 from jax import lax
 
 import runtime as rt
-import runtime.dtypes as dt
-from runtime import functions as F
-from runtime.dtypes import DType
-from runtime.kernels import KERNELS
+import runtime.core.dtypes as dt
+from runtime.core import lax as F
+from runtime.core.dtypes import DType
+from runtime.core.kernels import KERNELS
 from tests.runtime.bit_helpers import assert_same_bits
 
 jax.config.update("jax_enable_x64", True)

@@ -1,4 +1,4 @@
-"""runtime.numpy_elementwise (docs/tensor.md, "Neural-network and NumPy-named functions")
+"""runtime.numpy.elementwise (docs/tensor.md, "Neural-network and NumPy-named functions")
 against jax.numpy (policy jax, x64), NumPy (policy numpy) and PyTorch (policy torch, when
 installed).
 
@@ -22,8 +22,8 @@ import pytest
 
 import autodiff
 import runtime as rt
-from runtime import numpy_elementwise as ne
-from runtime.promotion import PromotionError
+from runtime.core.promotion import PromotionError
+from runtime.numpy import elementwise as ne
 
 jax.config.update("jax_enable_x64", True)
 #: NaN and infinities in the data: NumPy's "invalid value" warnings are expected

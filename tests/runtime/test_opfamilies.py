@@ -26,12 +26,12 @@ from jax import lax
 
 import autodiff
 import runtime as rt
-from runtime import functions as F
-from runtime import ops
-from runtime.plan import OP_RULES, REWRITE_RULES, plan
-from runtime.promotion import PromotionError
-from runtime.shapes import OpTypeError, abstract_eval
-from runtime.tensor import apply
+from runtime.core import lax as F
+from runtime.core import ops
+from runtime.core.plan import OP_RULES, REWRITE_RULES, plan
+from runtime.core.promotion import PromotionError
+from runtime.core.shapes import OpTypeError, abstract_eval
+from runtime.core.tensor import apply
 
 jax.config.update("jax_enable_x64", True)
 

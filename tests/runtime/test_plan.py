@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import runtime as rt
-from runtime import ops
-from runtime.plan import OP_RULES, PLAN_RULES, plan, promotes
-from runtime.promotion import Operand
+from runtime.core import ops
+from runtime.core.plan import OP_RULES, PLAN_RULES, plan, promotes
+from runtime.core.promotion import Operand
 
 f32, f64, c64, c128, i32, i64, b = rt.float32, rt.float64, rt.complex64, rt.complex128, rt.int32, rt.int64, rt.bool_
 

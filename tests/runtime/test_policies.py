@@ -22,7 +22,7 @@ import pytest
 
 import runtime
 from runtime import PromotionError
-from runtime.policies import torch_policy
+from runtime.core.policies import torch_policy
 from tests.runtime.policy_helpers import ERR, promote, result
 
 ALL = runtime.ALL_DTYPES

@@ -34,9 +34,9 @@ from jax import lax  # noqa: E402
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from passes import lower_to_jax  # noqa: E402
-from runtime.dtypes import DType  # noqa: E402
-from runtime.graph import evaluate  # noqa: E402
-from runtime.tensor import Tensor, asarray  # noqa: E402
+from runtime.core.dtypes import DType  # noqa: E402
+from runtime.core.graph import evaluate  # noqa: E402
+from runtime.core.tensor import Tensor, asarray  # noqa: E402
 from tests.autodiff.rule_helpers import assert_close, x64  # noqa: E402
 
 #: every castwise dtype that JAX has and XLA's CPU backend compiles a dot / convolution of

@@ -19,12 +19,12 @@ import pytest
 
 import runtime as rt
 from runtime import GatherDimensionNumbers, ScatterDimensionNumbers, Tensor
-from runtime import dtypes as dt
-from runtime import functions as F
-from runtime.dtypes import DType
-from runtime.ops import OPS
-from runtime.shapes import OpTypeError
-from runtime.tensor import apply
+from runtime.core import dtypes as dt
+from runtime.core import lax as F
+from runtime.core.dtypes import DType
+from runtime.core.ops import OPS
+from runtime.core.shapes import OpTypeError
+from runtime.core.tensor import apply
 from tests.runtime.bit_helpers import assert_same_bits
 
 _PARTS = [0.0, -0.0, 1.0, -2.5, 0.3, np.inf, -np.inf, np.nan]

@@ -9,7 +9,7 @@ lgamma at 1 and 2, digamma at its root); the test fails on any growth past it. f
 compute in float32 and round once, as XLA does.
 
 Values XLA flushes to zero (results below float32's smallest normal, CPU's flush-to-zero) count as
-equal: castwise keeps IEEE gradual underflow (runtime.kernels' documented departure).
+equal: castwise keeps IEEE gradual underflow (runtime.core.kernels' documented departure).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ jax.config.update("jax_enable_x64", True)
 
 from jax import lax  # noqa: E402
 
-from runtime.kernels import KERNELS  # noqa: E402
+from runtime.core.kernels import KERNELS  # noqa: E402
 
 F64, F32, F16, BF16 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
 DTYPES = (F64, F32, F16, BF16)

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 import runtime as rt
-from runtime.dtypes import DType
-from runtime.tensor import Tensor
+from runtime.core.dtypes import DType
+from runtime.core.tensor import Tensor
 from runtime.testing import strategies as cst
 
 POLICIES = rt.policies()

@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import runtime as rt
-from runtime import functions as F
-from runtime import ops
-from runtime.inplace import InPlaceError
-from runtime.shapes import ArityError, OpTypeError, ShapeError
-from runtime.tensor import Tensor, apply
+from runtime.core import lax as F
+from runtime.core import ops
+from runtime.core.inplace import InPlaceError
+from runtime.core.shapes import ArityError, OpTypeError, ShapeError
+from runtime.core.tensor import Tensor, apply
 
 jax.config.update("jax_enable_x64", True)
 
@@ -264,8 +264,8 @@ def test_every_op_has_a_function() -> None:
         if ops.OPS[name].family == ops.CALL:
             continue  # user calls are made by autodiff.custom_jvp / custom_vjp (tests/autodiff/test_custom_rules.py)
         fn = getattr(F, aliases.get(name, name), None)
-        assert callable(fn), f"runtime.functions has no function for op {name}"
-        assert fn.__doc__, f"runtime.functions.{fn.__name__} lacks a docstring"
+        assert callable(fn), f"runtime.core.lax has no function for op {name}"
+        assert fn.__doc__, f"runtime.core.lax.{fn.__name__} lacks a docstring"
 
 
 def test_functions_accept_tensors_arrays_and_scalars() -> None:
@@ -428,7 +428,7 @@ def test_python_scalar_that_does_not_fit_is_refused_clearly() -> None:
 
 
 def test_inplace_into_a_read_only_tensor_is_refused_clearly() -> None:
-    from runtime.inplace import InPlaceError, ReadOnlyTensorError
+    from runtime.core.inplace import InPlaceError, ReadOnlyTensorError
 
     base = np.arange(3.0)
     base.flags.writeable = False
@@ -449,7 +449,7 @@ def test_inplace_into_a_read_only_tensor_is_refused_clearly() -> None:
 
 def test_a_cached_signature_still_checks_each_call_like_the_first() -> None:
     from runtime import KernelDTypeError
-    from runtime.promotion import PromotionError
+    from runtime.core.promotion import PromotionError
 
     x = rt.asarray(np.ones(3, np.int8))
     for _ in range(3):  # the first call validates the signature, later ones take the cache
@@ -465,7 +465,7 @@ def test_a_cached_signature_still_checks_each_call_like_the_first() -> None:
 
 
 def test_registering_a_policy_again_drops_the_plans_cached_under_its_name() -> None:
-    from runtime.promotion import LatticePolicy, get_policy_object, register_policy, use_policy
+    from runtime.core.promotion import LatticePolicy, get_policy_object, register_policy, use_policy
 
     a, b = rt.asarray(np.ones(2, np.float32)), rt.asarray(np.ones(2, np.float64))
     original = get_policy_object("strict")

@@ -1,4 +1,4 @@
-"""The Tensor API users reach for (runtime.tensor_api, docs/tensor.md), against its oracles.
+"""The Tensor API users reach for (runtime.numpy.tensor_methods, docs/tensor.md), against its oracles.
 
 - values and dtypes of ``sum/prod/max/min/mean/var/std/any/all`` (``axis`` negative or
   not, ``keepdims``) against jax.numpy (policy jax), NumPy (policy numpy) and PyTorch
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import autodiff
 import runtime as rt
-from runtime import tensor_api
+from runtime.numpy import tensor_methods as tensor_api
 
 jax.config.update("jax_enable_x64", True)
 

@@ -1,6 +1,6 @@
 """Adversarial review, runtime side: results whose storage breaks the Tensor contract.
 
-Marked ``xfail(strict=True)`` where the fix belongs to ``runtime/tensor.py`` (another work
+Marked ``xfail(strict=True)`` where the fix belongs to ``runtime/core/tensor.py`` (another work
 package): the test turns into a pass, and the marker must go, when it is fixed.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 import runtime as rt
-from runtime import functions as F
+from runtime.core import lax as F
 
 
 def test_a_0d_binary_result_is_backed_by_an_ndarray() -> None:

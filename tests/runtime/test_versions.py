@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import runtime as rt
-from runtime import memory, versions
-from runtime.inplace import InPlaceError
+from runtime.core import memory, versions
+from runtime.core.inplace import InPlaceError
 
 #: ways to get a Tensor sharing the memory of an untracked float64 [4, 6] tensor
 VIEWS: dict[str, Callable[[rt.Tensor], rt.Tensor]] = {
@@ -194,14 +194,14 @@ def _op_cases() -> list[tuple[str, Callable[[], tuple[object, list[rt.Tensor]]]]
 _x = lambda: rt.asarray(np.arange(6.0))  # noqa: E731
 IDENTITY_CALLS: dict[str, Callable[[], tuple[object, list[rt.Tensor]]]] = {
     "astype-same": lambda: ((lambda x: x.astype(rt.float64)), [_x()]),
-    "convert-same": lambda: ((lambda x: rt.functions.convert(x, rt.float64)), [_x()]),
-    "reverse-none": lambda: ((lambda x: rt.functions.reverse(x, ())), [_x()]),
-    "tile-ones": lambda: ((lambda x: rt.functions.tile(x, (1,))), [_x()]),
-    "broadcast-same": lambda: ((lambda x: rt.functions.broadcast_in_dim(x, (6,), (0,))), [_x()]),
-    "pad-zero": lambda: ((lambda x: rt.functions.pad(x, 0.0, [(0, 0, 0)])), [_x()]),
-    "concatenate-one": lambda: ((lambda x: rt.functions.concatenate([x], 0)), [_x()]),
-    "reduce_sum-no-axes": lambda: ((lambda x: rt.functions.reduce_sum(x, ())), [_x()]),
-    "select_n-one-case": lambda: ((lambda x: rt.functions.select_n(rt.asarray(np.zeros(6, bool)), x)), [_x()]),
+    "convert-same": lambda: ((lambda x: rt.lax.convert(x, rt.float64)), [_x()]),
+    "reverse-none": lambda: ((lambda x: rt.lax.reverse(x, ())), [_x()]),
+    "tile-ones": lambda: ((lambda x: rt.lax.tile(x, (1,))), [_x()]),
+    "broadcast-same": lambda: ((lambda x: rt.lax.broadcast_in_dim(x, (6,), (0,))), [_x()]),
+    "pad-zero": lambda: ((lambda x: rt.lax.pad(x, 0.0, [(0, 0, 0)])), [_x()]),
+    "concatenate-one": lambda: ((lambda x: rt.lax.concatenate([x], 0)), [_x()]),
+    "reduce_sum-no-axes": lambda: ((lambda x: rt.lax.reduce_sum(x, ())), [_x()]),
+    "select_n-one-case": lambda: ((lambda x: rt.lax.select_n(rt.asarray(np.zeros(6, bool)), x)), [_x()]),
     "clip-wide": lambda: ((lambda x: x.clip(-100.0, 100.0)), [_x()]),
     "positive": lambda: ((lambda x: +x), [_x()]),
     "add-zero": lambda: ((lambda x: x + 0), [_x()]),

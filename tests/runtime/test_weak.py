@@ -31,10 +31,10 @@ import autodiff  # noqa: E402,F401
 import runtime as rt  # noqa: E402
 from passes.promote import promote  # noqa: E402
 from passes.verify import verify  # noqa: E402
-from runtime import functions as F  # noqa: E402
-from runtime import ops  # noqa: E402
-from runtime.graph import trace  # noqa: E402
-from runtime.weak import WEAK_RULES, output_weak  # noqa: E402
+from runtime.core import lax as F  # noqa: E402
+from runtime.core import ops  # noqa: E402
+from runtime.core.graph import trace  # noqa: E402
+from runtime.core.weak import WEAK_RULES, output_weak  # noqa: E402
 
 # -- the issue's examples --------------------------------------------------------------------
 
@@ -507,7 +507,7 @@ def _binary_calls(draw: Any) -> tuple[Any, ...]:
 
 
 def _outcome(op: ops.OpDef, x: Any, y: Any, policy: str) -> tuple[Any, ...]:
-    from runtime.tensor import apply_binary
+    from runtime.core.tensor import apply_binary
 
     a, b = (_tensor(*v) if isinstance(v, tuple) else v for v in (x, y))
     with rt.use_policy(policy):
@@ -531,7 +531,7 @@ def test_a_result_does_not_depend_on_the_calls_before_it(calls: list[tuple[Any, 
     way) and every call before it, gives what it gives with every plan cache empty: dtype,
     weak flag, shape and bits (a weak operand's plan once reached strong operands of the
     same dtype through the operator cache, and bfloat16 came out where float32 was due)."""
-    from runtime.promotion import PLAN_CACHES
+    from runtime.core.promotion import PLAN_CACHES
 
     warm = []
     for op, x, y, policy in calls:
@@ -549,7 +549,7 @@ def test_weak_and_strong_operands_never_share_a_cached_plan(policy: str) -> None
     """Every pair of dtypes and shapes, each operand weak and strong, in every order: each
     call gives what it gives with the plan caches empty (the exhaustive form of the property
     above, for the policies with weak types)."""
-    from runtime.promotion import PLAN_CACHES
+    from runtime.core.promotion import PLAN_CACHES
 
     operands = [(d, s) for d in _HISTORY_DTYPES for s in [(), (2,)]]
     for op in (ops.mul, ops.max):

@@ -19,9 +19,9 @@ import pytest
 
 import autodiff
 import runtime as rt
-from runtime import ops
-from runtime.shapes import GatherDimensionNumbers, ScatterDimensionNumbers
-from runtime.tensor import Tensor, apply
+from runtime.core import ops
+from runtime.core.shapes import GatherDimensionNumbers, ScatterDimensionNumbers
+from runtime.core.tensor import Tensor, apply
 
 F64 = rt.float64
 F32 = rt.float32
@@ -230,7 +230,7 @@ def test_binary_fast_path_keeps_an_ndarray(op: ops.OpDef, make: Callable[[], tup
         pytest.skip(f"{op.name} takes integers only")
     if op.name in _FLOAT_BINARY and not kinds & {"float"}:
         pytest.skip(f"{op.name} takes floats only")
-    from runtime.tensor import apply_binary
+    from runtime.core.tensor import apply_binary
 
     x, y = make()
     if op is ops.atan2 and isinstance(x, Tensor) and x.dtype.is_integer:

@@ -1,0 +1,369 @@
+"""Promotion policies: ``promote_types``, ``result_type`` and the active policy.
+
+A policy answers two questions: ``promote_types(a, b)`` for two dtypes, and
+``result_type(*operands)`` where operands may also be Python scalars (weak) and
+0-d values. Policies are values; one is active per thread (``use_policy``) and
+any call may name another with ``policy=``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar, Final, Literal
+
+import numpy as np
+
+from runtime.core import dtypes as dt
+from runtime.core.dtypes import DType
+
+PyKind = Literal["bool", "int", "float", "complex"]
+
+DEFAULT_POLICY: Final = "jax"
+
+
+class PromotionError(TypeError):
+    """No implicit promotion path exists between dtypes under a policy."""
+
+
+class Operand:
+    """One ``result_type`` operand after classification.
+
+    ``pykind`` is set for Python scalars (weakly typed in most policies);
+    ``zero_dim`` marks 0-d arrays and tensors (torch's category rule).
+    """
+
+    __slots__ = ("dtype", "pykind", "zero_dim")
+
+    def __init__(self, dtype: DType | None, pykind: PyKind | None, zero_dim: bool) -> None:
+        self.dtype = dtype
+        self.pykind = pykind
+        self.zero_dim = zero_dim
+
+    def describe(self) -> str:
+        if self.pykind is not None:
+            return f"python {self.pykind}"
+        assert self.dtype is not None
+        return self.dtype.name + (" (0-d)" if self.zero_dim else "")
+
+
+#: Python's own scalar types, looked up by exact type: they are the weak operands.
+#: NumPy scalars subclass ``float``/``complex`` (``np.float64``, ``np.complex128``)
+#: but carry a dtype: they are strong, as in JAX and NumPy 2 (NEP 50).
+PY_SCALAR_KINDS: Final[dict[type, PyKind]] = {bool: "bool", int: "int", float: "float", complex: "complex"}
+
+
+def classify(x: Any) -> Operand:
+    """Turn an operand into an ``Operand``: the one classification of operands.
+
+    ``result_type``, ``promote_types`` and the eager executor (every op, every
+    policy) all call it. Python ``bool``/``int``/``float``/``complex`` values
+    (by exact type) are weak scalars; NumPy and ml_dtypes scalars, arrays and
+    tensors are strong, 0-d when their shape is ``()``; a type or dtype names a
+    dtype. Anything else is a ``TypeError`` naming the value.
+    """
+    kind = PY_SCALAR_KINDS.get(type(x))
+    if kind is not None:
+        return Operand(None, kind, True)
+    if isinstance(x, (DType, type)):
+        # A type (np.float32, ml_dtypes.bfloat16, jnp.float32) names a dtype; its
+        # class-level ``shape``/``dtype`` attributes are descriptors, not values.
+        return Operand(dt.dtype(x), None, False)
+    if isinstance(x, np.generic):  # before the Python-scalar check: np.float64 is a float
+        return Operand(dt.dtype(x.dtype), None, True)
+    if isinstance(x, (bool, int, float, complex)):
+        # a subclass of a Python scalar that is not NumPy's (an IntEnum member, ...):
+        # neither weak (JAX and NumPy key weak types on the exact type) nor a dtype
+        raise TypeError(
+            f"unexpected operand {x!r} of type {type(x).__name__}: a subclass of a Python scalar is "
+            f"neither a weak scalar nor a dtype; pass {type(x).__mro__[1].__name__}(x) or an array"
+        )
+    shape = getattr(x, "shape", None)
+    x_dtype = getattr(x, "dtype", None)
+    if shape is not None and x_dtype is not None:
+        if isinstance(x_dtype, DType):
+            return Operand(x_dtype, None, len(shape) == 0)
+        if isinstance(x_dtype, np.dtype) and not x_dtype.isnative:  # big-endian data: its native dtype
+            x_dtype = x_dtype.newbyteorder("=")
+        return Operand(dt.dtype(x_dtype), None, len(shape) == 0)
+    return Operand(dt.dtype(x), None, False)
+
+
+def operand_dtype(x: Any) -> DType:
+    """The dtype a ``promote_types`` argument names: a dtype, a type, or a strong value
+    (a NumPy scalar, an array, a tensor) by ``classify``; Python scalars have none."""
+    op = classify(x)
+    if op.dtype is None:
+        raise TypeError(
+            f"promote_types takes dtypes; {x!r} is a weak Python {op.pykind} "
+            "(use result_type for values, or name its dtype)"
+        )
+    return op.dtype
+
+
+class Policy:
+    """Base of every promotion policy.
+
+    Subclasses implement ``_promote(a, b)`` (return a DType, or ``None`` when no
+    path exists) and may override ``_result_type`` for scalar rules. Results of
+    ``_promote`` are cached in a table, so ``promote_types`` is a dictionary
+    lookup after the first call.
+    """
+
+    name: str = ""
+    summary: str = ""
+    #: The dtypes the policy knows; others are refused, even with themselves.
+    dtypes: tuple[DType, ...] = dt.ALL_DTYPES
+    #: Where true division of integers goes (``None``: it is an error).
+    true_divide_float: DType | None = dt.float64
+
+    def true_divide_dtype(self, integer: DType) -> DType | None:
+        """The float that true division of ``integer`` (or bool) operands produces."""
+        return self.true_divide_float
+
+    def __init__(self) -> None:
+        self._table: dict[tuple[DType, DType], DType | None] = {}
+        self._known = frozenset(self.dtypes)
+
+    # -- pairs ---------------------------------------------------------------
+    def _promote(self, a: DType, b: DType) -> DType | None:
+        raise NotImplementedError
+
+    #: how a refused pair's message starts (the Neuron policy uses its compiler's words)
+    no_path_text: str = "no implicit dtype promotion path"
+
+    def no_path(self, a: DType | str, b: DType | str, reason: str = "") -> PromotionError:
+        """The error raised when ``a`` and ``b`` have no promotion path."""
+        names = [x.name if isinstance(x, DType) else x for x in (a, b)]
+        text = f"{self.no_path_text} for {names[0]} and {names[1]} under policy {self.name!r}"
+        return PromotionError(text + (f": {reason}" if reason else ""))
+
+    def explain_failure(self, a: DType, b: DType) -> str:
+        """A short reason for a refused pair (used in error messages)."""
+        for d in (a, b):
+            if d not in self._known:
+                return f"{d.name} is not a dtype of this policy"
+        return ""
+
+    def promote_types(self, a: DType, b: DType) -> DType:
+        """The dtype both ``a`` and ``b`` are converted to; ``PromotionError`` if none."""
+        key = (a, b)
+        try:
+            result = self._table[key]
+        except KeyError:
+            if a in self._known and b in self._known:
+                result = a if a is b and self._identity_ok(a) else self._promote(a, b)
+            else:
+                result = None
+            self._table[key] = result
+        if result is None:
+            raise self.no_path(a, b, self.explain_failure(a, b))
+        return result
+
+    def _identity_ok(self, a: DType) -> bool:
+        return True
+
+    def can_promote(self, a: DType, b: DType) -> bool:
+        try:
+            self.promote_types(a, b)
+        except PromotionError:
+            return False
+        return True
+
+    # -- operands ------------------------------------------------------------
+    def result_type(self, operands: Sequence[Operand]) -> DType:
+        """The common dtype of classified operands."""
+        if not operands:
+            raise TypeError(f"result_type: at least one operand is required (policy {self.name!r})")
+        return self._result_type(operands)
+
+    def _result_type(self, operands: Sequence[Operand]) -> DType:
+        """Default rule: strong operands fold with ``promote_types``; a Python
+        scalar joins only if its category is above the strong result's, taking the
+        policy's default dtype for its kind."""
+        strong: DType | None = None
+        for op in operands:
+            if op.dtype is not None:
+                strong = op.dtype if strong is None else self.promote_types(strong, op.dtype)
+        # Only the highest-kind Python scalar can decide, whatever the operand order.
+        kinds = [op.pykind for op in operands if op.pykind is not None]
+        if kinds:
+            pykind = max(kinds, key=dt.KIND_CATEGORY.__getitem__)
+            scalar = self.scalar_default(pykind, strong)
+            if strong is None:
+                strong = scalar
+            elif dt.KIND_CATEGORY[pykind] > strong.category:
+                strong = self.promote_types(strong, scalar)
+        assert strong is not None
+        return strong
+
+    def scalar_default(self, pykind: PyKind, context: DType | None) -> DType:
+        """The dtype a Python scalar of ``pykind`` takes when it decides the result."""
+        return {"bool": dt.bool_, "int": dt.int64, "float": dt.float64, "complex": dt.complex128}[pykind]
+
+
+class LatticePolicy(Policy):
+    """A policy defined, like JAX's, by a DAG of "immediately promotes to" edges.
+
+    The result of two types is their least upper bound: the unique smallest
+    type above both. Weak Python scalars are nodes of the lattice too.
+    """
+
+    #: node -> nodes immediately above it. Nodes are DTypes or weak kind names.
+    edges: ClassVar[dict[DType | str, list[DType | str]]] = {}
+    #: dtype a weak-only result takes
+    weak_default: ClassVar[dict[str, DType]] = {"int": dt.int64, "float": dt.float64, "complex": dt.complex128}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._upper = _upper_bounds(self.edges)
+
+    def _lub(self, a: DType | str, b: DType | str) -> DType | str | None:
+        common = self._upper[a] & self._upper[b]
+        # The least element of the common upper bounds is the one whose own upper
+        # bound set contains all of them.
+        for node in common:
+            if self._upper[node] >= common:
+                return node
+        return None
+
+    def _promote(self, a: DType, b: DType) -> DType | None:
+        if a not in self._upper or b not in self._upper:
+            return None
+        node = self._lub(a, b)
+        if isinstance(node, str):
+            return self.weak_default[node]
+        return node
+
+    def _result_type(self, operands: Sequence[Operand]) -> DType:
+        acc: DType | str | None = None
+        for op in operands:
+            node: DType | str
+            if op.pykind is not None and op.pykind != "bool":
+                node = op.pykind
+            elif op.pykind == "bool":
+                node = dt.bool_
+            else:
+                assert op.dtype is not None
+                node = op.dtype
+            if node not in self._upper:
+                assert isinstance(node, DType)
+                raise self.no_path(node, node, f"{node.name} is not a dtype of this policy")
+            if acc is None:
+                acc = node
+                continue
+            joined = self._lub(acc, node)
+            if joined is None:
+                raise self.no_path(_label(acc), _label(node), self._explain_nodes(acc, node))
+            acc = joined
+        assert acc is not None
+        return self.weak_default[acc] if isinstance(acc, str) else acc
+
+    def _explain_nodes(self, a: DType | str, b: DType | str) -> str:
+        """The policy's reason for a refused join of lattice nodes (a weak node has none
+        of its own: the strong dtype's reason stands for both)."""
+        strong = [n for n in (a, b) if isinstance(n, DType)]
+        if not strong:
+            return ""
+        return self.explain_failure(strong[0], strong[-1])
+
+
+def _label(node: DType | str) -> str:
+    return node.name if isinstance(node, DType) else f"weak {node}"
+
+
+def _upper_bounds(edges: dict[Any, list[Any]]) -> dict[Any, frozenset[Any]]:
+    """Reflexive-transitive closure of ``edges`` (iterative)."""
+    result: dict[Any, frozenset[Any]] = {}
+    for start in edges:
+        seen = {start}
+        stack = [start]
+        while stack:
+            for nxt in edges.get(stack.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        result[start] = frozenset(seen)
+    return result
+
+
+# -- registry and the active policy ------------------------------------------
+
+_REGISTRY: dict[str, Policy] = {}
+
+
+#: caches keyed by policy name (the eager executor's plan caches); emptied
+#: whenever a policy is (re)registered, so a replaced policy is never served stale
+PLAN_CACHES: list[dict[Any, Any]] = []
+
+
+def register_policy(policy: Policy) -> Policy:
+    """Add a policy to the registry under ``policy.name``."""
+    _REGISTRY[policy.name] = policy
+    for cache in PLAN_CACHES:
+        cache.clear()
+    return policy
+
+
+def policies() -> tuple[str, ...]:
+    """Names of the registered policies."""
+    return tuple(_REGISTRY)
+
+
+def get_policy_object(name: str | Policy | None = None) -> Policy:
+    """Resolve ``name`` (or the active policy when ``None``) to a Policy."""
+    if name is None:
+        name = _STATE.__dict__.get("name", DEFAULT_POLICY)
+    if isinstance(name, Policy):
+        return name
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown promotion policy {name!r}; known: {', '.join(_REGISTRY)}") from None
+
+
+class _PolicyState(threading.local):
+    name: str = DEFAULT_POLICY
+
+
+_STATE = _PolicyState()
+
+
+def get_policy() -> str:
+    """Name of the policy active in this thread (default ``"jax"``)."""
+    return _STATE.name
+
+
+@contextmanager
+def use_policy(name: str) -> Iterator[Policy]:
+    """Make ``name`` the active policy in this thread for the ``with`` block."""
+    policy = get_policy_object(name)
+    previous = _STATE.name
+    _STATE.name = policy.name
+    try:
+        yield policy
+    finally:
+        _STATE.name = previous
+
+
+def promote_types(a: Any, b: Any, policy: str | Policy | None = None) -> DType:
+    """The dtype two dtypes promote to under ``policy`` (default: the active one)."""
+    return get_policy_object(policy).promote_types(operand_dtype(a), operand_dtype(b))
+
+
+def result_type(*operands: Any, policy: str | Policy | None = None) -> DType:
+    """The common dtype of ``operands``: dtypes, tensors, arrays, 0-d values and
+    Python scalars (weak), under ``policy`` (default: the active one)."""
+    return get_policy_object(policy).result_type([classify(x) for x in operands])
+
+
+def table(policy: str | Policy, dtypes: Iterable[DType] | None = None) -> dict[tuple[DType, DType], DType | None]:
+    """The full pairwise promotion table of a policy (``None`` marks an error)."""
+    pol = get_policy_object(policy)
+    ds = tuple(pol.dtypes if dtypes is None else dtypes)
+    out: dict[tuple[DType, DType], DType | None] = {}
+    for a in ds:
+        for b in ds:
+            out[a, b] = pol.promote_types(a, b) if pol.can_promote(a, b) else None
+    return out

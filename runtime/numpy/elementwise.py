@@ -1,0 +1,292 @@
+"""NumPy-named functions (``np.maximum``, ``np.isnan``, ``np.isclose``, ``np.var`` ...) over
+castwise's ops and Tensor methods.
+
+Each is a composition of ordinary ops (``max``, ``ne``, ``eq``, ``abs``, ``select``,
+``convert``, ``reduce_*`` ...) run through the one eager executor, so a tracked operand
+records those ops and the recording replays, differentiates, batches and lowers like any
+other graph; no op is added to the vocabulary. ``var``, ``std``, ``prod``, ``any``, ``all``
+and ``clip`` are the Tensor methods' implementations (``runtime.numpy.tensor_methods``).
+
+Where the libraries disagree, the active policy's library decides (docs/tensor.md):
+``var``'s default ``ddof`` is 1 under PyTorch; ``isnan``/``isinf`` of integers are all
+False and ``isfinite`` all True in every library; ``count_nonzero`` is an int64 count.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from runtime.core import dtypes as dt
+from runtime.core import lax as F
+from runtime.core.shapes import ShapeError
+from runtime.core.tensor import Tensor, as_tensor, asarray
+from runtime.numpy import tensor_methods as tensor_api
+from runtime.numpy.nn import error, named
+
+__all__ = [
+    "absolute",
+    "all",
+    "allclose",
+    "any",
+    "clip",
+    "count_nonzero",
+    "divide",
+    "floor_divide",
+    "isclose",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "maximum",
+    "minimum",
+    "nan_to_num",
+    "negative",
+    "power",
+    "prod",
+    "remainder",
+    "std",
+    "true_divide",
+    "var",
+]
+
+
+# -- arithmetic under NumPy's names -------------------------------------------------------------
+
+
+@named("maximum")
+def maximum(x: Any, y: Any) -> Tensor:
+    """The elementwise maximum, NaN-propagating (``np.maximum``, ``jnp.maximum``, ``torch.maximum``)."""
+    return F.max(x, y)
+
+
+@named("minimum")
+def minimum(x: Any, y: Any) -> Tensor:
+    """The elementwise minimum, NaN-propagating (``np.minimum``, ``jnp.minimum``, ``torch.minimum``)."""
+    return F.min(x, y)
+
+
+@named("clip")
+def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """``minimum(maximum(x, min), max)`` (``np.clip``, ``jnp.clip``, ``torch.clamp``): the Tensor
+    method's implementation; ``min > max`` gives ``max``."""
+    return tensor_api.clip(as_tensor(x), min, max)
+
+
+@named("power")
+def power(x: Any, y: Any) -> Tensor:
+    """``x ** y`` (``np.power``, ``torch.pow``)."""
+    return F.pow(x, y)
+
+
+@named("floor_divide")
+def floor_divide(x: Any, y: Any) -> Tensor:
+    """Python's ``x // y`` (``np.floor_divide``; integer ``x // 0`` as jax.numpy, docs/tensor.md)."""
+    return F.floor_div(x, y)
+
+
+@named("true_divide")
+def true_divide(x: Any, y: Any) -> Tensor:
+    """``x / y``; integers divide into the policy's float (``np.true_divide``, ``torch.true_divide``)."""
+    return F.div(x, y)
+
+
+@named("divide")
+def divide(x: Any, y: Any) -> Tensor:
+    """``x / y``, as ``true_divide`` (``np.divide``, ``torch.div``)."""
+    return F.div(x, y)
+
+
+@named("remainder")
+def remainder(x: Any, y: Any) -> Tensor:
+    """Python's ``x % y``, the sign of the divisor (``np.remainder``, ``torch.remainder``)."""
+    return F.mod(x, y)
+
+
+@named("absolute")
+def absolute(x: Any) -> Tensor:
+    """``|x|``; real for complex ``x`` (``np.absolute``, ``torch.abs``)."""
+    return F.abs(x)
+
+
+@named("negative")
+def negative(x: Any) -> Tensor:
+    """``-x`` (``np.negative``, ``torch.neg``)."""
+    return F.neg(x)
+
+
+# -- classification -----------------------------------------------------------------------------
+
+
+@named("isnan")
+def isnan(x: Any) -> Tensor:
+    """True where ``x`` is NaN: ``x != x`` (either part for complex; all False for integers and
+    bool, recorded as the same comparison so that it batches with ``x``)."""
+    t = as_tensor(x)
+    return F.ne(t, t)
+
+
+@named("isinf")
+def isinf(x: Any) -> Tensor:
+    """True where ``x`` is +inf or -inf (either part for complex; all False for integers and bool)."""
+    t = as_tensor(x)
+    if t.dtype.kind == "complex":
+        return F.logical_or(isinf(F.real(t)), isinf(F.imag(t)))
+    if t.dtype.kind != "float":
+        return F.ne(t, t)  # all False, as NumPy and jax.numpy say
+    inf = asarray(np.asarray(np.inf, t.dtype.storage), t.dtype)
+    return F.eq(F.abs(t), inf)
+
+
+@named("isfinite")
+def isfinite(x: Any) -> Tensor:
+    """True where ``x`` is neither infinite nor NaN (both parts for complex; all True for
+    integers and bool)."""
+    t = as_tensor(x)
+    if t.dtype.kind == "complex":
+        return F.logical_and(F.is_finite(F.real(t)), F.is_finite(F.imag(t)))
+    if t.dtype.kind != "float":
+        return F.eq(t, t)  # all True
+    return F.is_finite(t)
+
+
+def _finfo(d: dt.DType) -> Any:
+    return ml_dtypes.finfo(d.storage)
+
+
+def _replace(t: Tensor, nan: Any, posinf: Any, neginf: Any) -> Tensor:
+    info = _finfo(t.dtype)
+    values = {
+        "nan": nan,
+        "posinf": info.max if posinf is None else posinf,
+        "neginf": info.min if neginf is None else neginf,
+    }
+    # the replacements in x's dtype (np.nan_to_num casts them), as 0-d constants broadcast
+    c = {
+        k: F.broadcast_in_dim(asarray(np.asarray(v).astype(t.dtype.storage), t.dtype), t.shape, ())
+        for k, v in values.items()
+    }
+    inf = asarray(np.asarray(np.inf, t.dtype.storage), t.dtype)
+    out = F.select(F.ne(t, t), c["nan"], t)
+    out = F.select(F.eq(t, inf), c["posinf"], out)
+    return F.select(F.eq(t, F.neg(inf)), c["neginf"], out)
+
+
+@named("nan_to_num")
+def nan_to_num(x: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """``x`` with NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf`` (by default
+    the largest and the most negative finite values of ``x``'s dtype); each part of a complex
+    ``x`` separately; integers and bool unchanged (``np.nan_to_num``, ``torch.nan_to_num``).
+    Recorded as ``ne``/``eq`` comparisons and ``select``s, so the gradient passes where
+    ``x`` is finite and is 0 where a value was replaced."""
+    t = as_tensor(x)
+    if t.dtype.kind == "complex":
+        return F.complex(_replace(F.real(t), nan, posinf, neginf), _replace(F.imag(t), nan, posinf, neginf))
+    if t.dtype.kind != "float":
+        return t
+    return _replace(t, nan, posinf, neginf)
+
+
+def _check_broadcast(name: str, a: Tensor, b: Tensor) -> None:
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise error(
+            ShapeError, name, f"shapes {list(a.shape)} and {list(b.shape)} cannot be broadcast together", a, b
+        ) from None
+
+
+@named("isclose")
+def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """``|a - b| <= atol + rtol * |b|`` elementwise, with equal infinities close and NaNs close
+    only with ``equal_nan`` (``np.isclose``, ``jnp.isclose``, ``torch.isclose``).
+
+    ``a`` and ``b`` promote per the policy, integers to the policy's float (as ``a / b``
+    would); ``rtol`` and ``atol`` are taken in that dtype (the real part's, for complex), as
+    jax.numpy takes them.
+    """
+    x, y = as_tensor(a), as_tensor(b)
+    _check_broadcast("isclose", x, y)
+    if not (x.dtype.is_inexact or y.dtype.is_inexact):
+        # integers compare in the float their true division gives (np.isclose: float64)
+        target = _division_dtype(x, y)
+        x, y = F.convert(x, target), F.convert(y, target)
+    diff = F.sub(x, y)
+    tol_dtype = dt.COMPLEX_PART.get(diff.dtype, diff.dtype)
+    rt_ = asarray(np.asarray(rtol).astype(tol_dtype.storage), tol_dtype)
+    at_ = asarray(np.asarray(atol).astype(tol_dtype.storage), tol_dtype)
+    in_range = F.le(F.abs(diff), F.add(at_, F.mul(rt_, F.abs(y))))
+    out = F.logical_or(F.eq(x, y), F.logical_and(isfinite(y), in_range))
+    if equal_nan:
+        out = F.logical_or(out, F.logical_and(isnan(x), isnan(y)))
+    return out
+
+
+def _division_dtype(x: Tensor, y: Tensor) -> dt.DType:
+    """The float ``x / y`` gives two integer or bool operands under the policy."""
+    from runtime.core.promotion import result_type
+
+    common = result_type(x, y)
+    if common.is_inexact:
+        return common
+    from runtime.core import ops
+    from runtime.core.plan import inexact_dtype
+    from runtime.core.promotion import get_policy_object
+
+    return inexact_dtype(ops.div, common, get_policy_object())
+
+
+@named("allclose")
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> builtins.bool:
+    """Whether ``isclose`` holds everywhere, as a Python bool (``np.allclose``,
+    ``torch.allclose``): it reads the values, so it cannot be traced (``jnp.allclose``
+    returns a 0-d array; ``all(isclose(...))`` records that)."""
+    return builtins.bool(all(isclose(a, b, rtol, atol, equal_nan)))
+
+
+# -- reductions: the Tensor methods' implementations ---------------------------------------------
+
+
+@named("var")
+def var(x: Any, axis: Any = None, ddof: Any = None, keepdims: bool = False, *, correction: Any = None) -> Tensor:
+    """The variance (``np.var``, ``jnp.var``, ``torch.var``): ``Tensor.var``; ``ddof``
+    (``correction``) defaults to 0, and to 1 under the torch policy."""
+    return tensor_api.var(x, axis, ddof, keepdims, correction=correction)
+
+
+@named("std")
+def std(x: Any, axis: Any = None, ddof: Any = None, keepdims: bool = False, *, correction: Any = None) -> Tensor:
+    """The standard deviation, ``sqrt(var(...))`` (``np.std``, ``torch.std``): ``Tensor.std``."""
+    return tensor_api.std(x, axis, ddof, keepdims, correction=correction)
+
+
+@named("prod")
+def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+    """The product over ``axis`` (``np.prod``, ``torch.prod``): ``Tensor.prod``."""
+    return tensor_api.prod(x, axis, keepdims, dtype)
+
+
+@named("any")
+def any(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Whether any element is nonzero (NaN counts), over ``axis``: ``Tensor.any``."""
+    return tensor_api.any_all(x, axis, keepdims, True)
+
+
+@named("all")
+def all(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """Whether every element is nonzero (NaN counts), over ``axis``: ``Tensor.all``."""
+    return tensor_api.any_all(x, axis, keepdims, False)
+
+
+@named("count_nonzero")
+def count_nonzero(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """The number of nonzero elements (NaN counts) over ``axis``, an int64 Tensor
+    (``jnp.count_nonzero``, ``torch.count_nonzero``; ``np.count_nonzero`` returns a Python int
+    for ``axis=None``, castwise a 0-d int64 Tensor). Recorded as ``convert`` to bool,
+    ``convert`` to int64 and ``reduce_sum``."""
+    t = as_tensor(x)
+    axes = tensor_api.normalize_axes(t, axis, "count_nonzero")  # its errors show x, not the int64 copy
+    b = t if t.dtype is dt.bool_ else F.convert(t, dt.bool_)
+    return tensor_api.sum_(F.convert(b, dt.int64), axes, keepdims, method="count_nonzero")

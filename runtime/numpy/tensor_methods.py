@@ -1,0 +1,772 @@
+"""The NumPy / jax.numpy / PyTorch-style Tensor API: reductions with ``axis`` and
+``keepdims``, ``var``/``std``, ``any``/``all``, ``squeeze``/``flatten``/``clip``,
+``reshape(-1)``, ``where``, advanced indexing and the functional ``x.at[idx]`` update.
+
+Every entry point here is a composition of ordinary ops (``reshape``,
+``reduce_*``, ``convert``, ``select``, ``gather``, ``scatter`` ...), each run
+through the one eager executor, so a recording holds exactly what ran and
+replays, differentiates and lowers like any other graph.
+
+Where the libraries disagree, the active policy's library decides
+(``LIBRARY``): jax.numpy for ``jax``/``jax-strict`` (and the policies not
+modelled on a library), NumPy for ``numpy``, PyTorch for ``torch`` and ``kael``.
+docs/tensor.md lists each decision.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from runtime.core import dtypes as dt
+from runtime.core import hooks, ops
+from runtime.core.dtypes import DType
+from runtime.core.promotion import PromotionError, get_policy, get_policy_object
+from runtime.core.shapes import GatherDimensionNumbers, OpTypeError, ScatterDimensionNumbers, ShapeError
+from runtime.core.tensor import Tensor, as_tensor, asarray
+
+#: The library whose semantics a policy's Tensor API follows where NumPy, jax.numpy and
+#: PyTorch disagree (``var``'s default ddof, ``squeeze`` of a non-1 axis, ``sum``'s integer
+#: dtype, ``any`` of uint8, out-of-bounds indices). Policies not named follow jax.numpy.
+LIBRARY: dict[str, str] = {"jax": "jax", "jax-strict": "jax", "numpy": "numpy", "torch": "torch", "kael": "torch"}
+
+
+def library() -> str:
+    """The library (``"jax"``, ``"numpy"`` or ``"torch"``) the active policy's Tensor API follows."""
+    return LIBRARY.get(get_policy(), "jax")
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, Tensor):
+        return f"{x.dtype.short}[{', '.join(map(str, x.shape))}]"
+    return type(x).__name__
+
+
+def api_error(cls: type[Exception], method: str, x: Any, message: str) -> Exception:
+    """``cls`` with a message naming the method, the operand's dtype and shape, and the policy."""
+    return cls(f"{method}: {message} [operand {_describe(x)}; policy {get_policy()!r}]")
+
+
+# -- axes --------------------------------------------------------------------------------------
+
+
+def normalize_axes(x: Tensor, axis: Any, method: str) -> tuple[int, ...]:
+    """``axis`` (None, an int or a sequence of ints; negative ones count from the end) as
+    sorted non-negative axes of ``x``; anything else raises naming ``method``."""
+    ndim = x.ndim
+    if axis is None:
+        return tuple(range(ndim))
+    items = (axis,) if _is_int(axis) else axis
+    try:
+        items = tuple(items)
+    except TypeError:
+        raise api_error(ShapeError, method, x, f"axis must be an int or a sequence of ints, got {axis!r}") from None
+    out = []
+    for a in items:
+        if not _is_int(a):
+            raise api_error(ShapeError, method, x, f"axis must be an int or a sequence of ints, got {axis!r}")
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            raise api_error(ShapeError, method, x, f"axis {a} is out of range for rank {ndim}")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise api_error(ShapeError, method, x, f"axis {axis!r} repeats an axis")
+    return tuple(sorted(out))
+
+
+def _is_int(value: Any) -> bool:
+    if isinstance(value, (builtins.bool, np.bool_)):
+        return False
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _keep(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+    """``out`` with the reduced ``axes`` kept as size 1 (a recorded ``reshape``)."""
+    if not keepdims:
+        return out
+    from runtime.core import lax as functions
+
+    shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+    return out if out.shape == shape else functions.reshape(out, shape)
+
+
+# -- dtype rules ---------------------------------------------------------------------------------
+
+#: jnp.sum / jnp.prod / jnp.mean / jnp.var accumulate these in float32 and round once.
+_UPCAST_F16 = frozenset({dt.float16, dt.bfloat16})
+
+
+def sum_dtype(d: DType) -> DType:
+    """The dtype ``sum``/``prod`` accumulate an integer or bool ``d`` in (``promote_integers``).
+
+    jax.numpy and NumPy: bool and signed integers narrower than 64 bits -> int64,
+    unsigned ones -> uint64. PyTorch: bool and every integer narrower than 64 bits -> int64.
+    Inexact dtypes are kept, and so is every dtype under the policies not modelled on a
+    library (neuron, tenferro, strict): their sums keep lax's meaning, which refuses bool.
+    """
+    if d.kind not in ("bool", "int", "uint") or (d.bits >= 64 and d.kind != "bool") or get_policy() not in LIBRARY:
+        return d
+    if library() == "torch" or d.kind in ("bool", "int"):
+        return dt.int64
+    return dt.uint64
+
+
+def mean_dtype(d: DType, method: str, x: Any) -> DType:
+    """The dtype ``mean``/``var``/``std`` of an integer or bool ``d`` compute in.
+
+    jax.numpy: float32 up to 32 bits, float64 for 64-bit ones (``to_inexact_dtype``);
+    NumPy: float64 always (``np.mean`` of any integer); PyTorch (which refuses integer
+    means) and the other policies: the float their true division of integers gives.
+    """
+    if d.is_inexact:
+        return d
+    lib, policy = library(), get_policy_object(None)
+    if lib == "numpy" and dt.float64 in policy.dtypes:
+        return dt.float64
+    from runtime.core.plan import inexact_dtype
+
+    try:
+        return inexact_dtype(ops.div, d, policy)
+    except PromotionError as err:
+        raise api_error(PromotionError, method, x, f"{err}") from None
+
+
+def _real_dtype(d: DType) -> DType:
+    return dt.COMPLEX_PART.get(d, d)
+
+
+# -- reductions --------------------------------------------------------------------------------
+
+
+def _prepared(x: Any, dtype: Any, method: str) -> Tensor:
+    """``x`` as a strong Tensor, converted to ``dtype`` when one is given (jnp's ``dtype=``)."""
+    t = as_tensor(x)
+    if t.weak:
+        t = t.astype(t.dtype)  # jax.numpy's reductions drop the weak flag first
+    if dtype is not None:
+        t = t.astype(dtype)
+    return t
+
+
+def sum_(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, *, method: str = "sum") -> Tensor:
+    """``sum`` as the policy's library computes it: integers in ``sum_dtype``; float16 and
+    bfloat16 accumulated in float32 and rounded once; ``keepdims`` a recorded reshape."""
+    from runtime.core import lax as functions
+
+    t = _prepared(x, dtype, method)
+    axes = normalize_axes(t, axis, method)
+    wide = sum_dtype(t.dtype) if dtype is None else t.dtype  # an explicit dtype= is the accumulator
+    if wide is not t.dtype:
+        t = functions.convert(t, wide)
+    return _keep(functions.sum_(t, axes), t, axes, keepdims)
+
+
+def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+    """``prod``: integers in ``sum_dtype``, float16/bfloat16 accumulated in float32."""
+    from runtime.core import lax as functions
+
+    t = _prepared(x, dtype, "prod")
+    axes = normalize_axes(t, axis, "prod")
+    wide = sum_dtype(t.dtype) if dtype is None else t.dtype
+    if wide is not t.dtype:
+        t = functions.convert(t, wide)
+    if t.dtype in _UPCAST_F16:
+        out = functions.convert(functions.reduce_prod(functions.convert(t, dt.float32), axes), t.dtype)
+    else:
+        out = functions.reduce_prod(t, axes)
+    return _keep(out, t, axes, keepdims)
+
+
+def extreme(x: Any, axis: Any, keepdims: bool, largest: bool) -> Tensor:
+    """``max``/``min``: a reduction without identity, so an empty reduced axis raises, as in
+    NumPy, jax.numpy and PyTorch."""
+    from runtime.core import lax as functions
+
+    method = "max" if largest else "min"
+    t = _prepared(x, None, method)
+    axes = normalize_axes(t, axis, method)
+    empty = [a for a in axes if t.shape[a] == 0]
+    if empty:
+        raise api_error(
+            ShapeError, method, t,
+            f"zero-size reduction over axis {empty[0]} has no identity; reduce a non-empty axis "
+            f"or use where() with an initial value",
+        )  # fmt: skip
+    out = (functions.reduce_max if largest else functions.reduce_min)(t, axes)
+    return _keep(out, t, axes, keepdims)
+
+
+def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+    """``mean``: integers and bool divide into ``mean_dtype`` (converted before summing, so
+    they do not overflow); float16/bfloat16 summed and divided in float32, rounded once."""
+    from runtime.core import lax as functions
+
+    t = _prepared(x, dtype, "mean")
+    axes = normalize_axes(t, axis, "mean")
+    requested = t.dtype
+    target = mean_dtype(t.dtype, "mean", t)
+    if target is not t.dtype:
+        t = functions.convert(t, target)
+    out = functions._mean(t, axes)
+    if dtype is not None and out.dtype is not requested:  # mean(dtype=int8): the float mean, converted
+        out = functions.convert(out, requested)
+    return _keep(out, t, axes, keepdims)
+
+
+def var(
+    x: Any, axis: Any = None, ddof: Any = None, keepdims: bool = False, *, correction: Any = None,
+    method: str = "var",
+) -> Tensor:  # fmt: skip
+    """The variance ``sum(|x - mean|^2) / (N - ddof)``.
+
+    ``ddof`` (NumPy, jax.numpy) and ``correction`` (PyTorch, jax.numpy) are the same
+    number; the default is 0 under jax.numpy and NumPy, 1 under PyTorch. jax.numpy
+    divides by ``N - ddof`` as it is; NumPy and PyTorch clamp it at 0. Complex inputs
+    give a real variance; integers compute in ``mean_dtype``, float16/bfloat16 in float32.
+    Recorded as ``convert? -> mean -> sub -> mul (conj) / square -> reduce_sum -> div -> convert?``.
+    """
+    from runtime.core import lax as functions
+
+    if ddof is not None and correction is not None:
+        raise api_error(TypeError, method, x, "give ddof or correction, not both")
+    t = _prepared(x, None, method)
+    axes = normalize_axes(t, axis, method)
+    shift = correction if correction is not None else ddof
+    if shift is None:
+        shift = 1 if library() == "torch" else 0
+    if isinstance(shift, builtins.bool) or not isinstance(shift, (int, float)):
+        raise api_error(TypeError, method, t, f"ddof/correction must be a number, got {shift!r}")
+    result = mean_dtype(t.dtype, method, t)
+    compute = dt.float32 if result in _UPCAST_F16 else result
+    if compute is not t.dtype:
+        t = functions.convert(t, compute)
+    centered = functions.sub(t, _keep(functions._mean(t, axes), t, axes, True))
+    if centered.dtype.kind == "complex":
+        squares = functions.real(functions.mul(centered, functions.conj(centered)))
+    else:
+        squares = functions.mul(centered, centered)
+    count = math.prod(t.shape[a] for a in axes)
+    normalizer = count - shift
+    total = functions.reduce_sum(squares, axes)
+    if normalizer <= 0 and library() == "jax":
+        # jax.numpy: NaN where N - ddof <= 0 (its ``where(normalizer > 0, ..., nan)``; no gradient)
+        out = functions.full(total.shape, float("nan"), total.dtype)
+    else:
+        # NumPy and PyTorch divide by max(N - ddof, 0): inf or NaN. The divisor is a 0-d
+        # tensor of the sum's dtype, no weak scalar, so every policy (strict too) plans it.
+        divisor = np.asarray(builtins.max(normalizer, 0), total.dtype.storage)
+        out = functions.div(total, asarray(divisor, total.dtype))
+    final = _real_dtype(result)
+    if out.dtype is not final:
+        out = functions.convert(out, final)
+    return _keep(out, t, axes, keepdims)
+
+
+def std(x: Any, axis: Any = None, ddof: Any = None, keepdims: bool = False, *, correction: Any = None) -> Tensor:
+    """``sqrt(var(...))`` (same ``ddof``/``correction`` defaults as ``var``)."""
+    from runtime.core import lax as functions
+
+    v = var(x, axis, ddof, keepdims, correction=correction, method="std")
+    if v.dtype in _UPCAST_F16:  # jnp.std takes the root in the float32 of its computation
+        return functions.convert(functions.sqrt(functions.convert(v, dt.float32)), v.dtype)
+    return functions.sqrt(v)
+
+
+def any_all(x: Any, axis: Any, keepdims: bool, is_any: bool) -> Tensor:
+    """``any``/``all``: the input as bool (a recorded ``convert``: nonzero and NaN are true),
+    then ``reduce_max``/``reduce_min`` over bool (lax's reduce_or/reduce_and of bool).
+
+    The result is bool, except under PyTorch, whose ``any``/``all`` of uint8 is uint8.
+    """
+    from runtime.core import lax as functions
+
+    method = "any" if is_any else "all"
+    t = _prepared(x, None, method)
+    axes = normalize_axes(t, axis, method)
+    b = t if t.dtype is dt.bool_ else functions.convert(t, dt.bool_)
+    out = (functions.reduce_max if is_any else functions.reduce_min)(b, axes)
+    if library() == "torch" and t.dtype is dt.uint8:
+        out = functions.convert(out, dt.uint8)
+    return _keep(out, t, axes, keepdims)
+
+
+# -- shape methods -------------------------------------------------------------------------------
+
+
+def reshape(x: Tensor, shape: Sequence[Any], method: str = "reshape") -> Tensor:
+    """``x`` reshaped; one ``-1`` stands for the size that makes the element count agree."""
+    from runtime.core import lax as functions
+
+    sizes = list(shape)
+    holes = [i for i, s in enumerate(sizes) if _is_int(s) and operator.index(s) == -1]
+    if len(holes) > 1:
+        raise api_error(ShapeError, method, x, f"can only infer one dimension of {tuple(shape)}")
+    if holes:
+        known = math.prod(operator.index(s) for i, s in enumerate(sizes) if i != holes[0] and _is_int(s))
+        if known == 0 or x.size % known:
+            raise api_error(ShapeError, method, x, f"cannot reshape {x.size} elements into {tuple(shape)}")
+        sizes[holes[0]] = x.size // known
+    return functions.reshape(x, tuple(sizes))
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """The axes ``start_dim..end_dim`` (PyTorch's names; all of them by default) as one."""
+    if x.ndim == 0:
+        return reshape(x, (1,), "flatten")  # NumPy, jax.numpy and PyTorch flatten a scalar to [1]
+    first, last = normalize_axes(x, start_dim, "flatten")[0], normalize_axes(x, end_dim, "flatten")[0]
+    if first > last:
+        raise api_error(ShapeError, "flatten", x, f"start_dim {start_dim} comes after end_dim {end_dim}")
+    merged = math.prod(x.shape[first : last + 1])
+    return reshape(x, (*x.shape[:first], merged, *x.shape[last + 1 :]), "flatten")
+
+
+def squeeze(x: Tensor, axis: Any = None) -> Tensor:
+    """``x`` without the size-1 ``axis`` (all size-1 axes by default).
+
+    NumPy and jax.numpy refuse an axis whose size is not 1; PyTorch leaves it as it is.
+    """
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
+    else:
+        axes = normalize_axes(x, axis, "squeeze")
+        wrong = [a for a in axes if x.shape[a] != 1]
+        if wrong and library() != "torch":
+            raise api_error(ShapeError, "squeeze", x, f"cannot squeeze axis {wrong[0]} of size {x.shape[wrong[0]]}")
+        axes = tuple(a for a in axes if x.shape[a] == 1)
+    if not axes:
+        return x
+    return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes), "squeeze")
+
+
+def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """``maximum(x, min)`` then ``minimum(., max)`` (jax.numpy's ``clip``; ``min > max``
+    gives ``max``, as in all three libraries). Operands promote per the policy."""
+    from runtime.core import lax as functions
+
+    if min is None and max is None:
+        return functions._fresh_copy(x)  # np.clip's result is new memory, never x's
+    out = x
+    if min is not None:
+        out = functions.max(out, min)
+    if max is not None:
+        out = functions.min(out, max)
+    return out
+
+
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """``x`` where ``condition`` holds, else ``y`` (``select``, broadcasting all three; a
+    non-bool condition is compared with 0 first, as jax.numpy does).
+
+    With the condition alone: the indices of its nonzero elements, one int64 Tensor per
+    axis (``np.nonzero``), read from its current values.
+    """
+    from runtime.core import lax as functions
+
+    if x is None and y is None:
+        c = as_tensor(condition)
+        _refuse_traced_values(c, "where", "the indices of nonzero elements have a data-dependent count")
+        return tuple(Tensor(np.ascontiguousarray(i, np.int64), dt.int64) for i in np.nonzero(np.asarray(c.numpy())))
+    if x is None or y is None:
+        raise api_error(TypeError, "where", condition, "give both x and y, or neither")
+    c = as_tensor(condition)
+    if c.dtype is not dt.bool_:
+        c = functions.ne(c, asarray(np.zeros((), c.dtype.storage), c.dtype))
+    return functions.select(c, x, y)
+
+
+def _refuse_traced_values(t: Tensor, method: str, why: str) -> None:
+    """A value that decides a shape cannot come from a graph input that is only traced
+    (``trace``, ``jit``, ``vmap``): the graph would hold this call's values as constants."""
+    from runtime.core.graph import record_holding_all
+
+    if t.node is not None and hooks.current_recorder() is record_holding_all:
+        raise api_error(
+            IndexError, method, t,
+            f"{why}, which a traced graph cannot hold; compute it outside the traced function, "
+            f"or use where(mask, x, 0) to keep the shape",
+        )  # fmt: skip
+
+
+# -- indexing ------------------------------------------------------------------------------------
+
+
+class _Advanced:
+    """One advanced index component on one axis: constant int64 positions, or a Tensor;
+    ``item`` is its position in the index tuple (NumPy's adjacency rule counts items)."""
+
+    __slots__ = ("axis", "item", "value")
+
+    def __init__(self, axis: int, value: np.ndarray | Tensor, item: int) -> None:
+        self.axis = axis
+        self.value = value
+        self.item = item
+
+
+def is_basic(index: Any) -> bool:
+    """Whether ``index`` is basic (ints, slices, ``...``, ``None``): ``basic_index`` handles it."""
+    items = index if type(index) is tuple else (index,)
+    for item in items:
+        if not (item is None or item is Ellipsis or type(item) is builtins.slice or _is_int(item)):
+            return False
+        if isinstance(item, Tensor):
+            return False
+    return True
+
+
+def _classify(item: Any, x: Tensor, method: str) -> tuple[str, Any]:
+    if item is None:
+        return "new", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if type(item) is builtins.slice:
+        return "slice", item
+    if isinstance(item, Tensor):
+        if item.dtype is dt.bool_:
+            return "mask", item
+        if item.dtype.kind in ("int", "uint"):
+            return "array", item
+        raise api_error(IndexError, method, x, f"indices must be integers or bool, got a {item.dtype.name} tensor")
+    if isinstance(item, (builtins.bool, np.bool_)):
+        raise api_error(IndexError, method, x, "a scalar bool index is not supported; use x[None] or where()")
+    if _is_int(item):
+        return "int", operator.index(item)
+    try:
+        array = np.asarray(item)
+    except (TypeError, ValueError):
+        raise api_error(IndexError, method, x, f"unsupported index {item!r}") from None
+    if array.dtype == np.bool_:
+        return "mask", array
+    if array.dtype.kind in "iu" or (array.size == 0 and array.dtype.kind == "f"):
+        return "array", array.astype(np.int64)
+    raise api_error(IndexError, method, x, f"indices must be integers or bool, got {array.dtype} data {item!r}")
+
+
+class _Parsed:
+    """An index resolved against a tensor: new axes to insert, then per-axis slices and
+    advanced components (ints, integer arrays, masks as their nonzero positions)."""
+
+    __slots__ = ("advanced", "expanded_shape", "slices")
+
+    def __init__(self, expanded_shape: tuple[int, ...], slices: list[Any], advanced: list[_Advanced]) -> None:
+        self.expanded_shape = expanded_shape
+        self.slices = slices  # per axis of the expanded tensor: a slice, or None on advanced axes
+        self.advanced = advanced
+
+    @property
+    def ranged(self) -> bool:
+        return any(s is not None and s != builtins.slice(None) for s in self.slices)
+
+
+def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
+    items = [_classify(i, x, method) for i in (index if type(index) is tuple else (index,))]
+    if sum(1 for k, _ in items if k == "ellipsis") > 1:
+        raise api_error(IndexError, method, x, "an index can only have a single ellipsis ('...')")
+    consumed = sum(v.ndim if k == "mask" else 1 for k, v in items if k in ("slice", "int", "array", "mask"))
+    if consumed > x.ndim:
+        raise api_error(IndexError, method, x, f"too many indices for a tensor of rank {x.ndim}")
+    if not any(k == "ellipsis" for k, _ in items):
+        items.append(("ellipsis", None))
+    shape: list[int] = []
+    slices: list[Any] = []
+    advanced: list[_Advanced] = []
+    axis = 0  # the next axis of x
+    for position, (kind, value) in enumerate(items):
+        if kind == "new":
+            shape.append(1)
+            slices.append(builtins.slice(None))
+        elif kind == "ellipsis":
+            for _ in range(x.ndim - consumed):
+                shape.append(x.shape[axis])
+                slices.append(builtins.slice(None))
+                axis += 1
+        elif kind == "slice":
+            shape.append(x.shape[axis])
+            slices.append(value)
+            axis += 1
+        elif kind == "mask":
+            k = value.ndim
+            mshape = tuple(value.shape)
+            if mshape != x.shape[axis : axis + k]:
+                raise api_error(
+                    IndexError, method, x, f"boolean mask of shape {list(mshape)} does not match axes "
+                    f"{axis}..{axis + k - 1} of shape {list(x.shape[axis : axis + k])}",
+                )  # fmt: skip
+            if isinstance(value, Tensor):
+                _refuse_traced_values(value, method, "a boolean mask's selection has a data-dependent shape")
+                value = value.numpy()
+            if k == 0:
+                raise api_error(IndexError, method, x, "a 0-d boolean mask is not supported; use x[None] or where()")
+            for positions in np.nonzero(np.asarray(value)):
+                shape.append(x.shape[axis])
+                slices.append(None)
+                advanced.append(_Advanced(len(shape) - 1, positions.astype(np.int64), position))
+                axis += 1
+        else:  # int or integer array
+            if kind == "int":
+                value = np.asarray(value, np.int64)
+            elif isinstance(value, Tensor) and value.node is None:
+                value = value.numpy().astype(np.int64)
+            shape.append(x.shape[axis])
+            slices.append(None)
+            advanced.append(_Advanced(len(shape) - 1, value, position))
+            axis += 1
+    return _Parsed(tuple(shape), slices, advanced)
+
+
+def _normalized(adv: _Advanced, n: int, x: Tensor, method: str) -> np.ndarray | Tensor:
+    """The component with negative positions counted from the end; out-of-range ones raise
+    under NumPy and PyTorch, and are left to the gather's clamp / the scatter's drop
+    under jax.numpy (its ``mode`` semantics)."""
+    from runtime.core import lax as functions
+
+    value = adv.value
+    concrete = value.numpy() if isinstance(value, Tensor) else value
+    if library() != "jax" and concrete.size:
+        bad = concrete[(concrete < -n) | (concrete >= n)]
+        if bad.size:
+            raise api_error(
+                IndexError, method, x, f"index {int(bad.flat[0])} is out of bounds for axis {adv.axis} with size {n}"
+            )
+    if not isinstance(value, Tensor):
+        return np.where(value < 0, value + n, value).astype(np.int64)
+    if value.dtype is not dt.int64:
+        value = functions.convert(value, dt.int64)
+    zero = asarray(np.zeros((), np.int64), dt.int64)
+    size = asarray(np.asarray(n, np.int64), dt.int64)
+    return functions.select(functions.lt(value, zero), functions.add(value, size), value)
+
+
+def _indices(parsed: _Parsed, shape: tuple[int, ...], x: Tensor, method: str) -> tuple[Tensor, tuple[int, ...]]:
+    """The advanced components broadcast together and stacked on a last axis (the index
+    vector of gather/scatter), and their broadcast shape."""
+    from runtime.core import lax as functions
+
+    parts = [_normalized(a, shape[a.axis], x, method) for a in parsed.advanced]
+    try:
+        batch = tuple(np.broadcast_shapes(*(p.shape for p in parts)))
+    except ValueError:
+        shapes_ = ", ".join(str(list(p.shape)) for p in parts)
+        raise api_error(
+            IndexError, method, x, f"index arrays of shapes {shapes_} cannot be broadcast together"
+        ) from None
+    if all(isinstance(p, np.ndarray) for p in parts):
+        stacked = np.stack([np.broadcast_to(p, batch) for p in parts], axis=-1)
+        return Tensor(np.ascontiguousarray(stacked, np.int64), dt.int64), batch
+    columns = []
+    for p in parts:
+        t = p if isinstance(p, Tensor) else Tensor(np.ascontiguousarray(p, np.int64), dt.int64)
+        if t.shape != batch:
+            dims = tuple(range(len(batch) - t.ndim, len(batch)))
+            t = functions.broadcast_in_dim(t, batch, dims)
+        columns.append(functions.reshape(t, (*batch, 1)))
+    stacked_t = columns[0] if len(columns) == 1 else functions.concatenate(columns, len(batch))
+    return stacked_t, batch
+
+
+def _layout(parsed: _Parsed, shape: tuple[int, ...], batch: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """NumPy's placement of the advanced dimensions: where the first advanced axis was when
+    the advanced indices are adjacent items of the index (a slice, ``None`` or ``...``
+    between them, even one that spans no axis, separates them), first otherwise.
+    Returns (offset dims, result shape)."""
+    axes = [a.axis for a in parsed.advanced]
+    rest = [i for i in range(len(shape)) if i not in axes]
+    nb = len(batch)
+    items = sorted({a.item for a in parsed.advanced})
+    adjacent = items == list(range(items[0], items[0] + len(items)))
+    if adjacent:
+        first = axes[0]
+        before = [i for i in rest if i < first]
+        offset = tuple(range(len(before))) + tuple(range(len(before) + nb, nb + len(rest)))
+        out_shape = tuple(shape[i] for i in before) + batch + tuple(shape[i] for i in rest if i > first)
+    else:
+        offset = tuple(range(nb, nb + len(rest)))
+        out_shape = batch + tuple(shape[i] for i in rest)
+    return offset, out_shape
+
+
+def _expand(x: Tensor, parsed: _Parsed) -> Tensor:
+    from runtime.core import lax as functions
+
+    return x if x.shape == parsed.expanded_shape else functions.reshape(x, parsed.expanded_shape)
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """``x[index]`` with NumPy's advanced indexing: integer arrays (lists, NumPy arrays,
+    integer Tensors) and boolean masks, mixed with ints, slices, ``...`` and ``None``.
+
+    Slices run first (``basic_index``); the advanced components become one ``gather``.
+    A boolean mask is read when the line runs: the recording holds the positions it
+    selected as a constant; the mask is not differentiable, and a mask that is only
+    traced (``trace``, ``jit``) is refused, as JAX refuses it under ``jit``.
+    """
+    from runtime.core import lax as functions
+
+    if is_basic(index):
+        return functions.basic_index(x, index)
+    parsed = _parse(x, index, "__getitem__")
+    t = _expand(x, parsed)
+    if parsed.ranged:
+        t = functions.basic_index(t, tuple(builtins.slice(None) if s is None else s for s in parsed.slices))
+    if not parsed.advanced:
+        return t
+    indices, batch = _indices(parsed, t.shape, x, "__getitem__")
+    offset, _ = _layout(parsed, t.shape, batch)
+    axes = tuple(a.axis for a in parsed.advanced)
+    dn = GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=axes, start_index_map=axes)
+    sizes = tuple(1 if i in axes else n for i, n in enumerate(t.shape))
+    return functions.gather(t, indices, dn, sizes, mode="clip")
+
+
+_SCATTERS = {"set": "scatter", "add": "scatter_add", "mul": "scatter_mul", "min": "scatter_min", "max": "scatter_max"}
+
+
+def update(
+    x: Tensor, index: Any, values: Any, kind: str, indices_are_sorted: bool = False, unique_indices: bool = False
+) -> Tensor:
+    """``x.at[index].<kind>(values)``: a new tensor, recorded as one scatter (JAX's meaning).
+
+    ``values`` are converted to ``x``'s dtype and broadcast to the shape ``x[index]`` has;
+    repeated indices: ``set`` keeps one of the updates, ``add``/``mul``/``min``/``max``
+    combine all. ``indices_are_sorted`` / ``unique_indices`` are the caller's promises,
+    as in JAX (``mul``'s derivative in the values needs ``unique_indices=True``).
+    Out-of-bounds indices are dropped under jax.numpy and raise under NumPy and PyTorch.
+    """
+    from runtime.core import lax as functions
+
+    method = f"at[...].{kind}"
+    name = _SCATTERS[kind]
+    scatter_fn = functools.partial(
+        getattr(functions, name), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices
+    )
+    parsed = _parse(x, index, method)
+    if parsed.ranged or not parsed.advanced:
+        return _update_flat(x, index, values, kind, scatter_fn, method)
+    t = _expand(x, parsed)
+    indices, batch = _indices(parsed, t.shape, x, method)
+    offset, out_shape = _layout(parsed, t.shape, batch)
+    axes = tuple(a.axis for a in parsed.advanced)
+    u = _updates(values, x, out_shape, method)
+    dn = ScatterDimensionNumbers(
+        update_window_dims=offset, inserted_window_dims=axes, scatter_dims_to_operand_dims=axes
+    )
+    out = scatter_fn(t, indices, u, dn, mode="fill_or_drop")
+    return out if out.shape == x.shape else functions.reshape(out, x.shape)
+
+
+def _update_flat(x: Tensor, index: Any, values: Any, kind: str, scatter_fn: Any, method: str) -> Tensor:
+    """An update whose index has ranged slices: the flat positions NumPy's own indexing
+    picks (constant indices only), one scatter into ``x`` reshaped to a vector."""
+    from runtime.core import lax as functions
+
+    items = index if type(index) is tuple else (index,)
+    concrete = []
+    for item in items:
+        if isinstance(item, Tensor):
+            if item.node is not None and item.dtype is not dt.bool_:
+                raise api_error(
+                    NotImplementedError, method, x,
+                    "an integer Tensor index on a graph mixed with ranged slices; slice first, then use .at",
+                )  # fmt: skip
+            if item.dtype is dt.bool_:
+                _refuse_traced_values(item, method, "a boolean mask's selection has a data-dependent shape")
+            item = item.numpy()
+        concrete.append(item)
+    positions = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    try:
+        picked = positions[tuple(concrete)]
+    except IndexError as err:
+        raise api_error(IndexError, method, x, str(err)) from None
+    picked = np.asarray(picked)
+    u = _updates(values, x, picked.shape, method)
+    flat = functions.reshape(x, (x.size,))
+    dn = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    idx = Tensor(np.ascontiguousarray(picked.reshape(*picked.shape, 1)), dt.int64)
+    return functions.reshape(scatter_fn(flat, idx, u, dn, mode="fill_or_drop"), x.shape)
+
+
+def _updates(values: Any, x: Tensor, shape: tuple[int, ...], method: str) -> Tensor:
+    """``values`` in ``x``'s dtype (a recorded convert where it differs) and broadcast to
+    ``shape`` (a recorded ``broadcast_in_dim``; leading size-1 axes beyond it dropped)."""
+    from runtime.core import lax as functions
+
+    if isinstance(values, Tensor):
+        u = values if values.dtype is x.dtype else functions.convert(values, x.dtype)
+    else:
+        try:
+            u = asarray(values, dtype=x.dtype)
+        except (TypeError, ValueError, OverflowError) as err:
+            raise api_error(
+                OpTypeError, method, x, f"cannot store the update {values!r} as {x.dtype.name}: {err}"
+            ) from None
+    while u.ndim > len(shape) and u.shape[0] == 1:
+        u = functions.reshape(u, u.shape[1:])
+    if u.shape == shape:
+        return u
+    if u.ndim > len(shape) or any(a not in (1, b) for a, b in zip(u.shape[::-1], shape[::-1], strict=False)):
+        raise api_error(
+            ShapeError,
+            method,
+            x,
+            f"an update of shape {list(u.shape)} does not broadcast to the indexed shape {list(shape)}",
+        )
+    lead = len(shape) - u.ndim
+    keep = [i for i, n in enumerate(u.shape) if n == shape[lead + i]]
+    if len(keep) != u.ndim:
+        u = functions.reshape(u, tuple(u.shape[i] for i in keep))
+    return functions.broadcast_in_dim(u, shape, tuple(lead + i for i in keep))
+
+
+class IndexUpdateRef:
+    """``x.at[index]``: ``get()``, and the functional updates ``set/add/mul/min/max``."""
+
+    __slots__ = ("index", "x")
+
+    def __init__(self, x: Tensor, index: Any) -> None:
+        self.x = x
+        self.index = index
+
+    def get(self) -> Tensor:
+        """``x[index]``."""
+        return getitem(self.x, self.index)
+
+    def set(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
+        """A copy of ``x`` with ``x[index]`` replaced by ``values`` (``scatter``)."""
+        return update(self.x, self.index, values, "set", indices_are_sorted, unique_indices)
+
+    def add(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
+        """A copy of ``x`` with ``values`` added at ``index``; repeats accumulate (``scatter_add``)."""
+        return update(self.x, self.index, values, "add", indices_are_sorted, unique_indices)
+
+    def mul(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
+        """A copy of ``x`` multiplied by ``values`` at ``index`` (``scatter_mul``)."""
+        return update(self.x, self.index, values, "mul", indices_are_sorted, unique_indices)
+
+    def min(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
+        """A copy of ``x`` with ``minimum(x[index], values)`` at ``index`` (``scatter_min``)."""
+        return update(self.x, self.index, values, "min", indices_are_sorted, unique_indices)
+
+    def max(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
+        """A copy of ``x`` with ``maximum(x[index], values)`` at ``index`` (``scatter_max``)."""
+        return update(self.x, self.index, values, "max", indices_are_sorted, unique_indices)
+
+
+class IndexUpdateHelper:
+    """``x.at``: index it to get an ``IndexUpdateRef``."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x: Tensor) -> None:
+        self.x = x
+
+    def __getitem__(self, index: Any) -> IndexUpdateRef:
+        return IndexUpdateRef(self.x, index)
