@@ -384,7 +384,7 @@ def test_numpy_errors_on_allocation_are_castwise_memory_errors(monkeypatch: pyte
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise MemoryError("Unable to allocate 8 TiB")
 
-    monkeypatch.setitem(rt.kernels.KERNELS, "full", refuse)
+    monkeypatch.setitem(rt.core.kernels.KERNELS, "full", refuse)
     with pytest.raises(OpMemoryError, match=r"full: out of memory \(Unable to allocate 8 TiB\)") as info:
         F.full((3,), 1.0)
     assert isinstance(info.value, MemoryError) and "policy 'jax'" in str(info.value)

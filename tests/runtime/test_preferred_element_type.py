@@ -111,7 +111,7 @@ def _assert_values(what: str, got: np.ndarray, want: np.ndarray, bound_ref: np.n
     if not pref.is_inexact:
         np.testing.assert_array_equal(got, want, err_msg=what)
         return
-    eps = float(ml_dtypes.finfo(rt.dtypes.COMPLEX_PART.get(pref, pref).storage).eps)
+    eps = float(ml_dtypes.finfo(rt.core.dtypes.COMPLEX_PART.get(pref, pref).storage).eps)
     err = np.abs(_wide(got) - _wide(want))
     assert np.all(err <= 2 * n * eps * bound_ref + 1e-300), f"{what}: {got} vs {want}"
 

@@ -1,0 +1,65 @@
+"""Every op of the vocabulary as a function, plus a few compositions of them: lax's names and
+strict semantics (``rt.lax``), as ``jax.lax`` beside ``jax.numpy``.
+
+Each function accepts Tensors, NumPy arrays and Python scalars, and runs through
+the one eager executor (``runtime.core.tensor.apply``), so promotion, errors and
+recording behave the same whichever way an op is called.
+
+One module per op family, named as the family's kernels (``runtime.core.kernels``), shape rules
+(``runtime.core.shapes``), derivative and batching rules (``autodiff``) and parity rows:
+binary, contraction, conversion, convolution, indexing, linalg, reductions, special,
+structural, unary, windowed; ``_common`` holds the argument helpers they share.
+"""
+
+from __future__ import annotations
+
+from runtime.core.lax import (
+    binary,
+    contraction,
+    conversion,
+    convolution,
+    indexing,
+    linalg,
+    reductions,
+    special,
+    structural,
+    unary,
+    windowed,
+)
+
+# shared with the NumPy-named layer (runtime.numpy), which composes them
+from runtime.core.lax._common import _is_index  # noqa: F401
+from runtime.core.lax.binary import *  # noqa: F403
+from runtime.core.lax.contraction import *  # noqa: F403
+from runtime.core.lax.conversion import *  # noqa: F403
+from runtime.core.lax.convolution import *  # noqa: F403
+from runtime.core.lax.indexing import *  # noqa: F403
+from runtime.core.lax.linalg import *  # noqa: F403
+from runtime.core.lax.linalg import _batch_matmul, _broadcast_batch  # noqa: F401
+from runtime.core.lax.reductions import *  # noqa: F403
+from runtime.core.lax.reductions import _mean  # noqa: F401
+from runtime.core.lax.special import *  # noqa: F403
+from runtime.core.lax.structural import *  # noqa: F403
+from runtime.core.lax.structural import _fresh_copy  # noqa: F401
+from runtime.core.lax.unary import *  # noqa: F403
+from runtime.core.lax.windowed import *  # noqa: F403
+
+__all__ = sorted(
+    {
+        name
+        for module in (
+            binary,
+            contraction,
+            conversion,
+            convolution,
+            indexing,
+            linalg,
+            reductions,
+            special,
+            structural,
+            unary,
+            windowed,
+        )
+        for name in module.__all__
+    }
+)

@@ -1,0 +1,179 @@
+"""The op functions of elementwise binary ops (arithmetic, comparisons, logical and bitwise).
+
+Each function plans, checks and runs one op (or a short
+composition of ops) through the executor; the conventions are in ``runtime.core.lax``.
+"""
+
+from __future__ import annotations
+
+from runtime.core import ops
+from runtime.core.lax._common import Operand, _one
+from runtime.core.lax.contraction import select
+from runtime.core.tensor import Tensor, apply_binary, asarray
+
+__all__ = [
+    "add",
+    "atan2",
+    "complex",
+    "div",
+    "eq",
+    "floor_div",
+    "ge",
+    "gt",
+    "le",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "lt",
+    "max",
+    "min",
+    "mod",
+    "mul",
+    "ne",
+    "nextafter",
+    "pow",
+    "rem",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+    "sub",
+]
+
+
+def add(x: Operand, y: Operand) -> Tensor:
+    """x + y."""
+    return apply_binary(ops.add, x, y)
+
+
+def sub(x: Operand, y: Operand) -> Tensor:
+    """x - y."""
+    return apply_binary(ops.sub, x, y)
+
+
+def mul(x: Operand, y: Operand) -> Tensor:
+    """x * y."""
+    return apply_binary(ops.mul, x, y)
+
+
+def div(x: Operand, y: Operand) -> Tensor:
+    """True division x / y (integer operands go to the policy's float)."""
+    return apply_binary(ops.div, x, y)
+
+
+def rem(x: Operand, y: Operand) -> Tensor:
+    """Remainder with the sign of the dividend (C fmod, ``lax.rem``)."""
+    return apply_binary(ops.rem, x, y)
+
+
+def pow(x: Operand, y: Operand) -> Tensor:  # noqa: A001
+    """x ** y."""
+    return apply_binary(ops.pow, x, y)
+
+
+def max(x: Operand, y: Operand) -> Tensor:  # noqa: A001
+    """Elementwise maximum (NaN-propagating)."""
+    return apply_binary(ops.max, x, y)
+
+
+def min(x: Operand, y: Operand) -> Tensor:  # noqa: A001
+    """Elementwise minimum (NaN-propagating)."""
+    return apply_binary(ops.min, x, y)
+
+
+def atan2(x: Operand, y: Operand) -> Tensor:
+    """atan2(x, y), the angle of the point (y, x)."""
+    return _one(ops.atan2, x, y)
+
+
+def floor_div(x: Operand, y: Operand) -> Tensor:
+    """Python's x // y."""
+    return apply_binary(ops.floor_div, x, y)
+
+
+def eq(x: Operand, y: Operand) -> Tensor:
+    """x == y (bool)."""
+    return apply_binary(ops.eq, x, y)
+
+
+def ne(x: Operand, y: Operand) -> Tensor:
+    """x != y (bool)."""
+    return apply_binary(ops.ne, x, y)
+
+
+def lt(x: Operand, y: Operand) -> Tensor:
+    """x < y (bool)."""
+    return apply_binary(ops.lt, x, y)
+
+
+def le(x: Operand, y: Operand) -> Tensor:
+    """x <= y (bool)."""
+    return apply_binary(ops.le, x, y)
+
+
+def gt(x: Operand, y: Operand) -> Tensor:
+    """x > y (bool)."""
+    return apply_binary(ops.gt, x, y)
+
+
+def ge(x: Operand, y: Operand) -> Tensor:
+    """x >= y (bool)."""
+    return apply_binary(ops.ge, x, y)
+
+
+def logical_and(x: Operand, y: Operand) -> Tensor:
+    """x & y on bool (logical) or integers (bitwise)."""
+    return apply_binary(ops.logical_and, x, y)
+
+
+def logical_or(x: Operand, y: Operand) -> Tensor:
+    """x | y on bool (logical) or integers (bitwise)."""
+    return apply_binary(ops.logical_or, x, y)
+
+
+def logical_xor(x: Operand, y: Operand) -> Tensor:
+    """x ^ y on bool (logical) or integers (bitwise)."""
+    return apply_binary(ops.logical_xor, x, y)
+
+
+def mod(x: Operand, y: Operand) -> Tensor:
+    """Python's x % y: the remainder takes the sign of the divisor.
+
+    Composed from ``rem``, comparisons and ``select``, so it records and
+    differentiates like its parts.
+    """
+    r = rem(x, y)
+    y_t = asarray(y) if not isinstance(y, Tensor) else y
+    if r.dtype.kind in ("int", "uint") and not (type(y) is int and y != 0):
+        # an integer x % 0 is 0, as jnp.remainder and np.remainder give (XLA's rem gives x),
+        # recorded as a select; a Python divisor stays a Python scalar, so that it promotes as
+        # one (int8 % 2 is int8)
+        r = select(eq(y_t, 0), 0, r)
+    if r.dtype.kind in ("uint", "bool"):
+        return r
+    wrong_sign = logical_and(ne(r, 0), ne(lt(r, 0), lt(y_t, 0)))
+    return select(wrong_sign, add(r, y), r)
+
+
+def nextafter(x: Operand, y: Operand) -> Tensor:
+    """The next value of x's format after x towards y (floats; no derivative)."""
+    return apply_binary(ops.nextafter, x, y)
+
+
+def complex(x: Operand, y: Operand) -> Tensor:  # noqa: A001
+    """x + i y from float32 (complex64) or float64 (complex128) parts."""
+    return apply_binary(ops.complex, x, y)
+
+
+def shift_left(x: Operand, y: Operand) -> Tensor:
+    """x << y (0 where y is outside [0, bit width))."""
+    return apply_binary(ops.shift_left, x, y)
+
+
+def shift_right_arithmetic(x: Operand, y: Operand) -> Tensor:
+    """x >> y, filling with the sign bit (all sign bits where y is outside [0, bit width))."""
+    return apply_binary(ops.shift_right_arithmetic, x, y)
+
+
+def shift_right_logical(x: Operand, y: Operand) -> Tensor:
+    """x >> y, filling with zeros (0 where y is outside [0, bit width))."""
+    return apply_binary(ops.shift_right_logical, x, y)

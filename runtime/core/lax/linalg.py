@@ -1,0 +1,236 @@
+"""The op functions of linear algebra (factorisations and what is composed from them).
+
+Each function plans, checks and runs one op (or a short
+composition of ops) through the executor; the conventions are in ``runtime.core.lax``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from runtime.core import dtypes as dt
+from runtime.core import ops
+from runtime.core.lax._common import Operand, _one
+from runtime.core.lax.binary import div, eq, mul, ne
+from runtime.core.lax.contraction import dot_general, select
+from runtime.core.lax.conversion import convert
+from runtime.core.lax.reductions import reduce_prod, reduce_sum
+from runtime.core.lax.structural import broadcast_in_dim, full, iota, reshape
+from runtime.core.lax.unary import abs, log  # noqa: A004
+from runtime.core.shapes import ShapeError
+from runtime.core.tensor import Tensor, apply, as_tensor, op_error
+
+__all__ = [
+    "cholesky",
+    "det",
+    "eig",
+    "eigh",
+    "eigvals",
+    "inv",
+    "lu",
+    "lu_solve",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "triangular_solve",
+]
+
+
+def eigh(x: Operand, lower: bool = True) -> tuple[Tensor, Tensor]:
+    """Eigen-decomposition of a symmetric / Hermitian matrix: ``(eigenvectors, eigenvalues)``.
+
+    Eigenvalues ascend and are real; like ``jax.lax.linalg.eigh`` only the
+    ``lower`` (or upper) triangle is read.
+    """
+    v, w = apply(ops.eigh, (x,), {"lower": builtins.bool(lower)})  # type: ignore[misc]
+    return v, w
+
+
+def cholesky(x: Operand) -> Tensor:
+    """Lower Cholesky factor L with ``x = L @ L^H``."""
+    return _one(ops.cholesky, x)
+
+
+def triangular_solve(
+    a: Operand,
+    b: Operand,
+    left_side: bool = False,
+    lower: bool = False,
+    transpose_a: bool = False,
+    conjugate_a: bool = False,
+    unit_diagonal: bool = False,
+) -> Tensor:
+    """Solve ``op(a) @ x = b`` (``left_side``) or ``x @ op(a) = b``, as ``jax.lax.linalg.triangular_solve``."""
+    return _one(
+        ops.triangular_solve, a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
+        conjugate_a=conjugate_a, unit_diagonal=unit_diagonal,
+    )  # fmt: skip
+
+
+def lu(x: Operand) -> tuple[Tensor, Tensor, Tensor]:
+    """LU decomposition with partial pivoting, as ``jax.lax.linalg.lu``: ``(lu, pivots, permutation)``.
+
+    ``lu`` packs the unit lower-triangular L (below the diagonal) and the upper-triangular
+    U; ``x[..., permutation, :] == L @ U``. ``pivots`` (LAPACK's row swaps) and
+    ``permutation`` are int32 and carry no derivative.
+    """
+    packed, pivots, permutation = apply(ops.lu, (x,), {})  # type: ignore[misc]
+    return packed, pivots, permutation
+
+
+def qr(x: Operand, full_matrices: bool = True) -> tuple[Tensor, Tensor]:
+    """QR decomposition ``x = q @ r``, as ``jax.lax.linalg.qr`` (LAPACK's signs, no normalisation)."""
+    q, r = apply(ops.qr, (x,), {"full_matrices": builtins.bool(full_matrices)})  # type: ignore[misc]
+    return q, r
+
+
+def svd(x: Operand, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """Singular value decomposition ``x = u @ diag(s) @ vh``, as ``jax.lax.linalg.svd``:
+    ``(u, s, vh)``, or only ``s`` (real, descending) without ``compute_uv``."""
+    params = {"full_matrices": builtins.bool(full_matrices), "compute_uv": builtins.bool(compute_uv)}
+    out = apply(ops.svd, (x,), params)
+    if not compute_uv:
+        return out[0] if isinstance(out, tuple) else out
+    u, s, vh = out  # type: ignore[misc]
+    return u, s, vh
+
+
+def eig(
+    x: Operand, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True
+) -> tuple[Tensor, ...]:
+    """Eigen-decomposition of a general square matrix, as ``jax.lax.linalg.eig``:
+    ``(w, vl, vr)`` (vectors only where asked for), complex whatever the input; only the
+    eigenvalues are differentiable, as in JAX."""
+    params = {
+        "compute_left_eigenvectors": builtins.bool(compute_left_eigenvectors),
+        "compute_right_eigenvectors": builtins.bool(compute_right_eigenvectors),
+    }
+    out = apply(ops.eig, (x,), params)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def eigvals(x: Operand) -> Tensor:
+    """The eigenvalues of a general square matrix (complex), as ``jax.numpy.linalg.eigvals``."""
+    return eig(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
+
+
+def _square_matrix(x: Operand, what: str) -> Tensor:
+    """``x`` as a Tensor of (a batch of) square matrices, else the error ``lu`` gives."""
+    xt = as_tensor(x)
+    if xt.ndim < 2 or xt.shape[-1] != xt.shape[-2]:
+        raise op_error(ShapeError, ops.lu, (xt,), f"{what} takes (a batch of) square matrices")
+    return xt
+
+
+def _mask_like(shape: tuple[int, ...], compare: Any) -> Tensor:
+    """``compare(row, col)`` over the last two axes of ``shape`` (bool, batch dims included)."""
+    nd = len(shape)
+    return compare(iota(dt.int32, shape, nd - 2), iota(dt.int32, shape, nd - 1))
+
+
+def _diagonal(x: Tensor) -> Tensor:
+    """``x[..., k, k]`` of square matrices, shape ``x.shape[:-1]`` (a masked sum: differentiable)."""
+    zero = full(x.shape, 0, x.dtype)
+    return reduce_sum(select(_mask_like(x.shape, eq), x, zero), (x.ndim - 2,))
+
+
+def _permutation_matrix(permutation: Tensor, dtype: Any) -> Tensor:
+    """``P`` with ``P @ b == b[..., permutation, :]``: ``P[..., i, j] = (permutation[..., i] == j)``."""
+    m = permutation.shape[-1]
+    shape = (*permutation.shape, m)
+    nd = len(shape)
+    rows = broadcast_in_dim(permutation, shape, tuple(range(nd - 1)))
+    return convert(eq(rows, iota(permutation.dtype, shape, nd - 1)), dtype)
+
+
+def _batch_matmul(x: Tensor, y: Tensor) -> Tensor:
+    nd = x.ndim
+    batch = tuple(range(nd - 2))
+    return dot_general(x, y, (((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _broadcast_batch(x: Tensor, batch: tuple[int, ...]) -> Tensor:
+    """``x`` (matrices) broadcast to the leading ``batch`` dims, recorded as ``broadcast_in_dim``."""
+    if x.shape[:-2] == batch:
+        return x
+    shape = (*batch, *x.shape[-2:])
+    return broadcast_in_dim(x, shape, tuple(range(len(shape) - x.ndim, len(shape))))
+
+
+def lu_solve(packed: Tensor, permutation: Tensor, b: Tensor) -> Tensor:
+    """Solve ``a @ x = b`` for matrices ``b`` from ``a``'s ``lu``: ``U^-1 L^-1 P b``, two
+    triangular solves reading the packed factors' triangles."""
+    pb = _batch_matmul(_permutation_matrix(permutation, b.dtype), b)
+    y = triangular_solve(packed, pb, left_side=True, lower=True, unit_diagonal=True)
+    return triangular_solve(packed, y, left_side=True, lower=False)
+
+
+def _common_inexact(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """``a`` and ``b`` converted (recorded) to their dtype under the active policy."""
+    if a.dtype is b.dtype:
+        return a, b  # nothing to decide (and no lattice question, which a policy without complex refuses)
+    from runtime.core.promotion import result_type
+
+    common = result_type(a, b)
+    return (a if a.dtype is common else convert(a, common)), (b if b.dtype is common else convert(b, common))
+
+
+def solve(a: Operand, b: Operand) -> Tensor:
+    """``x`` with ``a @ x = b``, as ``jax.numpy.linalg.solve``: ``b`` is a vector ``[n]`` (when
+    1-D) or matrices ``[..., n, k]``; batch dims broadcast. Composed of ``lu`` and two
+    ``triangular_solve``\\ s, so it records, differentiates and lowers as those ops."""
+    at = _square_matrix(a, "solve")
+    bt = as_tensor(b)
+    at, bt = _common_inexact(at, bt)
+    vector = bt.ndim == 1
+    if vector:
+        bt = reshape(bt, (bt.shape[0], 1))
+    if bt.ndim < 2 or bt.shape[-2] != at.shape[-1]:
+        raise op_error(
+            ShapeError, ops.triangular_solve, (at, bt), "solve: b must be [n] or [..., n, k] for a [..., n, n]"
+        )
+    batch = tuple(np.broadcast_shapes(at.shape[:-2], bt.shape[:-2]))
+    at, bt = _broadcast_batch(at, batch), _broadcast_batch(bt, batch)
+    packed, _, permutation = lu(at)
+    x = lu_solve(packed, permutation, convert(bt, packed.dtype) if bt.dtype is not packed.dtype else bt)
+    return reshape(x, x.shape[:-1]) if vector else x
+
+
+def inv(a: Operand) -> Tensor:
+    """The inverse of (a batch of) square matrices, as ``jax.numpy.linalg.inv``: ``solve(a, I)``."""
+    at = _square_matrix(a, "inv")
+    packed, _, permutation = lu(at)
+    eye = convert(_mask_like(packed.shape, eq), packed.dtype)
+    return lu_solve(packed, permutation, eye)
+
+
+def _lu_sign_and_diagonal(a: Operand, what: str) -> tuple[Tensor, Tensor]:
+    """The permutation's sign (+-1, of ``lu``'s dtype) and U's diagonal."""
+    packed, pivots, _ = lu(_square_matrix(a, what))
+    k = pivots.ndim - 1
+    # each pivot that is not its own row is a swap: the sign is the product of -1 per swap (in the
+    # factors' dtype, with no Python scalar: a policy without int32 arithmetic still computes it)
+    swapped = ne(pivots, iota(dt.int32, pivots.shape, k))
+    flips = select(swapped, full(pivots.shape, -1, packed.dtype), full(pivots.shape, 1, packed.dtype))
+    return reduce_prod(flips, (k,)), _diagonal(packed)
+
+
+def det(a: Operand) -> Tensor:
+    """The determinant, as ``jax.numpy.linalg.det``: the permutation's sign times U's diagonal product."""
+    sign, diagonal = _lu_sign_and_diagonal(a, "det")
+    return mul(sign, reduce_prod(diagonal, (diagonal.ndim - 1,)))
+
+
+def slogdet(a: Operand) -> tuple[Tensor, Tensor]:
+    """``(sign, log|det|)``, as ``jax.numpy.linalg.slogdet``: ``sign`` of ``a``'s dtype (a unit
+    complex number for complex ``a``, 0 for a singular matrix), ``log|det|`` real."""
+    sign, diagonal = _lu_sign_and_diagonal(a, "slogdet")
+    size = abs(diagonal)
+    last = (diagonal.ndim - 1,)
+    safe = select(eq(size, full(size.shape, 0, size.dtype)), full(size.shape, 1, size.dtype), size)
+    phase = div(diagonal, convert(safe, diagonal.dtype) if safe.dtype is not diagonal.dtype else safe)
+    return mul(sign, reduce_prod(phase, last)), reduce_sum(log(size), last)
