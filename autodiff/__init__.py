@@ -19,10 +19,9 @@ from autodiff.api import (
 )
 from autodiff.batching import VmapError, vmap
 from autodiff.custom import CustomClosureError, CustomRuleError, CustomVJPForwardError, custom_jvp, custom_vjp
-from autodiff.engine import detect_writes
 from autodiff.jit import Jitted, jit
 from autodiff.pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
-from autodiff.record import enable_grad, is_recording, no_grad
+from autodiff.record import detect_writes, enable_grad, is_recording, no_grad
 from autodiff.zeros import Zero
 
 __all__ = [

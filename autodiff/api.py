@@ -11,14 +11,13 @@ derivative programs are ordinary graphs.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import re
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from autodiff.batching import vmap
 from autodiff.engine import accumulate_grad, dependent_eqns, jvp_pass, reachable_eqns, vjp_pass
 from autodiff.pytree import (
     TreeDef,
@@ -30,13 +29,13 @@ from autodiff.pytree import (
     tree_unflatten,
     treedef_is_leaf,
 )
-from autodiff.record import enable_grad, no_grad, saving_all
+from autodiff.record import _fresh_input, enable_grad, no_grad, saving_all
 from autodiff.rules import load_rules
 from autodiff.zeros import TangentLike, Zero, instantiate
-from runtime.core import hooks, ops
+from runtime.core import hooks
 from runtime.core import lax as F
-from runtime.core.graph import record_op
-from runtime.core.tensor import Tensor, asarray
+from runtime.core.executor import asarray
+from runtime.core.tensor import Tensor
 from runtime.core.versions import memory_owner
 
 load_rules()
@@ -71,36 +70,6 @@ def _leaf(x: Any, what: str, strict: bool) -> tuple[Tensor, bool]:
         inner.node.value = inner._array
         return inner, True
     return _fresh_input(t), False
-
-
-def _fresh_input(t: Tensor) -> Tensor:
-    """A new variable of one transform holding ``t``'s value: ``convert(constant)``, recorded.
-
-    The transform differentiates with respect to it (it is the walk's boundary), while
-    anything recorded around the transform sees a constant behind it: when the derivative is
-    itself recorded (``jit(lambda x: grad(lambda y: x * y * y)(1.0))``, a closure over an
-    outer value) the result may read this value, and a graph input the outer trace does not
-    know would make it untraceable. The constant wraps a private Tensor, so ``t`` itself is
-    not held by the recording (in-place writes into it stay allowed, checked by versions).
-    """
-    source = Tensor(t._array, t.dtype)
-    fresh = Tensor(t._array, t.dtype)
-    record_op(ops.convert, {"new_dtype": t.dtype}, (source,), (t.dtype,), (fresh,))
-    assert fresh.node is not None
-    FRESH_INPUTS[fresh.node] = next(_SERIAL)
-    return fresh
-
-
-#: each transform input ``_fresh_input`` made, with a serial number (increasing): a custom
-#: function's closure check tells a transform's input made inside the function (an inner
-#: transform's) from one made outside it (a value the function closes over)
-FRESH_INPUTS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
-_SERIAL = itertools.count()
-
-
-def fresh_serial() -> int:
-    """The serial number the next transform input will get."""
-    return next(_SERIAL)
 
 
 def _unshared(t: Tensor, seen: set[int]) -> Tensor:
@@ -596,8 +565,6 @@ def _forward_blocks(
 ) -> list[list[Tensor]]:  # fmt: skip
     """``vmap`` of the JVP over the standard basis of each input leaf, the other leaves' tangents
     symbolic zeros (unmapped): column block ``j`` of every output leaf in one batched pass."""
-    from autodiff.batching import vmap  # batching builds on this module
-
     blocks: list[list[Tensor]] = [[] for _ in out_leaves]
     for j, x in enumerate(in_leaves):
         tangents: list[Any] = [Zero.like(y) for y in in_leaves]
@@ -616,8 +583,6 @@ def _reverse_blocks(
 ) -> list[list[Tensor]]:  # fmt: skip
     """``vmap`` of the VJP function over the standard basis of each output leaf, the other leaves
     without a cotangent: row block ``k`` for every input leaf in one batched pass."""
-    from autodiff.batching import vmap  # batching builds on this module
-
     real_input = any(x.dtype.kind != "complex" for x in in_leaves)
     blocks: list[list[Tensor]] = [[] for _ in out_leaves]
     for k, o in enumerate(out_leaves):

@@ -35,12 +35,13 @@ from typing import Any
 import numpy as np
 import optree
 
-from autodiff.api import FRESH_INPUTS
 from autodiff.pytree import NAMESPACE, TreeDef, leaf_paths, tree_flatten, tree_leaves, tree_unflatten
+from autodiff.record import FRESH_INPUTS
 from autodiff.rules_batching import BATCH_RULES, broadcast_batch, move_batch_dim
 from runtime.core import hooks, ops
+from runtime.core.executor import apply, asarray
 from runtime.core.graph import Eqn, Var, emit, new_leaf, primal_value, record_holding_all
-from runtime.core.tensor import Tensor, apply, asarray
+from runtime.core.tensor import Tensor
 
 __all__ = ["VmapError", "vmap"]
 

@@ -166,7 +166,7 @@ def _primal_run(call: _Call, fn: Callable[..., Any], what: str) -> Any:
     tracked value made outside ``fn`` (a leaf, or a transform's input) other than through the
     arguments is a closure over a value being differentiated: ``CustomClosureError``.
     """
-    from autodiff.api import FRESH_INPUTS, fresh_serial
+    from autodiff.record import FRESH_INPUTS, fresh_serial
 
     args = []
     for x in call.leaves:

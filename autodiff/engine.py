@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from autodiff.record import enable_grad, no_grad
+from autodiff.record import _reads, enable_grad, no_grad
 from autodiff.rules import JVP_RULES, VJP_RULES
 from autodiff.zeros import TangentLike, Zero, add_any
 from runtime.core import versions
@@ -254,21 +254,6 @@ def _release(eqn: Eqn) -> None:
 # -- can this recording be differentiated? ------------------------------------------------------
 
 
-def _reads(eqn: Eqn, everything: bool) -> list[tuple[str, int, Var]]:
-    """The values a rule of ``eqn`` reads: all of them for forward mode, else the saved
-    ones (``eqn.keep``) and every integer or bool value (rules read those regardless)."""
-    keep = None if everything else eqn.keep
-    out = []
-    for kind, vars_, positions in (
-        ("input", eqn.inputs, None if keep is None else keep[0]),
-        ("output", eqn.outputs, None if keep is None else keep[1]),
-    ):
-        for i, v in enumerate(vars_):
-            if positions is None or i in positions or not v.dtype.is_inexact:
-                out.append((kind, i, v))
-    return out
-
-
 def _what(var: Var) -> str:
     if var.const is not None:
         return "an untracked operand"
@@ -398,47 +383,3 @@ def accumulate_grad(owner: Tensor, g: Any) -> None:
     """``owner.grad += g`` (or ``= g`` for the first), atomically for ``owner``."""
     with _GRAD_LOCKS[hash(owner) % len(_GRAD_LOCKS)]:
         owner.grad = g if owner.grad is None else owner.grad + g
-
-
-# -- detect_writes: checksums of saved values ---------------------------------------------------
-
-
-def take_checksums(eqn: Eqn) -> None:
-    """Store checksums of the values ``eqn``'s rules will read (the recorder calls this
-    inside ``detect_writes``); ``check_recording`` compares them before a pass."""
-    everything = eqn.keep is None
-    digests = []
-    for kind, i, var in _reads(eqn, everything):
-        pending = [var]
-        while pending:  # an unmaterialised convert: its input is what will be read
-            v = pending.pop()
-            if v.value is not None:
-                digests.append(((kind, i, var), v.value, versions.digest(v.value)))
-            elif v.producer is not None:
-                pending.extend(v.producer.inputs)
-    snapshot = versions.Snapshot(eqn.clock)
-    snapshot.digests = digests
-    eqn.clock = snapshot
-    versions.CHECKSUMMED[0] = True
-
-
-@contextlib.contextmanager
-def detect_writes() -> Iterator[None]:
-    """Debug mode: ops recorded in this thread inside the block also store a checksum of
-    every value their derivative will read, and ``backward``/``vjp``/``jvp`` compare it
-    first, raising ``SavedValueModifiedError`` if the contents changed. This catches what
-    version counters cannot: writes that bypass castwise (``t.numpy()[...] = v``, NumPy
-    ``out=``, writes into the user's own array a Tensor wraps). It costs a hash of each
-    saved value per recorded op.
-    """
-    from autodiff import record
-
-    record._DETECT.depth += 1
-    with record._SAVING_LOCK:
-        record._DETECTING_ANYWHERE[0] += 1
-    try:
-        yield
-    finally:
-        record._DETECT.depth -= 1
-        with record._SAVING_LOCK:
-            record._DETECTING_ANYWHERE[0] -= 1

@@ -25,10 +25,10 @@ from passes.build import GraphBuilder
 from runtime.core import lax as F
 from runtime.core import ops, shapes
 from runtime.core.dtypes import DType
+from runtime.core.executor import apply
 from runtime.core.graph import Graph
 from runtime.core.plan import plan, promotes, rewrite
 from runtime.core.promotion import use_policy
-from runtime.core.tensor import apply
 
 N = 3
 

@@ -60,11 +60,12 @@ from passes.verify import verify
 from runtime.core import hooks, versions
 from runtime.core.dtypes import DType
 from runtime.core.dtypes import dtype as to_dtype
+from runtime.core.executor import asarray
 from runtime.core.graph import Graph, trace
 from runtime.core.inplace import SavedValueModifiedError
 from runtime.core.promotion import _STATE as _policy_state
 from runtime.core.promotion import get_policy, use_policy
-from runtime.core.tensor import Tensor, asarray
+from runtime.core.tensor import Tensor
 
 _SCALARS = (bool, int, float, complex)
 

@@ -14,15 +14,18 @@ build independent graphs.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from autodiff.rules import VJP_SAVES, saves_other_operand
-from runtime.core import hooks
+from runtime.core import hooks, ops, versions
 from runtime.core.dtypes import DType
-from runtime.core.graph import record_op
+from runtime.core.graph import Eqn, Var, record_op
 from runtime.core.ops import OpDef
 from runtime.core.tensor import Tensor
 
@@ -117,8 +120,6 @@ _DETECTING_ANYWHERE = [0]
 
 def _detect(outputs: Sequence[Tensor]) -> None:
     if _DETECT.depth:
-        from autodiff.engine import take_checksums
-
         take_checksums(outputs[0].node.producer)
 
 
@@ -153,3 +154,90 @@ def is_recording() -> bool:
 
 
 hooks.install_recorder(record_eager)
+
+
+def _reads(eqn: Eqn, everything: bool) -> list[tuple[str, int, Var]]:
+    """The values a rule of ``eqn`` reads: all of them for forward mode, else the saved
+    ones (``eqn.keep``) and every integer or bool value (rules read those regardless)."""
+    keep = None if everything else eqn.keep
+    out = []
+    for kind, vars_, positions in (
+        ("input", eqn.inputs, None if keep is None else keep[0]),
+        ("output", eqn.outputs, None if keep is None else keep[1]),
+    ):
+        for i, v in enumerate(vars_):
+            if positions is None or i in positions or not v.dtype.is_inexact:
+                out.append((kind, i, v))
+    return out
+
+
+# -- detect_writes: checksums of saved values ---------------------------------------------------
+
+
+def take_checksums(eqn: Eqn) -> None:
+    """Store checksums of the values ``eqn``'s rules will read (the recorder calls this
+    inside ``detect_writes``); ``check_recording`` compares them before a pass."""
+    everything = eqn.keep is None
+    digests = []
+    for kind, i, var in _reads(eqn, everything):
+        pending = [var]
+        while pending:  # an unmaterialised convert: its input is what will be read
+            v = pending.pop()
+            if v.value is not None:
+                digests.append(((kind, i, var), v.value, versions.digest(v.value)))
+            elif v.producer is not None:
+                pending.extend(v.producer.inputs)
+    snapshot = versions.Snapshot(eqn.clock)
+    snapshot.digests = digests
+    eqn.clock = snapshot
+    versions.CHECKSUMMED[0] = True
+
+
+@contextlib.contextmanager
+def detect_writes() -> Iterator[None]:
+    """Debug mode: ops recorded in this thread inside the block also store a checksum of
+    every value their derivative will read, and ``backward``/``vjp``/``jvp`` compare it
+    first, raising ``SavedValueModifiedError`` if the contents changed. This catches what
+    version counters cannot: writes that bypass castwise (``t.numpy()[...] = v``, NumPy
+    ``out=``, writes into the user's own array a Tensor wraps). It costs a hash of each
+    saved value per recorded op.
+    """
+    _DETECT.depth += 1
+    with _SAVING_LOCK:
+        _DETECTING_ANYWHERE[0] += 1
+    try:
+        yield
+    finally:
+        _DETECT.depth -= 1
+        with _SAVING_LOCK:
+            _DETECTING_ANYWHERE[0] -= 1
+
+
+def _fresh_input(t: Tensor) -> Tensor:
+    """A new variable of one transform holding ``t``'s value: ``convert(constant)``, recorded.
+
+    The transform differentiates with respect to it (it is the walk's boundary), while
+    anything recorded around the transform sees a constant behind it: when the derivative is
+    itself recorded (``jit(lambda x: grad(lambda y: x * y * y)(1.0))``, a closure over an
+    outer value) the result may read this value, and a graph input the outer trace does not
+    know would make it untraceable. The constant wraps a private Tensor, so ``t`` itself is
+    not held by the recording (in-place writes into it stay allowed, checked by versions).
+    """
+    source = Tensor(t._array, t.dtype)
+    fresh = Tensor(t._array, t.dtype)
+    record_op(ops.convert, {"new_dtype": t.dtype}, (source,), (t.dtype,), (fresh,))
+    assert fresh.node is not None
+    FRESH_INPUTS[fresh.node] = next(_SERIAL)
+    return fresh
+
+
+#: each transform input ``_fresh_input`` made, with a serial number (increasing): a custom
+#: function's closure check tells a transform's input made inside the function (an inner
+#: transform's) from one made outside it (a value the function closes over)
+FRESH_INPUTS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_SERIAL = itertools.count()
+
+
+def fresh_serial() -> int:
+    """The serial number the next transform input will get."""
+    return next(_SERIAL)

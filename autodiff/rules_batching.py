@@ -9,7 +9,7 @@ dimension, or ``None`` for an operand that is the same for every example (it
 has the op's per-example shape). At least one operand is batched. The rule
 returns the outputs and the position of each output's batch dimension.
 
-Rules are written with the eager executor (``runtime.core.tensor.apply``) on the
+Rules are written with the eager executor (``runtime.core.executor.apply``) on the
 vocabulary's own ops, so a batched op under a recorder is recorded as
 ordinary equations (``grad`` of a ``vmap`` is the ordinary VJP of those), and
 they never change an operand's dtype: the operands of every equation vmap
@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from runtime.core import ops
+from runtime.core.executor import apply
 from runtime.core.ops import OpDef
 from runtime.core.shapes import (
     GatherDimensionNumbers,
@@ -39,7 +40,7 @@ from runtime.core.shapes import (
     gather_dimension_numbers,
     scatter_dimension_numbers,
 )
-from runtime.core.tensor import Tensor, apply
+from runtime.core.tensor import Tensor
 
 Dims = Sequence[int | None]
 Params = dict[str, Any]

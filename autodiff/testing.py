@@ -24,8 +24,9 @@ from autodiff.custom import CustomVJPForwardError
 from autodiff.pytree import TreeDef, leaf_paths, tree_flatten, tree_structure, tree_unflatten
 from runtime.core.dtypes import DType
 from runtime.core.dtypes import dtype as dtype_of
+from runtime.core.executor import asarray
 from runtime.core.promotion import get_policy
-from runtime.core.tensor import Tensor, asarray
+from runtime.core.tensor import Tensor
 
 __all__ = [
     "DEFAULT_EPS",

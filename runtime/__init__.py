@@ -6,6 +6,7 @@
 # are exported at the top level; the jax.nn-style activations stay in their own namespace, ``rt.nn``.
 from runtime import numpy
 from runtime.core import lax, memory, ops
+from runtime.core import operators as _operators  # noqa: F401  (attaches Tensor's operators)
 from runtime.core import policies as _policies  # noqa: F401  (registers the built-in policies)
 from runtime.core.dtypes import (
     ALL_DTYPES,
@@ -47,6 +48,7 @@ from runtime.core.dtypes import (
     uint32,
     uint64,
 )
+from runtime.core.executor import asarray
 from runtime.core.graph import Graph, GraphError, evaluate, trace
 from runtime.core.inplace import InPlaceError, SavedValueModifiedError
 from runtime.core.lax import *  # noqa: F403  (every op as a function)
@@ -72,8 +74,9 @@ from runtime.core.shapes import (
     ScatterDimensionNumbers,
     ShapeError,
 )
-from runtime.core.tensor import Tensor, asarray
+from runtime.core.tensor import Tensor
 from runtime.numpy import creation, linalg, manipulation, nn
+from runtime.numpy import tensor_methods as _tensor_methods  # noqa: F401  (attaches Tensor's NumPy-named methods)
 from runtime.numpy.creation import *  # noqa: F403
 from runtime.numpy.creation import __all__ as _creation_names
 from runtime.numpy.elementwise import *  # noqa: F403  (any/all/var/std/prod/clip as functions)

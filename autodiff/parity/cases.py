@@ -78,7 +78,7 @@ def _jnp_ref(name: str) -> Callable[..., Any]:
 
 def _weak(value: float | int) -> Tensor:
     """A weakly typed 0-d tensor, as ``jax.numpy.asarray(value)`` (the weak specs run under jax)."""
-    from runtime.core.tensor import asarray
+    from runtime.core.executor import asarray
 
     out = asarray(value)
     assert out.weak, "weak specs run under a policy with weak types"

@@ -26,13 +26,17 @@ import numpy as np
 from runtime.core import hooks, kernels, ops, shapes
 from runtime.core import weak as weak_rules
 from runtime.core.dtypes import DType
+from runtime.core.executor import apply, as_tensor, asarray
 from runtime.core.ops import OpDef
 from runtime.core.plan import promotes
 from runtime.core.shape_plan import broadcast_params
+from runtime.core.tensor import Tensor, attach_methods
 from runtime.core.versions import CLOCK as _CLOCK
 
 if TYPE_CHECKING:
-    from runtime.core.tensor import Tensor
+    _TensorBase = Tensor
+else:
+    _TensorBase = object
 
 
 #: which input and output values a recording holds on to, as positions
@@ -598,7 +602,6 @@ def evaluate(graph: Graph, *args: Any) -> list[Tensor]:
     tracked, each equation runs through the eager executor instead, so the
     replay is recorded and can be differentiated (derivative programs included).
     """
-    from runtime.core.tensor import Tensor
 
     if any(isinstance(a, Tensor) and a.node is not None for a in args):
         return _evaluate_recorded(graph, args)
@@ -632,7 +635,6 @@ def evaluate(graph: Graph, *args: Any) -> list[Tensor]:
 
 
 def _tensor_of(array: np.ndarray, var: Var) -> Tensor:
-    from runtime.core.tensor import Tensor
 
     out = Tensor(array, var.dtype)
     out.weak = var.weak
@@ -640,7 +642,6 @@ def _tensor_of(array: np.ndarray, var: Var) -> Tensor:
 
 
 def _evaluate_recorded(graph: Graph, args: Sequence[Any]) -> list[Tensor]:
-    from runtime.core.tensor import Tensor, apply, asarray
 
     if len(args) != len(graph.inputs):
         raise GraphError(f"graph takes {len(graph.inputs)} inputs, got {len(args)}")
@@ -677,6 +678,12 @@ def record_holding_all(
     record_op(op, params, inputs, targets, outputs, None, target_shapes)
 
 
+def is_traced(t: Tensor) -> bool:
+    """Whether ``t`` is on a graph that is only traced (``trace``, ``jit``, ``vmap``): its values are
+    this call's, so a function must not let them decide a shape (the graph would hold them)."""
+    return t.node is not None and hooks.current_recorder() is record_holding_all
+
+
 def new_leaf(tensor: Tensor) -> Var:
     """Make ``tensor`` a graph input (a leaf ``Var`` holding its value)."""
     var = Var(tensor.dtype, tensor.shape, None, None, tensor.weak)
@@ -687,6 +694,26 @@ def new_leaf(tensor: Tensor) -> Var:
     return var
 
 
+class TensorLeaves(_TensorBase):
+    """``Tensor.requires_grad_``, attached here (``attach_methods``): a tracked leaf is a graph input."""
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Mark this tensor as a tracked leaf (in place; returns ``self``)."""
+        if requires_grad and not self.dtype.is_inexact:
+            raise TypeError(f"only floating and complex tensors can require gradients; this one is {self.dtype.name}")
+        if self.node is not None and not self.node.is_leaf:
+            raise RuntimeError("requires_grad_() on a recorded result: use detach() to start a new leaf")
+        if requires_grad:
+            new_leaf(self)
+        else:
+            self._requires_grad = False
+            self.node = None
+        return self
+
+
+attach_methods(TensorLeaves)
+
+
 def trace(f: Callable[..., Any], *example_args: Any) -> Graph:
     """Build the graph of ``f`` by running it on traced copies of ``example_args``.
 
@@ -694,7 +721,6 @@ def trace(f: Callable[..., Any], *example_args: Any) -> Graph:
     eager execution uses. ``f`` returns a Tensor or a tuple/list of Tensors.
     """
     from runtime.core.promotion import get_policy
-    from runtime.core.tensor import Tensor, as_tensor
 
     traced = []
     for arg in example_args:

@@ -57,7 +57,8 @@ def check_result_fits(name: str, result: DType, target: DType) -> None:
 
 def apply_inplace(x: Tensor, op: OpDef, other: Any, name: str) -> Tensor:
     """Compute ``op(x, other)`` and store it into ``x`` (same dtype, same storage)."""
-    from runtime.core.tensor import Tensor, apply, convert_array
+    from runtime.core.executor import apply, convert_array
+    from runtime.core.tensor import Tensor
 
     if x._requires_grad:
         raise InPlaceError(

@@ -242,7 +242,7 @@ def update_docs(path: str) -> bool:
 if __name__ == "__main__":
     import sys
 
-    import runtime  # noqa: F401  (registers the policies)
+    from runtime.core import policies as _builtin_policies  # noqa: F401  (registers the policies)
 
     for doc in sys.argv[1:]:
         print(("updated " if update_docs(doc) else "up to date: ") + doc)

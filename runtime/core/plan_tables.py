@@ -55,7 +55,7 @@ def inexact_exceptions() -> str:
 
 
 def _bools() -> Any:
-    from runtime.core.tensor import asarray
+    from runtime.core.executor import asarray
 
     return asarray(np.array([True, False, True]))
 
@@ -67,13 +67,13 @@ def _square(x: Any) -> Any:
 
 
 def _int64s() -> Any:
-    from runtime.core.tensor import asarray
+    from runtime.core.executor import asarray
 
     return asarray(np.array([1, 2, 3], np.int64))
 
 
 def _reals() -> Any:
-    from runtime.core.tensor import asarray
+    from runtime.core.executor import asarray
 
     return asarray(np.array([1.0, -2.0]))
 
@@ -180,7 +180,7 @@ def generated_section(text: str) -> str:
 if __name__ == "__main__":
     import sys
 
-    import runtime  # noqa: F401  (registers the policies)
+    from runtime.core import policies as _builtin_policies  # noqa: F401  (registers the policies)
 
     for doc in sys.argv[1:]:
         print(("updated " if update_docs(doc) else "up to date: ") + doc)

@@ -15,6 +15,7 @@ False and ``isfinite`` all True in every library; ``count_nonzero`` is an int64 
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Any
 
 import ml_dtypes
@@ -22,10 +23,13 @@ import numpy as np
 
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
+from runtime.core.executor import as_tensor, asarray
 from runtime.core.shapes import ShapeError
-from runtime.core.tensor import Tensor, as_tensor, asarray
+from runtime.core.tensor import Tensor
 from runtime.numpy import tensor_methods as tensor_api
 from runtime.numpy.nn import error, named
+
+Operand = Any  # Tensor | np.ndarray | Python scalar
 
 __all__ = [
     "absolute",
@@ -41,6 +45,7 @@ __all__ = [
     "isinf",
     "isnan",
     "maximum",
+    "mean",
     "minimum",
     "nan_to_num",
     "negative",
@@ -48,8 +53,10 @@ __all__ = [
     "prod",
     "remainder",
     "std",
+    "sum",
     "true_divide",
     "var",
+    "where",
 ]
 
 
@@ -290,3 +297,30 @@ def count_nonzero(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     axes = tensor_api.normalize_axes(t, axis, "count_nonzero")  # its errors show x, not the int64 copy
     b = t if t.dtype is dt.bool_ else F.convert(t, dt.bool_)
     return tensor_api.sum_(F.convert(b, dt.int64), axes, keepdims, method="count_nonzero")
+
+
+# -- sum, mean and where under NumPy's names ----------------------------------------------------
+
+
+def sum(  # noqa: A001
+    x: Operand, axis: Sequence[int] | int | None = None, *, keepdims: builtins.bool = False, dtype: Any = None
+) -> Tensor:
+    """``Tensor.sum`` as a function (``jnp.sum``/``np.sum``/``torch.sum`` per the policy):
+    bool and small integers sum in int64 (uint64 for unsigned under jax/numpy), float16
+    and bfloat16 in float32; negative axes count from the end."""
+    return tensor_api.sum_(x, axis, keepdims, dtype)
+
+
+def mean(
+    x: Operand, axis: Sequence[int] | int | None = None, *, keepdims: builtins.bool = False, dtype: Any = None
+) -> Tensor:
+    """``Tensor.mean`` as a function: the mean over ``axis``; integers and bool divide into
+    the policy's float (float64 under numpy), converted before summing, so they do not overflow."""
+    return tensor_api.mean(x, axis, keepdims, dtype)
+
+
+def where(condition: Operand, x: Operand = None, y: Operand = None) -> Any:
+    """``jnp.where``/``np.where``/``torch.where``: ``x`` where ``condition`` holds, else ``y``
+    (a ``select``, all three broadcast; a non-bool condition is compared with 0).
+    ``where(condition)`` alone is ``nonzero``: one int64 index Tensor per axis."""
+    return tensor_api.where(condition, x, y)

@@ -29,9 +29,10 @@ import numpy as np
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
 from runtime.core.dtypes import DType
+from runtime.core.executor import as_tensor
 from runtime.core.promotion import PromotionError, get_policy, result_type
 from runtime.core.shapes import OpTypeError, ShapeError
-from runtime.core.tensor import Tensor, as_tensor
+from runtime.core.tensor import Tensor
 
 __all__ = [
     "EigResult",

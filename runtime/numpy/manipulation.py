@@ -35,9 +35,10 @@ import numpy as np
 
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
+from runtime.core.executor import as_tensor, asarray
 from runtime.core.promotion import PromotionError, get_policy, result_type
 from runtime.core.shapes import ArityError, GatherDimensionNumbers, OpTypeError, ShapeError
-from runtime.core.tensor import Tensor, as_tensor, asarray
+from runtime.core.tensor import Tensor
 from runtime.numpy import tensor_methods as tensor_api
 
 __all__ = [

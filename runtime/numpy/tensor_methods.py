@@ -20,16 +20,18 @@ import functools
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from runtime.core import dtypes as dt
-from runtime.core import hooks, ops
+from runtime.core import lax, ops
 from runtime.core.dtypes import DType
+from runtime.core.executor import as_tensor, asarray
+from runtime.core.graph import is_traced
 from runtime.core.promotion import PromotionError, get_policy, get_policy_object
 from runtime.core.shapes import GatherDimensionNumbers, OpTypeError, ScatterDimensionNumbers, ShapeError
-from runtime.core.tensor import Tensor, as_tensor, asarray
+from runtime.core.tensor import Tensor, attach_methods
 
 #: The library whose semantics a policy's Tensor API follows where NumPy, jax.numpy and
 #: PyTorch disagree (``var``'s default ddof, ``squeeze`` of a non-1 axis, ``sum``'s integer
@@ -94,10 +96,8 @@ def _keep(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tens
     """``out`` with the reduced ``axes`` kept as size 1 (a recorded ``reshape``)."""
     if not keepdims:
         return out
-    from runtime.core import lax as functions
-
     shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
-    return out if out.shape == shape else functions.reshape(out, shape)
+    return out if out.shape == shape else lax.reshape(out, shape)
 
 
 # -- dtype rules ---------------------------------------------------------------------------------
@@ -161,37 +161,31 @@ def _prepared(x: Any, dtype: Any, method: str) -> Tensor:
 def sum_(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, *, method: str = "sum") -> Tensor:
     """``sum`` as the policy's library computes it: integers in ``sum_dtype``; float16 and
     bfloat16 accumulated in float32 and rounded once; ``keepdims`` a recorded reshape."""
-    from runtime.core import lax as functions
-
     t = _prepared(x, dtype, method)
     axes = normalize_axes(t, axis, method)
     wide = sum_dtype(t.dtype) if dtype is None else t.dtype  # an explicit dtype= is the accumulator
     if wide is not t.dtype:
-        t = functions.convert(t, wide)
-    return _keep(functions.sum_(t, axes), t, axes, keepdims)
+        t = lax.convert(t, wide)
+    return _keep(lax.sum_(t, axes), t, axes, keepdims)
 
 
 def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """``prod``: integers in ``sum_dtype``, float16/bfloat16 accumulated in float32."""
-    from runtime.core import lax as functions
-
     t = _prepared(x, dtype, "prod")
     axes = normalize_axes(t, axis, "prod")
     wide = sum_dtype(t.dtype) if dtype is None else t.dtype
     if wide is not t.dtype:
-        t = functions.convert(t, wide)
+        t = lax.convert(t, wide)
     if t.dtype in _UPCAST_F16:
-        out = functions.convert(functions.reduce_prod(functions.convert(t, dt.float32), axes), t.dtype)
+        out = lax.convert(lax.reduce_prod(lax.convert(t, dt.float32), axes), t.dtype)
     else:
-        out = functions.reduce_prod(t, axes)
+        out = lax.reduce_prod(t, axes)
     return _keep(out, t, axes, keepdims)
 
 
 def extreme(x: Any, axis: Any, keepdims: bool, largest: bool) -> Tensor:
     """``max``/``min``: a reduction without identity, so an empty reduced axis raises, as in
     NumPy, jax.numpy and PyTorch."""
-    from runtime.core import lax as functions
-
     method = "max" if largest else "min"
     t = _prepared(x, None, method)
     axes = normalize_axes(t, axis, method)
@@ -202,24 +196,22 @@ def extreme(x: Any, axis: Any, keepdims: bool, largest: bool) -> Tensor:
             f"zero-size reduction over axis {empty[0]} has no identity; reduce a non-empty axis "
             f"or use where() with an initial value",
         )  # fmt: skip
-    out = (functions.reduce_max if largest else functions.reduce_min)(t, axes)
+    out = (lax.reduce_max if largest else lax.reduce_min)(t, axes)
     return _keep(out, t, axes, keepdims)
 
 
 def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """``mean``: integers and bool divide into ``mean_dtype`` (converted before summing, so
     they do not overflow); float16/bfloat16 summed and divided in float32, rounded once."""
-    from runtime.core import lax as functions
-
     t = _prepared(x, dtype, "mean")
     axes = normalize_axes(t, axis, "mean")
     requested = t.dtype
     target = mean_dtype(t.dtype, "mean", t)
     if target is not t.dtype:
-        t = functions.convert(t, target)
-    out = functions._mean(t, axes)
+        t = lax.convert(t, target)
+    out = lax._mean(t, axes)
     if dtype is not None and out.dtype is not requested:  # mean(dtype=int8): the float mean, converted
-        out = functions.convert(out, requested)
+        out = lax.convert(out, requested)
     return _keep(out, t, axes, keepdims)
 
 
@@ -235,8 +227,6 @@ def var(
     give a real variance; integers compute in ``mean_dtype``, float16/bfloat16 in float32.
     Recorded as ``convert? -> mean -> sub -> mul (conj) / square -> reduce_sum -> div -> convert?``.
     """
-    from runtime.core import lax as functions
-
     if ddof is not None and correction is not None:
         raise api_error(TypeError, method, x, "give ddof or correction, not both")
     t = _prepared(x, None, method)
@@ -249,37 +239,35 @@ def var(
     result = mean_dtype(t.dtype, method, t)
     compute = dt.float32 if result in _UPCAST_F16 else result
     if compute is not t.dtype:
-        t = functions.convert(t, compute)
-    centered = functions.sub(t, _keep(functions._mean(t, axes), t, axes, True))
+        t = lax.convert(t, compute)
+    centered = lax.sub(t, _keep(lax._mean(t, axes), t, axes, True))
     if centered.dtype.kind == "complex":
-        squares = functions.real(functions.mul(centered, functions.conj(centered)))
+        squares = lax.real(lax.mul(centered, lax.conj(centered)))
     else:
-        squares = functions.mul(centered, centered)
+        squares = lax.mul(centered, centered)
     count = math.prod(t.shape[a] for a in axes)
     normalizer = count - shift
-    total = functions.reduce_sum(squares, axes)
+    total = lax.reduce_sum(squares, axes)
     if normalizer <= 0 and library() == "jax":
         # jax.numpy: NaN where N - ddof <= 0 (its ``where(normalizer > 0, ..., nan)``; no gradient)
-        out = functions.full(total.shape, float("nan"), total.dtype)
+        out = lax.full(total.shape, float("nan"), total.dtype)
     else:
         # NumPy and PyTorch divide by max(N - ddof, 0): inf or NaN. The divisor is a 0-d
         # tensor of the sum's dtype, no weak scalar, so every policy (strict too) plans it.
         divisor = np.asarray(builtins.max(normalizer, 0), total.dtype.storage)
-        out = functions.div(total, asarray(divisor, total.dtype))
+        out = lax.div(total, asarray(divisor, total.dtype))
     final = _real_dtype(result)
     if out.dtype is not final:
-        out = functions.convert(out, final)
+        out = lax.convert(out, final)
     return _keep(out, t, axes, keepdims)
 
 
 def std(x: Any, axis: Any = None, ddof: Any = None, keepdims: bool = False, *, correction: Any = None) -> Tensor:
     """``sqrt(var(...))`` (same ``ddof``/``correction`` defaults as ``var``)."""
-    from runtime.core import lax as functions
-
     v = var(x, axis, ddof, keepdims, correction=correction, method="std")
     if v.dtype in _UPCAST_F16:  # jnp.std takes the root in the float32 of its computation
-        return functions.convert(functions.sqrt(functions.convert(v, dt.float32)), v.dtype)
-    return functions.sqrt(v)
+        return lax.convert(lax.sqrt(lax.convert(v, dt.float32)), v.dtype)
+    return lax.sqrt(v)
 
 
 def any_all(x: Any, axis: Any, keepdims: bool, is_any: bool) -> Tensor:
@@ -288,15 +276,13 @@ def any_all(x: Any, axis: Any, keepdims: bool, is_any: bool) -> Tensor:
 
     The result is bool, except under PyTorch, whose ``any``/``all`` of uint8 is uint8.
     """
-    from runtime.core import lax as functions
-
     method = "any" if is_any else "all"
     t = _prepared(x, None, method)
     axes = normalize_axes(t, axis, method)
-    b = t if t.dtype is dt.bool_ else functions.convert(t, dt.bool_)
-    out = (functions.reduce_max if is_any else functions.reduce_min)(b, axes)
+    b = t if t.dtype is dt.bool_ else lax.convert(t, dt.bool_)
+    out = (lax.reduce_max if is_any else lax.reduce_min)(b, axes)
     if library() == "torch" and t.dtype is dt.uint8:
-        out = functions.convert(out, dt.uint8)
+        out = lax.convert(out, dt.uint8)
     return _keep(out, t, axes, keepdims)
 
 
@@ -305,8 +291,6 @@ def any_all(x: Any, axis: Any, keepdims: bool, is_any: bool) -> Tensor:
 
 def reshape(x: Tensor, shape: Sequence[Any], method: str = "reshape") -> Tensor:
     """``x`` reshaped; one ``-1`` stands for the size that makes the element count agree."""
-    from runtime.core import lax as functions
-
     sizes = list(shape)
     holes = [i for i, s in enumerate(sizes) if _is_int(s) and operator.index(s) == -1]
     if len(holes) > 1:
@@ -316,7 +300,7 @@ def reshape(x: Tensor, shape: Sequence[Any], method: str = "reshape") -> Tensor:
         if known == 0 or x.size % known:
             raise api_error(ShapeError, method, x, f"cannot reshape {x.size} elements into {tuple(shape)}")
         sizes[holes[0]] = x.size // known
-    return functions.reshape(x, tuple(sizes))
+    return lax.reshape(x, tuple(sizes))
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -351,15 +335,13 @@ def squeeze(x: Tensor, axis: Any = None) -> Tensor:
 def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """``maximum(x, min)`` then ``minimum(., max)`` (jax.numpy's ``clip``; ``min > max``
     gives ``max``, as in all three libraries). Operands promote per the policy."""
-    from runtime.core import lax as functions
-
     if min is None and max is None:
-        return functions._fresh_copy(x)  # np.clip's result is new memory, never x's
+        return lax._fresh_copy(x)  # np.clip's result is new memory, never x's
     out = x
     if min is not None:
-        out = functions.max(out, min)
+        out = lax.max(out, min)
     if max is not None:
-        out = functions.min(out, max)
+        out = lax.min(out, max)
     return out
 
 
@@ -370,8 +352,6 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     With the condition alone: the indices of its nonzero elements, one int64 Tensor per
     axis (``np.nonzero``), read from its current values.
     """
-    from runtime.core import lax as functions
-
     if x is None and y is None:
         c = as_tensor(condition)
         _refuse_traced_values(c, "where", "the indices of nonzero elements have a data-dependent count")
@@ -380,16 +360,14 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
         raise api_error(TypeError, "where", condition, "give both x and y, or neither")
     c = as_tensor(condition)
     if c.dtype is not dt.bool_:
-        c = functions.ne(c, asarray(np.zeros((), c.dtype.storage), c.dtype))
-    return functions.select(c, x, y)
+        c = lax.ne(c, asarray(np.zeros((), c.dtype.storage), c.dtype))
+    return lax.select(c, x, y)
 
 
 def _refuse_traced_values(t: Tensor, method: str, why: str) -> None:
     """A value that decides a shape cannot come from a graph input that is only traced
     (``trace``, ``jit``, ``vmap``): the graph would hold this call's values as constants."""
-    from runtime.core.graph import record_holding_all
-
-    if t.node is not None and hooks.current_recorder() is record_holding_all:
+    if is_traced(t):
         raise api_error(
             IndexError, method, t,
             f"{why}, which a traced graph cannot hold; compute it outside the traced function, "
@@ -527,8 +505,6 @@ def _normalized(adv: _Advanced, n: int, x: Tensor, method: str) -> np.ndarray | 
     """The component with negative positions counted from the end; out-of-range ones raise
     under NumPy and PyTorch, and are left to the gather's clamp / the scatter's drop
     under jax.numpy (its ``mode`` semantics)."""
-    from runtime.core import lax as functions
-
     value = adv.value
     concrete = value.numpy() if isinstance(value, Tensor) else value
     if library() != "jax" and concrete.size:
@@ -540,17 +516,15 @@ def _normalized(adv: _Advanced, n: int, x: Tensor, method: str) -> np.ndarray | 
     if not isinstance(value, Tensor):
         return np.where(value < 0, value + n, value).astype(np.int64)
     if value.dtype is not dt.int64:
-        value = functions.convert(value, dt.int64)
+        value = lax.convert(value, dt.int64)
     zero = asarray(np.zeros((), np.int64), dt.int64)
     size = asarray(np.asarray(n, np.int64), dt.int64)
-    return functions.select(functions.lt(value, zero), functions.add(value, size), value)
+    return lax.select(lax.lt(value, zero), lax.add(value, size), value)
 
 
 def _indices(parsed: _Parsed, shape: tuple[int, ...], x: Tensor, method: str) -> tuple[Tensor, tuple[int, ...]]:
     """The advanced components broadcast together and stacked on a last axis (the index
     vector of gather/scatter), and their broadcast shape."""
-    from runtime.core import lax as functions
-
     parts = [_normalized(a, shape[a.axis], x, method) for a in parsed.advanced]
     try:
         batch = tuple(np.broadcast_shapes(*(p.shape for p in parts)))
@@ -567,9 +541,9 @@ def _indices(parsed: _Parsed, shape: tuple[int, ...], x: Tensor, method: str) ->
         t = p if isinstance(p, Tensor) else Tensor(np.ascontiguousarray(p, np.int64), dt.int64)
         if t.shape != batch:
             dims = tuple(range(len(batch) - t.ndim, len(batch)))
-            t = functions.broadcast_in_dim(t, batch, dims)
-        columns.append(functions.reshape(t, (*batch, 1)))
-    stacked_t = columns[0] if len(columns) == 1 else functions.concatenate(columns, len(batch))
+            t = lax.broadcast_in_dim(t, batch, dims)
+        columns.append(lax.reshape(t, (*batch, 1)))
+    stacked_t = columns[0] if len(columns) == 1 else lax.concatenate(columns, len(batch))
     return stacked_t, batch
 
 
@@ -595,9 +569,7 @@ def _layout(parsed: _Parsed, shape: tuple[int, ...], batch: tuple[int, ...]) -> 
 
 
 def _expand(x: Tensor, parsed: _Parsed) -> Tensor:
-    from runtime.core import lax as functions
-
-    return x if x.shape == parsed.expanded_shape else functions.reshape(x, parsed.expanded_shape)
+    return x if x.shape == parsed.expanded_shape else lax.reshape(x, parsed.expanded_shape)
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
@@ -609,14 +581,12 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     selected as a constant; the mask is not differentiable, and a mask that is only
     traced (``trace``, ``jit``) is refused, as JAX refuses it under ``jit``.
     """
-    from runtime.core import lax as functions
-
     if is_basic(index):
-        return functions.basic_index(x, index)
+        return lax.basic_index(x, index)
     parsed = _parse(x, index, "__getitem__")
     t = _expand(x, parsed)
     if parsed.ranged:
-        t = functions.basic_index(t, tuple(builtins.slice(None) if s is None else s for s in parsed.slices))
+        t = lax.basic_index(t, tuple(builtins.slice(None) if s is None else s for s in parsed.slices))
     if not parsed.advanced:
         return t
     indices, batch = _indices(parsed, t.shape, x, "__getitem__")
@@ -624,7 +594,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     axes = tuple(a.axis for a in parsed.advanced)
     dn = GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=axes, start_index_map=axes)
     sizes = tuple(1 if i in axes else n for i, n in enumerate(t.shape))
-    return functions.gather(t, indices, dn, sizes, mode="clip")
+    return lax.gather(t, indices, dn, sizes, mode="clip")
 
 
 _SCATTERS = {"set": "scatter", "add": "scatter_add", "mul": "scatter_mul", "min": "scatter_min", "max": "scatter_max"}
@@ -641,12 +611,10 @@ def update(
     as in JAX (``mul``'s derivative in the values needs ``unique_indices=True``).
     Out-of-bounds indices are dropped under jax.numpy and raise under NumPy and PyTorch.
     """
-    from runtime.core import lax as functions
-
     method = f"at[...].{kind}"
     name = _SCATTERS[kind]
     scatter_fn = functools.partial(
-        getattr(functions, name), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices
+        getattr(lax, name), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices
     )
     parsed = _parse(x, index, method)
     if parsed.ranged or not parsed.advanced:
@@ -660,14 +628,12 @@ def update(
         update_window_dims=offset, inserted_window_dims=axes, scatter_dims_to_operand_dims=axes
     )
     out = scatter_fn(t, indices, u, dn, mode="fill_or_drop")
-    return out if out.shape == x.shape else functions.reshape(out, x.shape)
+    return out if out.shape == x.shape else lax.reshape(out, x.shape)
 
 
 def _update_flat(x: Tensor, index: Any, values: Any, kind: str, scatter_fn: Any, method: str) -> Tensor:
     """An update whose index has ranged slices: the flat positions NumPy's own indexing
     picks (constant indices only), one scatter into ``x`` reshaped to a vector."""
-    from runtime.core import lax as functions
-
     items = index if type(index) is tuple else (index,)
     concrete = []
     for item in items:
@@ -688,19 +654,17 @@ def _update_flat(x: Tensor, index: Any, values: Any, kind: str, scatter_fn: Any,
         raise api_error(IndexError, method, x, str(err)) from None
     picked = np.asarray(picked)
     u = _updates(values, x, picked.shape, method)
-    flat = functions.reshape(x, (x.size,))
+    flat = lax.reshape(x, (x.size,))
     dn = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
     idx = Tensor(np.ascontiguousarray(picked.reshape(*picked.shape, 1)), dt.int64)
-    return functions.reshape(scatter_fn(flat, idx, u, dn, mode="fill_or_drop"), x.shape)
+    return lax.reshape(scatter_fn(flat, idx, u, dn, mode="fill_or_drop"), x.shape)
 
 
 def _updates(values: Any, x: Tensor, shape: tuple[int, ...], method: str) -> Tensor:
     """``values`` in ``x``'s dtype (a recorded convert where it differs) and broadcast to
     ``shape`` (a recorded ``broadcast_in_dim``; leading size-1 axes beyond it dropped)."""
-    from runtime.core import lax as functions
-
     if isinstance(values, Tensor):
-        u = values if values.dtype is x.dtype else functions.convert(values, x.dtype)
+        u = values if values.dtype is x.dtype else lax.convert(values, x.dtype)
     else:
         try:
             u = asarray(values, dtype=x.dtype)
@@ -709,7 +673,7 @@ def _updates(values: Any, x: Tensor, shape: tuple[int, ...], method: str) -> Ten
                 OpTypeError, method, x, f"cannot store the update {values!r} as {x.dtype.name}: {err}"
             ) from None
     while u.ndim > len(shape) and u.shape[0] == 1:
-        u = functions.reshape(u, u.shape[1:])
+        u = lax.reshape(u, u.shape[1:])
     if u.shape == shape:
         return u
     if u.ndim > len(shape) or any(a not in (1, b) for a, b in zip(u.shape[::-1], shape[::-1], strict=False)):
@@ -722,8 +686,8 @@ def _updates(values: Any, x: Tensor, shape: tuple[int, ...], method: str) -> Ten
     lead = len(shape) - u.ndim
     keep = [i for i, n in enumerate(u.shape) if n == shape[lead + i]]
     if len(keep) != u.ndim:
-        u = functions.reshape(u, tuple(u.shape[i] for i in keep))
-    return functions.broadcast_in_dim(u, shape, tuple(lead + i for i in keep))
+        u = lax.reshape(u, tuple(u.shape[i] for i in keep))
+    return lax.broadcast_in_dim(u, shape, tuple(lead + i for i in keep))
 
 
 class IndexUpdateRef:
@@ -770,3 +734,124 @@ class IndexUpdateHelper:
 
     def __getitem__(self, index: Any) -> IndexUpdateRef:
         return IndexUpdateRef(self.x, index)
+
+
+# -- the Tensor methods of this layer -------------------------------------------------
+if TYPE_CHECKING:
+    _Base = Tensor
+else:
+    _Base = object
+
+
+class TensorMethods(_Base):
+    """The NumPy / jax.numpy / PyTorch-named methods ``attach_methods`` puts on ``Tensor``: each
+    composes recorded ops; where the libraries disagree the policy's library decides."""
+
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+        """This tensor with ``shape`` (a tuple or the sizes as arguments; one ``-1`` is inferred)."""
+        sizes = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return reshape(self, tuple(sizes))  # type: ignore[arg-type]
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """The axes ``start_dim..end_dim`` (all by default) merged into one (a ``reshape``)."""
+        return flatten(self, start_dim, end_dim)
+
+    def squeeze(self, axis: int | Sequence[int] | None = None) -> Tensor:
+        """Drop size-1 axes (all, or ``axis``; a non-1 ``axis`` raises, except under torch)."""
+        return squeeze(self, axis)
+
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        """``minimum(maximum(x, min), max)``; either bound may be ``None``."""
+        return clip(self, min, max)
+
+    clamp = clip  # PyTorch's name
+
+    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        """The int64 index of the largest value along ``axis`` (of the flattened tensor when
+        ``None``), as ``np.argmax``: the first index on ties, the first NaN's if any."""
+        return self._arg_extreme(axis, keepdims, largest=True)
+
+    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        """The int64 index of the smallest value along ``axis``, as ``np.argmin``."""
+        return self._arg_extreme(axis, keepdims, largest=False)
+
+    def _arg_extreme(self, axis: int | None, keepdims: bool, largest: bool) -> Tensor:
+        pick = lax.argmax if largest else lax.argmin
+        if axis is None:
+            flat = self if self.ndim == 1 else lax.reshape(self, (self.size,))
+            out = pick(flat, 0)
+            return lax.reshape(out, (1,) * self.ndim) if keepdims else out
+        out = pick(self, axis)
+        if keepdims and out.ndim < self.ndim:
+            a = axis % self.ndim if type(axis) is int else axis
+            out = lax.reshape(out, (*out.shape[:a], 1, *out.shape[a:]))
+        return out
+
+    def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+        """``jnp.sum``/``np.sum``/``torch.sum``: small integers and bool sum in int64 (uint64 for
+        unsigned under jax/numpy); float16/bfloat16 accumulate in float32."""
+        return sum_(self, axis, keepdims, dtype)
+
+    def prod(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+        """The product over ``axis`` (integers as in ``sum``)."""
+        return prod(self, axis, keepdims, dtype)
+
+    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        """The maximum over ``axis``; an empty reduced axis raises (no identity)."""
+        return extreme(self, axis, keepdims, largest=True)
+
+    def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        """The minimum over ``axis``; an empty reduced axis raises (no identity)."""
+        return extreme(self, axis, keepdims, largest=False)
+
+    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+        """Sum divided by the count, as ``jnp.mean`` (integer tensors divide into the policy's
+        float; float16/bfloat16 accumulate in float32, so a long mean does not overflow)."""
+        return mean(self, axis, keepdims, dtype)
+
+    def var(
+        self, axis: int | Sequence[int] | None = None, ddof: Any = None, keepdims: bool = False, *,
+        correction: Any = None,
+    ) -> Tensor:  # fmt: skip
+        """The variance (``ddof``/``correction`` default: 0, or 1 under torch)."""
+        return var(self, axis, ddof, keepdims, correction=correction)
+
+    def std(
+        self, axis: int | Sequence[int] | None = None, ddof: Any = None, keepdims: bool = False, *,
+        correction: Any = None,
+    ) -> Tensor:  # fmt: skip
+        """The standard deviation, ``sqrt(var(...))``."""
+        return std(self, axis, ddof, keepdims, correction=correction)
+
+    def any(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        """Whether any element over ``axis`` is nonzero (bool; uint8 for uint8 under torch)."""
+        return any_all(self, axis, keepdims, is_any=True)
+
+    def all(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+        """Whether every element over ``axis`` is nonzero (bool; uint8 for uint8 under torch)."""
+        return any_all(self, axis, keepdims, is_any=False)
+
+    def _strong(self) -> Tensor:
+        """This tensor without its weak flag: jax.numpy's reductions drop it first (a
+        same-dtype ``convert``, recorded as one); ``runtime.reduce_sum`` keeps it, as lax does."""
+        return self.astype(self.dtype) if self.weak else self
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise TypeError(
+            f"Tensor does not support item assignment (x[{index!r}] = ...): castwise tensors are "
+            f"updated functionally, as in JAX: write x = x.at[index].set(value) (or .add/.mul/.min/.max), "
+            f"recorded as a scatter and differentiable [{self.dtype.name}{list(self.shape)}; "
+            f"policy {get_policy()!r}]"
+        )
+
+    @property
+    def at(self) -> Any:
+        """``x.at[index].set(v)`` (``.add/.mul/.min/.max/.get``): JAX's functional update, a new
+        tensor recorded as one ``scatter``."""
+        return IndexUpdateHelper(self)
+
+
+attach_methods(TensorMethods)

@@ -94,7 +94,8 @@ import runtime as rt
 from autodiff import jvp, vjp
 from autodiff.rules_linalg import LinalgDerivativeError
 from autodiff.zeros import is_zero
-from runtime.core.tensor import Tensor, asarray
+from runtime.core.executor import asarray
+from runtime.core.tensor import Tensor
 
 ENV = "CASTWISE_AD_ORACLES"
 

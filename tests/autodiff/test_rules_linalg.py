@@ -30,7 +30,8 @@ from autodiff.record import no_grad
 from autodiff.testing import check_grads, check_vjp
 from autodiff.zeros import Zero, is_zero
 from runtime.core import lax as F
-from runtime.core.tensor import Tensor, asarray
+from runtime.core.executor import asarray
+from runtime.core.tensor import Tensor
 
 jax.config.update("jax_enable_x64", True)
 

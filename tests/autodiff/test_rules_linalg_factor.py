@@ -28,7 +28,8 @@ from autodiff.api import jvp, vjp
 from autodiff.rules_linalg import LinalgDerivativeError
 from autodiff.testing import check_grads
 from runtime.core import lax as F
-from runtime.core.tensor import Tensor, asarray
+from runtime.core.executor import asarray
+from runtime.core.tensor import Tensor
 
 jax.config.update("jax_enable_x64", True)
 

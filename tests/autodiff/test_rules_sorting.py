@@ -29,8 +29,9 @@ import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff.testing import check_grads  # noqa: E402
 from runtime.core.dtypes import DType  # noqa: E402
+from runtime.core.executor import asarray  # noqa: E402
 from runtime.core.shapes import ScatterDimensionNumbers  # noqa: E402
-from runtime.core.tensor import Tensor, asarray  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 from tests.autodiff.rule_helpers import assert_close, x64  # noqa: E402
 
 f32, f64, c64, c128 = rt.float32, rt.float64, rt.complex64, rt.complex128

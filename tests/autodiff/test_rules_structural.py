@@ -50,9 +50,10 @@ from autodiff.testing import check_grads, close_over  # noqa: E402
 from autodiff.zeros import Zero  # noqa: E402
 from runtime.core import lax as F  # noqa: E402
 from runtime.core.dtypes import DType  # noqa: E402
+from runtime.core.executor import asarray  # noqa: E402
 from runtime.core.graph import collect  # noqa: E402
 from runtime.core.shapes import GatherDimensionNumbers, ScatterDimensionNumbers  # noqa: E402
-from runtime.core.tensor import Tensor, asarray  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 from tests.autodiff.rule_helpers import assert_close as _assert_close  # noqa: E402
 from tests.autodiff.rule_helpers import case_inputs as _inputs  # noqa: E402
 from tests.autodiff.rule_helpers import counting_ops, x64  # noqa: E402

@@ -23,6 +23,7 @@ import pytest
 import runtime as rt
 from runtime.core import lax as _functions
 from runtime.core import ops
+from runtime.core.executor import apply
 from runtime.core.promotion import PromotionError
 from runtime.core.shapes import (
     ArityError,
@@ -32,7 +33,7 @@ from runtime.core.shapes import (
     ScatterDimensionNumbers,
     ShapeError,
 )
-from runtime.core.tensor import Tensor, apply
+from runtime.core.tensor import Tensor
 
 #: the op functions, typed loosely: the rows pass ill-typed arguments on purpose
 F: Any = _functions
@@ -377,9 +378,9 @@ def test_asarray_with_a_dtype_converts_as_convert_does() -> None:
 
 def test_numpy_errors_on_allocation_are_castwise_memory_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a known memory size, NumPy's own MemoryError comes back as castwise's, naming the op."""
-    from runtime.core import tensor
+    from runtime.core import executor
 
-    monkeypatch.setattr(tensor, "MAX_OUTPUT_BYTES", None)
+    monkeypatch.setattr(executor, "MAX_OUTPUT_BYTES", None)
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise MemoryError("Unable to allocate 8 TiB")

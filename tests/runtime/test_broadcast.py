@@ -28,10 +28,10 @@ from passes.promote import broadcast_example, promote  # noqa: E402
 from passes.verify import verify  # noqa: E402
 from runtime.core import lax as F  # noqa: E402
 from runtime.core import ops  # noqa: E402
+from runtime.core.executor import apply  # noqa: E402
 from runtime.core.graph import trace  # noqa: E402
 from runtime.core.shape_plan import BROADCASTING, broadcast_targets, result_shape  # noqa: E402
 from runtime.core.shapes import ShapeError  # noqa: E402
-from runtime.core.tensor import apply  # noqa: E402
 
 #: every op of the broadcasting families, with its jax.numpy counterpart (a failing row
 #: when the vocabulary gains an elementwise op without one)

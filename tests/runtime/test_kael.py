@@ -203,10 +203,10 @@ def test_div_of_a_float_result_keeps_it() -> None:
 def test_sub_pow_floor_divide_refuse_bool_inputs(op: ops.OpDef, operands: tuple[Any, Any]) -> None:
     args = [rt.asarray(a) if isinstance(a, np.ndarray) else a for a in operands]
     with rt.use_policy("kael"), pytest.raises(TypeError, match=rf"{op.name}: Bool inputs are not supported"):
-        rt.core.tensor.apply(op, args, {})
+        rt.core.executor.apply(op, args, {})
     # the same ops without Bool inputs are fine
     with rt.use_policy("kael"):
-        assert rt.core.tensor.apply(op, [rt.asarray(np.ones(3, np.int64)), 2], {}).dtype is I64  # type: ignore[union-attr]
+        assert rt.core.executor.apply(op, [rt.asarray(np.ones(3, np.int64)), 2], {}).dtype is I64  # type: ignore[union-attr]
 
 
 def test_other_policies_promote_bool_minus_int() -> None:
@@ -220,7 +220,7 @@ def test_comparisons_compute_in_result_dtype_and_output_bool(op: ops.OpDef) -> N
     f = rt.asarray(np.array([16777216.0], np.float32))
     assert plan(op, (I64, F32), policy="kael") == (F32, F32)
     with rt.use_policy("kael"):
-        out = rt.core.tensor.apply(op, (big, f), {})
+        out = rt.core.executor.apply(op, (big, f), {})
     assert isinstance(out, rt.Tensor) and out.dtype is Bool
     expected = {"eq": True, "ne": False, "lt": False, "le": True, "gt": False, "ge": True}[op.name]
     assert out.item() is expected

@@ -41,8 +41,9 @@ from autodiff.rules_linalg import LinalgDerivativeError
 from autodiff.testing import check_grads
 from autodiff.zeros import is_zero
 from runtime.core import lax as F
+from runtime.core.executor import asarray
 from runtime.core.shapes import OpTypeError, ShapeError
-from runtime.core.tensor import Tensor, asarray
+from runtime.core.tensor import Tensor
 from runtime.numpy import linalg as L
 
 jax.config.update("jax_enable_x64", True)

@@ -20,7 +20,7 @@ import autodiff
 import runtime as rt
 from runtime.core import lax as F
 from runtime.core import memory
-from runtime.core.tensor import asarray
+from runtime.core.executor import asarray
 
 BIG = (256, 256)  # float32: 256 KiB, above POOL_MIN_BYTES
 SMALL = (16, 16)
@@ -331,7 +331,7 @@ def _operand(dtype: rt.DType, n: int, seed: int) -> np.ndarray:
 def test_cached_outputs_give_every_elementwise_result_bit_for_bit(op: rt.ops.OpDef) -> None:
     """Each elementwise op on every dtype it accepts, on operands big enough for the cache:
     the same bits, dtype and shape as with caching off."""
-    from runtime.core.tensor import apply
+    from runtime.core.executor import apply
 
     def bits(t: rt.Tensor) -> np.ndarray:
         return np.ascontiguousarray(t.numpy()).view(np.uint8)

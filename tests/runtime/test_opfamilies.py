@@ -28,10 +28,10 @@ import autodiff
 import runtime as rt
 from runtime.core import lax as F
 from runtime.core import ops
+from runtime.core.executor import apply
 from runtime.core.plan import OP_RULES, REWRITE_RULES, plan
 from runtime.core.promotion import PromotionError
 from runtime.core.shapes import OpTypeError, abstract_eval
-from runtime.core.tensor import apply
 
 jax.config.update("jax_enable_x64", True)
 

@@ -35,8 +35,9 @@ import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from passes import lower_to_jax  # noqa: E402
 from runtime.core.dtypes import DType  # noqa: E402
+from runtime.core.executor import asarray  # noqa: E402
 from runtime.core.graph import evaluate  # noqa: E402
-from runtime.core.tensor import Tensor, asarray  # noqa: E402
+from runtime.core.tensor import Tensor  # noqa: E402
 from tests.autodiff.rule_helpers import assert_close, x64  # noqa: E402
 
 #: every castwise dtype that JAX has and XLA's CPU backend compiles a dot / convolution of

@@ -22,9 +22,9 @@ from runtime import GatherDimensionNumbers, ScatterDimensionNumbers, Tensor
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
 from runtime.core.dtypes import DType
+from runtime.core.executor import apply
 from runtime.core.ops import OPS
 from runtime.core.shapes import OpTypeError
-from runtime.core.tensor import apply
 from tests.runtime.bit_helpers import assert_same_bits
 
 _PARTS = [0.0, -0.0, 1.0, -2.5, 0.3, np.inf, -np.inf, np.nan]

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 import runtime as rt
 from runtime.core import lax as F
 from runtime.core import ops
+from runtime.core.executor import apply
 from runtime.core.inplace import InPlaceError
 from runtime.core.shapes import ArityError, OpTypeError, ShapeError
-from runtime.core.tensor import Tensor, apply
+from runtime.core.tensor import Tensor
 
 jax.config.update("jax_enable_x64", True)
 

@@ -507,7 +507,7 @@ def _binary_calls(draw: Any) -> tuple[Any, ...]:
 
 
 def _outcome(op: ops.OpDef, x: Any, y: Any, policy: str) -> tuple[Any, ...]:
-    from runtime.core.tensor import apply_binary
+    from runtime.core.executor import apply_binary
 
     a, b = (_tensor(*v) if isinstance(v, tuple) else v for v in (x, y))
     with rt.use_policy(policy):

@@ -20,8 +20,9 @@ import pytest
 import autodiff
 import runtime as rt
 from runtime.core import ops
+from runtime.core.executor import apply
 from runtime.core.shapes import GatherDimensionNumbers, ScatterDimensionNumbers
-from runtime.core.tensor import Tensor, apply
+from runtime.core.tensor import Tensor
 
 F64 = rt.float64
 F32 = rt.float32
@@ -230,7 +231,7 @@ def test_binary_fast_path_keeps_an_ndarray(op: ops.OpDef, make: Callable[[], tup
         pytest.skip(f"{op.name} takes integers only")
     if op.name in _FLOAT_BINARY and not kinds & {"float"}:
         pytest.skip(f"{op.name} takes floats only")
-    from runtime.core.tensor import apply_binary
+    from runtime.core.executor import apply_binary
 
     x, y = make()
     if op is ops.atan2 and isinstance(x, Tensor) and x.dtype.is_integer:

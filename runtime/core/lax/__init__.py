@@ -2,7 +2,7 @@
 strict semantics (``rt.lax``), as ``jax.lax`` beside ``jax.numpy``.
 
 Each function accepts Tensors, NumPy arrays and Python scalars, and runs through
-the one eager executor (``runtime.core.tensor.apply``), so promotion, errors and
+the one eager executor (``runtime.core.executor.apply``), so promotion, errors and
 recording behave the same whichever way an op is called.
 
 One module per op family, named as the family's kernels (``runtime.core.kernels``), shape rules

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from runtime.core import dtypes as dt
+from runtime.core.executor import apply
 from runtime.core.ops import OpDef
-from runtime.core.tensor import Tensor, apply
+from runtime.core.tensor import Tensor
 
 Operand = Any  # Tensor | np.ndarray | Python scalar
 

@@ -14,11 +14,12 @@ import numpy as np
 
 from runtime.core import dtypes as dt
 from runtime.core import ops, shapes
+from runtime.core.executor import apply, as_tensor, op_error
 from runtime.core.lax._common import Operand, _index, _Invalid, _one, _wrap_axes
 from runtime.core.lax.conversion import convert
 from runtime.core.ops import OpDef
 from runtime.core.shapes import ArityError, OpTypeError, ShapeError
-from runtime.core.tensor import Tensor, apply, as_tensor, op_error
+from runtime.core.tensor import Tensor
 
 __all__ = ["clamp", "concatenate", "dot_general", "matmul", "select", "select_n"]
 

@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from runtime.core import ops, shapes
+from runtime.core.executor import apply, as_tensor, op_error
 from runtime.core.lax._common import Operand, _ints, _is_index, _one
 from runtime.core.lax.structural import _axis_of, broadcast_in_dim, reshape, reverse, slice  # noqa: A004
 from runtime.core.shapes import ShapeError
-from runtime.core.tensor import Tensor, apply, as_tensor, op_error
+from runtime.core.tensor import Tensor
 
 __all__ = [
     "basic_index",

@@ -13,6 +13,7 @@ import numpy as np
 
 from runtime.core import dtypes as dt
 from runtime.core import ops
+from runtime.core.executor import apply, as_tensor, op_error
 from runtime.core.lax._common import Operand, _one
 from runtime.core.lax.binary import div, eq, mul, ne
 from runtime.core.lax.contraction import dot_general, select
@@ -21,7 +22,7 @@ from runtime.core.lax.reductions import reduce_prod, reduce_sum
 from runtime.core.lax.structural import broadcast_in_dim, full, iota, reshape
 from runtime.core.lax.unary import abs, log  # noqa: A004
 from runtime.core.shapes import ShapeError
-from runtime.core.tensor import Tensor, apply, as_tensor, op_error
+from runtime.core.tensor import Tensor
 
 __all__ = [
     "cholesky",

@@ -6,18 +6,18 @@ composition of ops) through the executor; the conventions are in ``runtime.core.
 
 from __future__ import annotations
 
-import builtins
 import operator
 from collections.abc import Sequence
 from typing import Any
 
 from runtime.core import dtypes as dt
 from runtime.core import ops
+from runtime.core.executor import as_tensor
 from runtime.core.lax._common import Operand, _dtype_param, _index, _ints, _is_index, _one, _wrap_axes
 from runtime.core.lax.binary import div
 from runtime.core.lax.conversion import convert
 from runtime.core.ops import OpDef
-from runtime.core.tensor import Tensor, as_tensor
+from runtime.core.tensor import Tensor
 
 __all__ = [
     "argmax",
@@ -27,7 +27,6 @@ __all__ = [
     "cummin",
     "cumprod",
     "cumsum",
-    "mean",
     "reduce_and",
     "reduce_max",
     "reduce_min",
@@ -36,9 +35,7 @@ __all__ = [
     "reduce_prod",
     "reduce_sum",
     "reduce_xor",
-    "sum",
     "sum_",
-    "where",
 ]
 
 
@@ -67,36 +64,6 @@ def sum_(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
     return reduce_sum(t, axes)
 
 
-def sum(  # noqa: A001
-    x: Operand, axis: Sequence[int] | int | None = None, *, keepdims: builtins.bool = False, dtype: Any = None
-) -> Tensor:
-    """``Tensor.sum`` as a function (``jnp.sum``/``np.sum``/``torch.sum`` per the policy):
-    bool and small integers sum in int64 (uint64 for unsigned under jax/numpy), float16
-    and bfloat16 in float32; negative axes count from the end."""
-    from runtime.numpy import tensor_methods as tensor_api
-
-    return tensor_api.sum_(x, axis, keepdims, dtype)
-
-
-def mean(
-    x: Operand, axis: Sequence[int] | int | None = None, *, keepdims: builtins.bool = False, dtype: Any = None
-) -> Tensor:
-    """``Tensor.mean`` as a function: the mean over ``axis``; integers and bool divide into
-    the policy's float (float64 under numpy), converted before summing, so they do not overflow."""
-    from runtime.numpy import tensor_methods as tensor_api
-
-    return tensor_api.mean(x, axis, keepdims, dtype)
-
-
-def where(condition: Operand, x: Operand = None, y: Operand = None) -> Any:
-    """``jnp.where``/``np.where``/``torch.where``: ``x`` where ``condition`` holds, else ``y``
-    (a ``select``, all three broadcast; a non-bool condition is compared with 0).
-    ``where(condition)`` alone is ``nonzero``: one int64 index Tensor per axis."""
-    from runtime.numpy import tensor_methods as tensor_api
-
-    return tensor_api.where(condition, x, y)
-
-
 def _mean(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
     """``jnp.mean`` of an inexact ``x``: the sum over ``axis`` divided by the count.
 
@@ -113,9 +80,25 @@ def _mean(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
     return convert(out, t.dtype) if wide else out
 
 
-def _reduced_axes(axis: Sequence[int] | int | None, ndim: int) -> tuple[int, ...]:
-    from runtime.core.tensor import _axes
+def _axes(axis: Any, ndim: int) -> Any:
+    """Axes of a reduction method, negative ones wrapped; anything else (a float, an axis
+    out of range) is passed on unchanged, for the op's shape rule to report with the op,
+    the operands and the policy named."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int) and not isinstance(axis, bool):
+        axes: Any = (axis,)
+    else:
+        try:
+            axes = tuple(axis)
+        except TypeError:
+            return axis
+    if not all(type(a) is int and -ndim <= a < ndim for a in axes):
+        return axes
+    return tuple(a % ndim for a in axes)
 
+
+def _reduced_axes(axis: Sequence[int] | int | None, ndim: int) -> tuple[int, ...]:
     return _axes(axis, ndim)
 
 

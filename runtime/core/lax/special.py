@@ -7,8 +7,9 @@ composition of ops) through the executor; the conventions are in ``runtime.core.
 from __future__ import annotations
 
 from runtime.core import ops
+from runtime.core.executor import apply_binary
 from runtime.core.lax._common import Operand, _one
-from runtime.core.tensor import Tensor, apply_binary
+from runtime.core.tensor import Tensor
 
 __all__ = [
     "bessel_i0e",

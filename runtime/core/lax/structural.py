@@ -13,12 +13,13 @@ from typing import Any
 
 from runtime.core import dtypes as dt
 from runtime.core import ops, shapes
+from runtime.core.executor import apply, as_tensor, asarray, op_error
 from runtime.core.lax._common import Operand, _dtype_param, _index, _ints, _Invalid, _is_index, _one, _wrap_axes
 from runtime.core.lax.binary import sub
 from runtime.core.lax.contraction import concatenate
 from runtime.core.ops import OpDef
 from runtime.core.shapes import ArityError, ShapeError
-from runtime.core.tensor import Tensor, apply, as_tensor, asarray, op_error
+from runtime.core.tensor import Tensor
 
 __all__ = [
     "argsort",

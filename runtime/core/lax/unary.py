@@ -10,13 +10,14 @@ from collections.abc import Sequence
 
 from runtime.core import dtypes as dt
 from runtime.core import ops
+from runtime.core.executor import as_tensor, asarray
 from runtime.core.lax._common import Operand, _one
 from runtime.core.lax.binary import add, complex, div, ge, le, logical_or, mul, ne, sub  # noqa: A004
 from runtime.core.lax.contraction import select
 from runtime.core.lax.conversion import convert
 from runtime.core.lax.reductions import _reduced_axes, reduce_max, reduce_sum
 from runtime.core.lax.structural import broadcast_in_dim, full, reshape
-from runtime.core.tensor import Tensor, as_tensor, asarray
+from runtime.core.tensor import Tensor
 
 __all__ = [
     "abs",

@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from runtime.core import ops
+from runtime.core.executor import asarray, op_error
 from runtime.core.lax._common import Operand, _ints, _Invalid, _one
 from runtime.core.lax.binary import div
 from runtime.core.shapes import ShapeError
-from runtime.core.tensor import Tensor, asarray, op_error
+from runtime.core.tensor import Tensor
 
 __all__ = [
     "avg_pool",
