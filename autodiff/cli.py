@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
+import os
+import shutil
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NoReturn
 
 import runtime
@@ -32,6 +37,35 @@ def version() -> str:
         return str(tomllib.loads(pyproject.read_text())["project"]["version"])
 
 
+def did_you_mean(word: str, names: Iterable[str], n: int = 3) -> str:
+    """``"did you mean add, and?"`` for a mistyped ``word``: the names that contain it (three
+    letters or more), then the closest ones (``difflib``); ``""`` when none is near."""
+    names = list(dict.fromkeys(names))
+    bare = word.strip("*?[]").lower()
+    containing = [m for m in names if len(bare) >= 3 and bare in m.lower() and m != word]
+    containing.sort(key=lambda m: -difflib.SequenceMatcher(None, word, m).ratio())
+    close = difflib.get_close_matches(word, names, n=n, cutoff=0.55)
+    picked = list(dict.fromkeys([*containing[:n], *close]))[:n]
+    return f"did you mean {', '.join(picked)}?" if picked else ""
+
+
+def policy_choice(text: str) -> str:
+    """``argparse`` type of a ``--policy`` / ``POLICY`` argument: a registered policy, else a
+    one-line error that suggests the closest name (``pytorch``: ``did you mean torch?``)."""
+    names = runtime.policies()
+    if text in names:
+        return text
+    hint = did_you_mean(text, names)
+    raise argparse.ArgumentTypeError(
+        f"invalid choice: {text!r}{'; ' + hint if hint else ''} (choose from {', '.join(names)})"
+    )
+
+
+def terminal_width() -> int:
+    """The width of the terminal standard output goes to (``$COLUMNS`` first; 80 when it is no terminal)."""
+    return max(20, shutil.get_terminal_size().columns)
+
+
 def _one_line(err: BaseException) -> str:
     """An exception as one line: its message (a KeyError's without quotes), else its type."""
     text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
@@ -39,7 +73,30 @@ def _one_line(err: BaseException) -> str:
     return text or type(err).__name__
 
 
+def _lattice_overview() -> str:
+    """What bare ``castwise lattice`` prints: the policies, one line each, and how to print one."""
+    width = terminal_width()
+    names = runtime.policies()
+    pad = max(len(n) for n in names) + 2
+    lines = [f"castwise lattice: the promotion policies (the default: {runtime.get_policy()}):"]
+    for name in names:
+        pol = runtime.get_policy_object(name)
+        text = f"{name:<{pad}}{len(pol.dtypes):>2} dtypes  {pol.summary}"
+        lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent=" " * (pad + 13))
+    lines += [
+        "",
+        "castwise lattice POLICY           print its table (or --format markdown, json)",
+        "castwise lattice POLICY --check   check its laws (commutative, associative, ...)",
+        "castwise lattice --check          check every policy's laws",
+        "castwise lattice --all            print every policy's table",
+    ]
+    return "\n".join(line[:width] if len(line) > width else line for line in lines)
+
+
 def _cmd_lattice(args: argparse.Namespace) -> int:
+    if not (args.policy or args.check or args.all):
+        print(_lattice_overview())
+        return 0
     names = [args.policy] if args.policy else list(runtime.policies())
     for i, name in enumerate(names):
         if i:
@@ -59,7 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"castwise {version()}")
     sub: argparse._SubParsersAction[Any] = parser.add_subparsers(dest="command", required=True)
     lat = sub.add_parser("lattice", help="print or check a promotion policy's table")
-    lat.add_argument("policy", nargs="?", choices=runtime.policies(), help="policy name (default: every policy)")
+    lat.add_argument(
+        "policy",
+        nargs="?",
+        type=policy_choice,
+        metavar="POLICY",
+        help=f"policy name ({', '.join(runtime.policies())}); none: the list of policies",
+    )
+    lat.add_argument("--all", action="store_true", help="print every policy's table")
     lat.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     lat.add_argument(
         "--width",
@@ -68,7 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"wrap the text table into blocks at most this wide (default {lattice.TEXT_WIDTH}; 0: one block)",
     )
     lat.add_argument(
-        "--check", action="store_true", help="report which laws hold, with a counterexample for each that fails"
+        "--check",
+        action="store_true",
+        help="report which laws hold, with a counterexample for each that fails (no POLICY: every policy)",
     )
     lat.set_defaults(func=_cmd_lattice)
     _add_parity(sub)
@@ -87,8 +153,15 @@ def _add_parity(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from autodiff.explain import ExplainInputError, explain, refusal
+    from autodiff.explain import ExplainInputError, explain, op_names, refusal
 
+    if args.list_ops:
+        print(textwrap.fill(", ".join(op_names()), terminal_width(), break_on_hyphens=False))
+        return 0
+    if args.spec is None:
+        print('castwise explain: give an op and its dtypes ("add f64 c128"), an expression with --var, '
+              "or --list-ops (see castwise explain --help)", file=sys.stderr)  # fmt: skip
+        return 2
     try:
         text = explain(args.spec, args.var, args.policy)
     except runtime.PromotionError as err:  # what explain is for: the plan's error and the policy's reason
@@ -109,9 +182,13 @@ def _add_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         description='e.g. castwise explain "add f64 c128"; '
         'castwise explain "x * 2.5 + y" --var x=i32[3] --var y=f32[3]',
     )
-    exp.add_argument("spec", help='"OP DTYPE [DTYPE ...]" (OP may be stack), or a Python expression with --var')
+    exp.add_argument(
+        "spec", nargs="?", help='"OP DTYPE [DTYPE ...]" (OP may be stack), or a Python expression with --var'
+    )
     exp.add_argument("--var", action="append", default=[], help="NAME=DTYPE[SHAPE] for the expression form")
-    exp.add_argument("--policy", choices=runtime.policies(), default=None, help="promotion policy (default: jax)")
+    exp.add_argument("--policy", type=policy_choice, default=None, metavar="POLICY",
+                     help=f"promotion policy ({', '.join(runtime.policies())}; default: jax)")  # fmt: skip
+    exp.add_argument("--list-ops", action="store_true", help="print the op names and exit")
     exp.set_defaults(func=_cmd_explain)
 
 
@@ -135,6 +212,24 @@ def _export_argument_error(args: argparse.Namespace) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def _import_path(target: str) -> Iterator[None]:
+    """Where ``castwise export TARGET`` imports from, as ``python`` would: the current directory
+    for ``module:function`` (``python -m`` puts it first on ``sys.path``; the console script,
+    whose ``sys.path[0]`` is its own directory, did not, so ``castwise export mymod:f`` failed in
+    mymod's directory), the file's directory for ``file.py:function`` (its sibling imports)."""
+    module, _, _ = target.rpartition(":")
+    where = os.path.dirname(os.path.abspath(module)) if module.endswith(".py") or "/" in module else os.getcwd()
+    added = where not in sys.path and not (where == os.getcwd() and "" in sys.path)
+    if added:
+        sys.path.insert(0, where)
+    try:
+        yield
+    finally:
+        if added and where in sys.path:
+            sys.path.remove(where)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``castwise`` console script."""
     args = build_parser().parse_args(argv)
@@ -142,6 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"castwise export: {problem}", file=sys.stderr)
         return 2
     try:
+        if args.command == "export":
+            with _import_path(args.target):
+                return int(args.func(args))
         return int(args.func(args))
     except BrokenPipeError:  # `castwise lattice | head`
         return 0

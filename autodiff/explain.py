@@ -41,15 +41,29 @@ def _dtype(word: str) -> DType:
     try:
         return rt.dtype(word)
     except TypeError:
+        from autodiff.cli import did_you_mean
+
+        hint = did_you_mean(word, [n for d in rt.ALL_DTYPES for n in (d.short, d.name)])
         names = ", ".join(d.short for d in rt.ALL_DTYPES)
-        raise ExplainInputError(f"unknown dtype {word!r} (the dtypes: {names})") from None
+        raise ExplainInputError(f"unknown dtype {word!r}; " + (hint or f"the dtypes: {names}")) from None
+
+
+def op_names() -> list[str]:
+    """The names ``castwise explain`` takes as an op: ``stack`` and the vocabulary's."""
+    return ["stack", *ops.OPS]
 
 
 def _op(name: str) -> ops.OpDef:
     try:
         return ops.get(name)
     except KeyError:
-        raise ExplainInputError(f"unknown op {name!r} (the ops: stack, {', '.join(ops.OPS)})") from None
+        from autodiff.cli import did_you_mean
+
+        # (the whole list, 150 names, made a 1,214-character line: it is --list-ops now)
+        hint = did_you_mean(name, op_names()) or "no op has a name like it"
+        raise ExplainInputError(
+            f"unknown op {name!r}; {hint} (castwise explain --list-ops prints the {len(op_names())} op names)"
+        ) from None
 
 
 def refusal(spec: str, variables: list[str] | None, policy: str | None, err: Exception) -> str:

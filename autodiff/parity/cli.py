@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fnmatch
 import functools
+import io
 import itertools
 import json
 import math
@@ -44,7 +46,7 @@ from autodiff.parity._common import (
 )
 from autodiff.parity.cases import build_cases, parse_dtypes
 from autodiff.parity.departures import departure_for
-from autodiff.parity.report import Report, markdown, splice_markdown
+from autodiff.parity.report import Report, markdown, splice_markdown, terminal_width
 from autodiff.parity.runner import CASTWISE_REFUSALS, CaseResult, compare, tolerance
 from autodiff.record import enable_grad
 from autodiff.testing import close_over
@@ -544,8 +546,31 @@ class Options:
     compile_cache: str = ""
 
 
+def _duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``1h02m``: a duration for the progress bar."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def stream_width(stream: TextIO | None) -> int:
+    """The columns of the terminal ``stream`` writes to: ``$COLUMNS`` first, as
+    ``shutil.get_terminal_size`` does, then the terminal's own size, else 80."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream is not None else 80  # type: ignore[union-attr]
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return 80
+
+
 class Progress:
-    """A simple progress bar on a stream (a line per 10% when it is not a terminal)."""
+    """A progress bar on a stream (a line per 10% when it is not a terminal): cases done,
+    failures, the time so far, cases per second and the time left at that rate."""
 
     def __init__(self, total: int, stream: TextIO | None = sys.stderr, width: int = 30) -> None:
         self.total = max(total, 1)
@@ -553,8 +578,20 @@ class Progress:
         self.width = width
         self.start = time.monotonic()
         self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.columns = stream_width(stream) if self.tty else 0
         self._last_tenth = -1
         self._last_draw = 0.0
+
+    def status(self, done: int, failed: int, now: float | None = None) -> str:
+        """``43/86 cases, 0 failed, 12s, 3.6 cases/s, 12s left`` (no rate before the first case)."""
+        elapsed = (time.monotonic() if now is None else now) - self.start
+        text = f"{done}/{self.total} cases, {failed} failed, {_duration(elapsed)}"
+        if done and elapsed > 0:
+            rate = done / elapsed
+            text += f", {rate:.1f} cases/s" if rate < 100 else f", {rate:.0f} cases/s"
+            if done < self.total:
+                text += f", {_duration((self.total - done) / rate)} left"
+        return text
 
     def update(self, done: int, failed: int) -> None:
         """Show ``done`` of ``total`` cases (redrawn at most every 0.1 s on a terminal)."""
@@ -566,9 +603,15 @@ class Progress:
             if now - self._last_draw < 0.1 and done < self.total:
                 return
             self._last_draw = now
-            fill = int(frac * self.width)
-            bar = "#" * fill + "." * (self.width - fill)
-            self.stream.write(f"\r[{bar}] {done}/{self.total} cases, {failed} failed, {now - self.start:.0f}s")
+            text = self.status(done, failed, now)
+            # the bar takes what the text leaves of the terminal's width (none on a narrow one)
+            width = min(self.width, self.columns - len(text) - 4)
+            if width >= 5:
+                fill = int(frac * width)
+                line = f"[{'#' * fill}{'.' * (width - fill)}] {text}"
+            else:
+                line = text[: max(self.columns - 1, 1)]
+            self.stream.write(f"\r{line}\x1b[K")  # (erase what a longer line left)
             if done >= self.total:
                 self.stream.write("\n")
         else:
@@ -576,7 +619,7 @@ class Progress:
             if tenth == self._last_tenth:
                 return
             self._last_tenth = tenth
-            self.stream.write(f"parity: {done}/{self.total} cases, {failed} failed, {now - self.start:.0f}s\n")
+            self.stream.write(f"parity: {self.status(done, failed, now)}\n")
         self.stream.flush()
 
 
@@ -659,16 +702,17 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--dtypes", default=None, metavar="LIST",
                    help="comma-separated dtypes (names or short names; 'core', 'float8', 'narrow-int'); a case runs "
                    "when all its dtypes are listed (default: core + float8 + narrow-int)")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0, help="seed of the inputs and sampled dtype pairs (default 0)")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="seed of the inputs and sampled dtype pairs, 0 or more (default 0)")  # fmt: skip
     p.add_argument(
         "--quick",
         action="store_true",
         help=f"a stratified sample: {QUICK_CASES} // (number of op specs) cases per spec, a few hundred",
     )
     p.add_argument("--json", dest="json_file", metavar="FILE", help="write the full report as JSON")
-    p.add_argument("--jobs", type=int, default=int(os.environ.get("CASTWISE_PARITY_JOBS", "0")),
-                   help="worker processes (default 0: one per CPU, at most 4, for runs of 200 cases or more; "
-                   "or $CASTWISE_PARITY_JOBS)")  # fmt: skip
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes; 0 (the default, or $CASTWISE_PARITY_JOBS): one per CPU, at most 4, "
+                   "for runs of 200 cases or more, none for smaller runs")  # fmt: skip
     p.add_argument(
         "--markdown",
         dest="markdown_file",
@@ -681,7 +725,7 @@ def add_parser(sub: Any) -> None:
                    "(default: $CASTWISE_PARITY_CACHE, else castwise/parity-xla in the user's cache "
                    "directory)")  # fmt: skip
     p.add_argument("--no-compile-cache", action="store_true", help="compile every JAX executable afresh")
-    p.add_argument("--max-failures", type=int, default=10, help="failures printed in full (default 10)")
+    p.add_argument("--max-failures", type=int, default=10, metavar="N", help="failures printed in full (default 10)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_parity)
 
@@ -693,37 +737,129 @@ def _cpus() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def cmd_parity(args: Any) -> int:
-    """``castwise parity``: run, print the report, write JSON; 1 on any failure."""
-    try:
-        _jax_modules()
-    except ImportError:
-        print("castwise parity needs JAX: pip install 'castwise[jax]'", file=sys.stderr)
-        return 2
+class _UsageError(Exception):
+    """A bad ``castwise parity`` argument: one line, exit status 2."""
+
+
+def _hint(word: str, names: Sequence[str]) -> str:
+    from autodiff.cli import did_you_mean
+
+    hint = did_you_mean(word, names)
+    return f"; {hint}" if hint else ""
+
+
+def _policies(args: Any) -> tuple[str, ...]:
     import runtime
 
     policies = tuple(args.policies) if args.policies else DEFAULT_POLICIES
-    unknown = [p for p in policies if p not in runtime.policies()]
-    if unknown:
-        print(f"unknown policy {', '.join(unknown)}; known: {', '.join(runtime.policies())}", file=sys.stderr)
+    known = runtime.policies()
+    for p in policies:
+        if p not in known:
+            raise _UsageError(f"unknown policy {p!r}{_hint(p, known)} (the policies: {', '.join(known)})")
+    return policies
+
+
+def _dtypes(text: str | None) -> tuple[DType, ...]:
+    try:
+        return parse_dtypes(text)
+    except TypeError:
+        groups = ("core", "float8", "narrow-int", "all")
+        names = [*groups, *(n for d in dt.ALL_DTYPES for n in (d.short, d.name))]
+        for item in (t.strip() for t in (text or "").split(",")):
+            if item and item not in groups:
+                try:
+                    dt.dtype(item)
+                except TypeError:
+                    hint = _hint(item, names) or f" (dtype names such as f32 or float32, or {', '.join(groups)})"
+                    raise _UsageError(f"--dtypes: unknown dtype {item!r}{hint}") from None
+        raise
+
+
+def _patterns(text: str) -> tuple[str, ...]:
+    """``--ops``: every pattern must name something (an op, a sweep spec or a family)."""
+    from autodiff.parity.cases import build_specs
+
+    patterns = tuple(p.strip() for p in text.split(",") if p.strip())
+    if not patterns:
+        raise _UsageError(f"no cases match --ops {text!r}: give op names, sweep specs or families ('add,unary')")
+    specs = build_specs()
+    names = sorted({n for s in specs for n in (s.name, s.op, s.family)})
+    families = sorted({s.family for s in specs})
+    for p in patterns:
+        if not any(fnmatch.fnmatchcase(n, p) for n in names):
+            hint = _hint(p, names) or f"; the families: {', '.join(families)}"
+            raise _UsageError(f"no cases match --ops {p!r}: no op, sweep spec or family is named so{hint}")
+    return patterns
+
+
+def _jobs(value: int | None) -> int:
+    """``--jobs``: 0 (choose: one per CPU, at most 4, for runs of 200 cases or more) or a count."""
+    if value is None:
+        env = os.environ.get("CASTWISE_PARITY_JOBS", "").strip()
+        if not env:
+            return 0
+        try:
+            value = int(env)
+        except ValueError:
+            raise _UsageError(f"$CASTWISE_PARITY_JOBS must be a whole number (0: choose), got {env!r}") from None
+        flag = "$CASTWISE_PARITY_JOBS"
+    else:
+        flag = "--jobs"
+    if value < 0:
+        raise _UsageError(f"{flag} takes 0 (one worker per CPU, at most 4, for runs of 200 cases or more) "
+                          f"or a number of workers, got {value}")  # fmt: skip
+    return value
+
+
+def _writable(flag: str, path: str) -> None:
+    """Refuse an output path that could not be written, before the sweep rather than after it."""
+    where = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise _UsageError(f"{flag} {path}: is a directory; give a file name")
+    if not os.path.isdir(where):
+        raise _UsageError(f"{flag} {path}: no such directory {where}")
+    if not os.access(where, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise _UsageError(f"{flag} {path}: not writable")
+
+
+def _options(args: Any) -> Options:
+    """The run ``args`` ask for, every argument checked (nothing heavy imported yet: not JAX)."""
+    policies = _policies(args)
+    dtypes = _dtypes(args.dtypes)
+    patterns = _patterns(args.ops)
+    jobs = _jobs(args.jobs)
+    if args.seed < 0:
+        raise _UsageError(f"--seed takes 0 or more, got {args.seed}")
+    if args.max_failures < 0:
+        raise _UsageError(f"--max-failures takes 0 or more, got {args.max_failures}")
+    for flag, path in (("--json", args.json_file), ("--markdown", args.markdown_file)):
+        if path:
+            _writable(flag, path)
+    cache = "" if args.no_compile_cache else (args.compile_cache or default_compile_cache())
+    return Options(policies, patterns, dtypes, args.seed, args.quick, jobs, args.strict, cache)
+
+
+def cmd_parity(args: Any) -> int:
+    """``castwise parity``: check the arguments, run, print the report, write JSON; 1 on any failure."""
+    try:
+        options = _options(args)
+    except _UsageError as err:
+        print(f"castwise parity: {err}", file=sys.stderr)
         return 2
     try:
-        dtypes = parse_dtypes(args.dtypes)
-    except TypeError as err:
-        print(f"--dtypes: {err}", file=sys.stderr)
+        _jax_modules()
+    except ImportError:
+        print("castwise parity: JAX is needed: pip install 'castwise[jax]'", file=sys.stderr)
         return 2
-    options = Options(policies, tuple(p.strip() for p in args.ops.split(",") if p.strip()), dtypes, args.seed,
-                      args.quick, max(1, args.jobs), args.strict,
-                      "" if args.no_compile_cache else (args.compile_cache or default_compile_cache()))  # fmt: skip
     n_cases = len(_cases_for(options))
     if not n_cases:
-        print(f"no cases match --ops {args.ops!r} and --dtypes {args.dtypes!r}", file=sys.stderr)
+        print(f"castwise parity: no cases match --ops {args.ops!r} and --dtypes {args.dtypes!r}", file=sys.stderr)
         return 2
-    if args.jobs <= 0:
+    if options.jobs == 0:
         # Each worker imports JAX and compiles its own primitives (seconds): small runs stay in process.
         options = replace(options, jobs=1 if n_cases < 200 else min(_cpus(), 4))
     report = run_parity(options, None if args.no_progress else sys.stderr)
-    print(report.render(args.max_failures))
+    print(report.render(args.max_failures, width=terminal_width()))
     if args.json_file:
         with open(args.json_file, "w") as fh:
             json.dump(report.to_json(), fh, indent=1)

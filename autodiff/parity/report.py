@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import shutil
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -183,14 +185,17 @@ class Report:
             "cpu_s_by_op": _cpu_by_spec(self.results),
         }
 
-    def render(self, max_failures: int = 10) -> str:
-        """The text report: summary table, unsupported and departures, known failures, first failures in full."""
-        lines = []
-        table = self.table()
-        head = f"{'family':<21}" + "".join(f"{c:>22}" for c in CHECKS)
-        lines += [head, "-" * len(head)]
-        for fam in sorted(table):
-            lines.append(f"{fam:<21}" + "".join(f"{table[fam][c].text(c != 'agree'):>22}" for c in CHECKS))
+    def render(self, max_failures: int = 10, width: int | None = None) -> str:
+        """The text report: summary table, unsupported and departures, known failures, first failures in full.
+
+        With a ``width`` (``castwise parity`` passes the terminal's, ``terminal_width()``), every
+        line fits it (40 columns at least): the summary table's checks are split into blocks that
+        fit, each repeating the family column, and the other lines wrap with a hanging indent.
+        Nothing is left out (a word longer than the width, such as a long array in a failure, is
+        broken). Without one (``None`` or 0), nothing is wrapped.
+        """
+        width = max(width, _MIN_WIDTH) if width else 0
+        lines = _summary_table(self.table(), width)
         lines += [
             "",
             "cells: passed/total checks (k: known failures); "
@@ -241,7 +246,60 @@ class Report:
         elif not self.unchecked_families:
             lines.append("OK: castwise agrees with JAX on every supported case" +
                          (" (known failures aside)" if known else ""))  # fmt: skip
-        return "\n".join(lines)
+        return "\n".join(out for line in lines for part in line.split("\n") for out in _wrap(part, width))
+
+
+#: The narrowest width ``Report.render`` wraps to (a family and one check column fit it).
+_MIN_WIDTH: Final = 40
+
+
+def terminal_width() -> int:
+    """The columns of the terminal standard output shows (``shutil.get_terminal_size``: ``$COLUMNS``
+    first, then the terminal's size; 80 when standard output is no terminal)."""
+    return shutil.get_terminal_size().columns
+
+
+def _summary_table(table: dict[str, dict[str, Cell]], width: int) -> list[str]:
+    """The family x check table, each column as wide as its widest cell, its checks split into
+    blocks (a blank line between them, each with the family column) of at most ``width`` columns."""
+    families = sorted(table)
+    label = max([len("family"), *(len(f) for f in families)])
+    cells = {c: [table[f][c].text(c != "agree") for f in families] for c in CHECKS}
+    widths = {c: max([len(c), *(len(t) for t in cells[c])]) for c in CHECKS}
+    gap = 3
+
+    def fits(block: Sequence[str]) -> bool:
+        return not width or label + sum(gap + widths[c] for c in block) <= width
+
+    blocks: list[list[str]] = [[]]
+    for c in CHECKS:  # as few blocks as fit ...
+        if blocks[-1] and not fits([*blocks[-1], c]):
+            blocks.append([])
+        blocks[-1].append(c)
+    size = -(-len(CHECKS) // len(blocks))  # ... and as even as fit (3 + 3 checks, not 5 + 1)
+    even = [list(CHECKS[i : i + size]) for i in range(0, len(CHECKS), size)]
+    if len(even) == len(blocks) and all(fits(b) for b in even):
+        blocks = even
+    lines: list[str] = []
+    for block in blocks:
+        if lines:
+            lines.append("")
+        head = "family".ljust(label) + "".join(" " * gap + c.rjust(widths[c]) for c in block)
+        lines += [head, "-" * len(head)]
+        for k, fam in enumerate(families):
+            lines.append(fam.ljust(label) + "".join(" " * gap + cells[c][k].rjust(widths[c]) for c in block))
+    return lines
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    """``line`` in lines of at most ``width`` columns (0: as it is), continued under its text:
+    indented past its leading spaces and list marker (``- ``), by two more columns."""
+    if not width or len(line) <= width:
+        return [line]
+    body = line.lstrip(" ")
+    lead = len(line) - len(body) + (2 if body.startswith("- ") else 0)
+    indent = " " * min(lead + 2, width // 2)
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [line]
 
 
 def markdown(report: Report) -> str:
