@@ -2,7 +2,8 @@
 
 ``jit(f)`` traces ``f`` into a castwise graph once per input signature (the
 dtype and shape of each array argument, the value of each Python scalar
-argument, and the active promotion policy), lowers the graph to ``jax.lax``
+argument, and the active promotion policy: the registered ``Policy`` object, so
+a policy registered again under its name traces again), lowers the graph to ``jax.lax``
 (``passes.lower_to_jax``), compiles it with ``jax.jit`` and caches the result.
 Every call then runs the compiled program and returns castwise Tensors of the
 graph's output dtypes (``float32r`` stays ``float32r``; storage is never
@@ -62,8 +63,9 @@ from runtime.dtypes import DType
 from runtime.dtypes import dtype as to_dtype
 from runtime.graph import Graph, trace
 from runtime.inplace import SavedValueModifiedError
+from runtime.promotion import _REGISTRY as _policies
 from runtime.promotion import _STATE as _policy_state
-from runtime.promotion import get_policy, use_policy
+from runtime.promotion import get_policy_object, use_policy
 from runtime.tensor import Tensor, asarray
 
 _SCALARS = (bool, int, float, complex)
@@ -148,7 +150,8 @@ class Jitted:
 
     def _entry(self, args: Sequence[Any]) -> tuple[_Entry, list[Tensor]]:
         tensors, _, key_args = _split(args)
-        key = (key_args, get_policy())
+        # the policy object, not its name: register_policy may replace the policy under a name
+        key = (key_args, get_policy_object())
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(args, tensors)
@@ -242,7 +245,7 @@ class Jitted:
         # argument's dtype and shape, one dict lookup, the entry's runner. Anything else takes the
         # general path: a Python scalar or a NumPy array (no ``_array``), a tracked tensor (its node
         # is not None: an outer recording may need the ops), a signature not run yet.
-        key: list[Any] = [_policy_state.name]
+        key: list[Any] = [_policies.get(_policy_state.name)]  # the active Policy object (as _entry keys)
         arrays = []
         for a in args:
             try:
@@ -278,7 +281,7 @@ class Jitted:
             result = run(arrays)
         if all(isinstance(a, Tensor) and a.node is None for a in args):
             # later calls with this signature take the fast path in __call__ (this one compiled the program)
-            key: list[Any] = [get_policy()]
+            key: list[Any] = [get_policy_object()]
             for a in args:
                 key.append(a.dtype)
                 key.append(a._array.shape)
