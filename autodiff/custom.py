@@ -155,6 +155,20 @@ def _diff_argument(positions: Sequence[int]) -> Callable[[int], str]:
     return lambda k: f"argument {positions[k]}"
 
 
+def example_params(op: ops.OpDef, params: dict[str, Any], args: Sequence[Tensor]) -> dict[str, Any]:
+    """The params of one example's call where a batching rule runs a user call per example
+    (``rules_batching.batch_user_call``): a ``custom_vjp_call``'s ``residuals`` are what ``fwd``
+    saved for the example the call was recorded on, so each example gets its own (``fwd`` run on
+    it, as an eager call saves them), or none where the call is not recorded (nothing reads them)."""
+    if op is not ops.custom_vjp_call or params.get("residuals") is None:
+        return params
+    if not _recording(args):
+        return {**params, "residuals": None}
+    with hooks.recorder_override(None):
+        _, residuals = params["fwd"](*args)
+    return {**params, "residuals": tuple(residuals)}
+
+
 def _primal_run(call: _Call, fn: Callable[..., Any], what: str) -> Any:
     """``fn`` on the call's arguments with nothing recorded (the call is recorded as one
     equation), checking that it reads no tracked value other than its own arguments.
