@@ -20,7 +20,8 @@ arrays ``f`` closes over (the cache keeps the traced graph, which references
 them, so an in-place write into such a tensor raises ``InPlaceError`` instead
 of going stale silently; a write through another Tensor sharing its memory, a
 view or ``detach()``, ticks its version counter, and the next call raises
-``SavedValueModifiedError``).
+``SavedValueModifiedError``; arrays the custom functions and rules inside ``f``
+close over, which their lowering bakes in, are checked the same way).
 
 Arguments that are tracked and being recorded (``jit(f)`` called inside
 ``autodiff.grad`` or ``runtime.trace``) make ``jit`` run ``f`` eagerly, so the
@@ -55,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from autodiff.api import grad
+from autodiff.custom import calls_in, captured_arrays
 from autodiff.pytree import leaf_paths, tree_flatten, tree_leaves, tree_unflatten
 from passes.lower_jax import export_stablehlo, lower_to_jax, needs_x64
 from passes.verify import verify
@@ -294,14 +296,29 @@ class Jitted:
 def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) -> Callable[[Sequence[np.ndarray]], Any]:
     """``run``, checking first that no constant of the traced graph (an array ``f`` closes
     over) was written in place since the trace: the compiled program holds the values
-    it had then, and running it would silently disagree with eager ``f``. One compare
-    per call while no in-place write happened anywhere (the write clock is unchanged)."""
+    it had then, and running it would silently disagree with eager ``f``. The custom
+    functions the graph calls are traced again when it is lowered (``jax.custom_jvp`` /
+    ``custom_vjp`` of their own graphs), and what those close over is baked in too: the
+    arrays they noted (``custom.captured_arrays``, read at check time, as the lowering
+    traces them at the first run) are checked the same way. One compare per call while
+    no in-place write happened anywhere (the write clock is unchanged)."""
     consts = [v for v in entry.graph.consts if v.const is not None]
-    if not consts:
+    calls = calls_in(entry.graph)
+    if not consts and not calls:
         return run
     clock = versions.CLOCK
     traced = clock[0]
     checked = [traced]
+
+    def stale(what: str, hit: tuple[int, str]) -> SavedValueModifiedError:
+        return SavedValueModifiedError(
+            f"autodiff.jit: {what} was written in place after it was traced (its memory is at version "
+            f"{hit[0]} now, {hit[1]} when traced), through a Tensor sharing its memory (a view, "
+            "detach(), another asarray of the same NumPy array). The compiled program holds the "
+            "traced values, so it would disagree with the eager function. Pass the array as an "
+            "argument instead, or write into a copy of it; to use the new values, jit the function "
+            "again."
+        )
 
     def guarded(arrays: Sequence[np.ndarray]) -> Any:
         now = clock[0]
@@ -310,15 +327,12 @@ def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) ->
                 assert var.const is not None
                 hit = versions.written_since(var.const, traced)
                 if hit is not None:
-                    raise SavedValueModifiedError(
-                        f"autodiff.jit: a {var.dtype.name}{list(var.shape)} array the "
-                        f"function closes over was written in place after it was traced (its memory is at version "
-                        f"{hit[0]} now, {hit[1]} when traced), through a Tensor sharing its memory (a view, "
-                        "detach(), another asarray of the same NumPy array). The compiled program holds the "
-                        "traced values, so it would disagree with the eager function. Pass the array as an "
-                        "argument instead, or write into a copy of it; to use the new values, jit the function "
-                        "again."
-                    )
+                    raise stale(f"a {var.dtype.name}{list(var.shape)} array the function closes over", hit)
+            for call, owner in captured_arrays(calls):
+                hit = versions.written_since(owner, traced)
+                if hit is not None:
+                    where = f"the {call.kind} function {call.name!r} (its function or rules)"
+                    raise stale(f"a {owner.dtype}{list(owner.shape)} array {where} closes over", hit)
             checked[0] = now
         return run(arrays)
 

@@ -184,3 +184,140 @@ def test_vmap_over_an_empty_batch_of_custom_functions() -> None:
 
     csq.defjvp(lambda p, t: (csq(p[0]), 2.0 * p[0] * t[0]))
     assert autodiff.vmap(csq)(rt.asarray(empty)).shape == (0, 3)
+
+
+# -- (c) custom rules and the version counters -------------------------------------------------------------
+
+
+def _scale_vjp(c: Tensor, via: str) -> autodiff.custom_vjp:
+    """x * c, bwd reading c as fwd's residual or as a closure."""
+
+    @autodiff.custom_vjp
+    def scale(x: Tensor) -> Tensor:
+        return x * c
+
+    if via == "residual":
+        scale.defvjp(lambda x: (x * c, c), lambda r, g: (g * r,))
+    else:
+        scale.defvjp(lambda x: (x * c, None), lambda r, g: (g * c,))
+    return scale
+
+
+def _scale_jvp(c: Tensor) -> autodiff.custom_jvp:
+    @autodiff.custom_jvp
+    def scale(x: Tensor) -> Tensor:
+        return x * c
+
+    scale.defjvp(lambda p, t: (scale(p[0]), t[0] * c))
+    return scale
+
+
+def _write_through_a_view(c: Tensor) -> None:
+    view = c.reshape(*c.shape)  # shares c's memory: not what any recording holds
+    view += 1.0
+
+
+@pytest.mark.parametrize("via", ["residual", "closure"])
+def test_backward_refuses_a_custom_vjp_whose_saved_constant_was_written(via: str) -> None:
+    c = rt.asarray(np.array([1.0, 2.0]))
+    scale = _scale_vjp(c, via)
+    x = rt.asarray(np.array([1.0, 1.0]), requires_grad=True)
+    loss = S(F.sin(scale(x)))
+    _write_through_a_view(c)
+    with pytest.raises(rt.SavedValueModifiedError, match="custom_vjp"):
+        loss.backward()
+    assert x.grad is None  # nothing accumulated
+
+
+def test_a_residual_written_directly_is_refused_too() -> None:
+    c = rt.asarray(np.array([1.0, 2.0]))
+    scale = _scale_vjp(c, "residual")
+    x = rt.asarray(np.array([1.0, 1.0]), requires_grad=True)
+    _, pull = autodiff.vjp(lambda x: S(scale(x)), x)
+    c += 1.0  # not referenced by a recorded graph: accepted, but the version ticks
+    with pytest.raises(rt.SavedValueModifiedError, match="residual 0 of custom_vjp scale"):
+        pull(rt.asarray(1.0))
+
+
+def test_reverse_and_forward_mode_refuse_a_custom_jvp_rule_whose_constant_was_written() -> None:
+    c = rt.asarray(np.array([1.0, 2.0]))
+    scale = _scale_jvp(c)
+    x = rt.asarray(np.array([1.0, 1.0]), requires_grad=True)
+    loss = S(scale(x))
+    _, f_jvp = autodiff.linearize(lambda x: S(scale(x)), rt.asarray(np.array([1.0, 1.0])))
+    _write_through_a_view(c)
+    with pytest.raises(rt.SavedValueModifiedError, match="custom_jvp scale: the JVP rule reads"):
+        loss.backward()
+    assert x.grad is None
+    with pytest.raises(rt.SavedValueModifiedError, match="custom_jvp scale: the JVP rule reads"):
+        f_jvp(rt.asarray(np.ones(2)))
+
+
+def test_custom_rules_still_agree_with_jax_around_unrelated_writes() -> None:
+    # no false alarms: writes into memory the rules do not read, a write before the call is
+    # recorded, and a rule that writes into its own temporaries
+    c = rt.asarray(np.array([1.5, -2.0]))
+    other = rt.asarray(np.zeros(2))
+
+    @autodiff.custom_vjp
+    def scale(x: Tensor) -> Tensor:
+        return x * c
+
+    def bwd(r: Tensor, g: Tensor) -> tuple[Tensor]:
+        out = g * r
+        out += 0.0  # the rule's own temporary
+        return (out,)
+
+    scale.defvjp(lambda x: (x * c, c), bwd)
+    jscale = jax.custom_vjp(lambda x: x * np.array([2.5, -1.0]))
+    jscale.defvjp(lambda x: (x * np.array([2.5, -1.0]), None), lambda _, g: (g * np.array([2.5, -1.0]),))
+    xv = np.array([0.3, 0.9])
+    _write_through_a_view(c)  # before anything is recorded: c is [2.5, -1.0] from here on
+    x = rt.asarray(xv, requires_grad=True)
+    loss = S(F.sin(scale(x)))
+    other += 1.0
+    _write_through_a_view(other)
+    loss.backward()
+    with x64():
+        want = jax.grad(lambda x: jnp.sum(jnp.sin(jscale(x))))(xv)
+    close(x.grad, want)
+
+
+@pytest.mark.parametrize("kind", ["custom_vjp", "custom_jvp"])
+def test_jit_refuses_a_constant_inside_a_custom_function_written_after_the_trace(kind: str) -> None:
+    c = rt.asarray(np.array([1.0, 2.0]))
+    scale = _scale_vjp(c, "closure") if kind == "custom_vjp" else _scale_jvp(c)
+
+    def loss(x: Tensor) -> Tensor:
+        return S(F.sin(scale(x)))
+
+    jl = autodiff.jit(loss)
+    x = rt.asarray(np.array([0.5, 0.25]))
+    close(jl(x), loss(x).numpy())
+    close(jl(x), loss(x).numpy())  # the per-call path
+    _write_through_a_view(c)
+    with pytest.raises(rt.SavedValueModifiedError, match=f"{kind} function 'scale'"):
+        jl(x)
+
+
+def test_jit_of_grad_refuses_a_constant_only_the_custom_primal_reads() -> None:
+    # a straight-through estimator: the primal rounds x / c, bwd passes the cotangent through;
+    # the derivative program keeps the call (its value feeds cos), whose function reads c
+    c = rt.asarray(np.array([0.5, 0.25]))
+
+    @autodiff.custom_vjp
+    def quantize(x: Tensor) -> Tensor:
+        return F.round(x / c) * c
+
+    quantize.defvjp(lambda x: (quantize(x), None), lambda _, g: (g,))
+
+    def loss(x: Tensor) -> Tensor:
+        return S(F.sin(quantize(x)))
+
+    step = autodiff.jit(autodiff.grad(loss))
+    x = rt.asarray(np.array([0.8, 0.6]))
+    close(step(x), np.cos(np.round(x.numpy() / c.numpy()) * c.numpy()))
+    close(step(x), autodiff.grad(loss)(x).numpy())
+    _write_through_a_view(c)
+    with pytest.raises(rt.SavedValueModifiedError, match="custom_vjp function 'quantize'"):
+        step(x)
