@@ -34,25 +34,35 @@ lowering converts it for JAX (``conj(bwd(conj(ct)))``).
 
 ``autodiff.testing.check_grads`` checks a custom rule against finite
 differences and names the custom function when they disagree.
+
+What a rule reads besides its arguments is held to the version counters
+(``runtime.core.versions``) as saved values are: ``fwd``'s residuals are checked
+before a backward pass (``engine.PARAM_READS``), and a JVP rule, ``bwd`` or a
+re-run ``fwd`` that runs after an in-place write anywhere runs watched
+(``_user_run``): an array it closes over that was written after the call was
+recorded raises ``SavedValueModifiedError``. Traced (``jit``'s lowering), the
+functions note the arrays they close over (``_Call.captured``), which
+``autodiff.jit``'s closure guard checks on every call (``captured_arrays``).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from autodiff.api import _output_leaves, tensor_leaves
-from autodiff.engine import reachable_eqns, vjp_pass
-from autodiff.pytree import TreeDef, flatten_up_to, tree_structure, tree_unflatten
+from autodiff.engine import PARAM_READS, reachable_eqns, vjp_pass
+from autodiff.pytree import TreeDef, flatten_up_to, tree_flatten, tree_structure, tree_unflatten
 from autodiff.record import enable_grad, is_recording
 from autodiff.rules import JVP_RULES, VJP_RULES, VJP_SAVES
 from autodiff.zeros import TangentLike, Zero, instantiate
-from runtime.core import hooks, ops
-from runtime.core.graph import PRINT_RULES, new_leaf, record_op
+from runtime.core import hooks, ops, versions
+from runtime.core.graph import PRINT_RULES, Graph, Var, new_leaf, record_holding_all, record_op
+from runtime.core.inplace import SavedValueModifiedError
 from runtime.core.tensor import Tensor
 
 __all__ = ["CustomRuleError", "CustomVJPForwardError", "custom_jvp", "custom_vjp"]
@@ -111,6 +121,13 @@ class _Call:
         self.out_tree: TreeDef | None = None
         #: the outputs' avals, once recorded
         self.out_avals: tuple[Aval, ...] = ()
+        #: the in-place write clock when the call was recorded (``None`` before): what the arrays
+        #: its rules close over are checked against when they run later (``_user_run``)
+        self.clock: int | None = None
+        #: the memory (by owner, ``versions.memory_owner``) that the functions read as constants
+        #: while traced, and the custom calls they made (``captured_arrays``, for ``jit``'s guard)
+        self.captured: dict[int, np.ndarray] = {}
+        self.nested: list[_Call] = []
 
     def rebuild(self, xs: Sequence[Any]) -> list[Any]:
         """All arguments, the differentiable ones rebuilt from leaves ``xs``."""
@@ -134,9 +151,12 @@ class _Call:
 
     def flat_fun(self) -> Callable[..., list[Tensor]]:
         def fun(*xs: Tensor) -> list[Tensor]:
-            return self.outputs(self.fun(*self.rebuild(xs)), "the function's output")
+            # (a replay reads what the function reads now: only a trace's constants are noted)
+            out = _user_run(self, "the function", lambda ys: self.fun(*self.rebuild(ys)), list(xs), check=False)
+            return self.outputs(out, "the function's output")
 
         fun.__name__ = self.name
+        fun.call = self  # type: ignore[attr-defined]
         return fun
 
     def record(self, op: ops.OpDef, params: dict[str, Any], outs: Sequence[Tensor]) -> Any:
@@ -147,12 +167,172 @@ class _Call:
         recorder = hooks.current_recorder()
         assert recorder is not None
         recorder(op, params, self.leaves, tuple(x.dtype for x in self.leaves), results)
+        self.clock = versions.CLOCK[0]
         assert self.out_tree is not None
         return tree_unflatten(self.out_tree, results)
 
 
 def _diff_argument(positions: Sequence[int]) -> Callable[[int], str]:
     return lambda k: f"argument {positions[k]}"
+
+
+# -- what the user's functions close over ----------------------------------------------------------
+
+
+def _user_run(call: _Call, what: str, fn: Callable[[list[Any]], Any], xs: list[Any], check: bool) -> Any:
+    """``fn(xs)``: one of ``call``'s user functions on flat Tensors ``xs``, watched where it must be.
+
+    The derivative rules (a JVP rule, ``bwd``, ``fwd`` run again: ``check``) run after the call
+    was recorded and read what they close over as it is then; eager ops would have read it at the
+    call. So when an in-place write happened anywhere since the call was recorded (the write clock
+    moved: otherwise this costs one compare), the rule runs under a recorder that sees every
+    array it reads as a constant, and one whose memory was written after the recording (and
+    before the rule started: the rule's own writes into its temporaries are its business) raises
+    ``SavedValueModifiedError``, as a saved value does. With recording off the rule runs on marked
+    copies of ``xs`` under a recorder that records nothing (``_mark``: its ops reach the
+    watcher, and it may still write into its own temporaries), and its results are detached.
+    Traced (``runtime.trace``: ``jit``'s lowering), every function notes what it reads as
+    constants in ``call.captured``, for ``jit``'s closure guard. Arrays only ops without a
+    traced operand read (``rt.cos(c)`` alone) reach no recorder: they are not seen.
+    """
+    recorder = hooks.current_recorder()
+    tracing = recorder is record_holding_all or getattr(recorder, "tracing", False)
+    moved = check and call.clock is not None and versions.CLOCK[0] != call.clock
+    if not (tracing or moved):
+        return fn(xs)
+    start = versions.CLOCK[0]
+    seen: dict[int, np.ndarray] = {}
+    fresh = recorder is None
+    if fresh:
+        xs = [_marked(x) for x in xs]
+    with hooks.recorder_override(_watcher(_mark if fresh else recorder, seen, call, tracing)):
+        result = fn(xs)
+    if tracing:
+        call.captured.update(seen)
+    if moved:
+        assert call.clock is not None
+        _check_unwritten(call, what, seen, call.clock, start)
+    return _detached(result) if fresh else result
+
+
+def _marked(x: Any) -> Any:
+    """``x`` with a node that records nothing (not ``requires_grad``: the rule may write into
+    what it computes, as it may with recording off), so that the ops on it reach ``_mark``."""
+    if not isinstance(x, Tensor):
+        return x
+    t = Tensor(x._array, x.dtype)
+    t.weak = x.weak
+    t.node = Var(x.dtype, tuple(x.shape), None, None, x.weak)
+    return t
+
+
+def _mark(op: ops.OpDef, params: dict[str, Any], inputs: Sequence[Any], targets: Any, outputs: Any, *_: Any) -> None:
+    """The recorder of a rule run with recording off but watched: it records nothing, and marks
+    the outputs as it marked the inputs (``_marked``), so the ops on them reach it too."""
+    for o in outputs:
+        if isinstance(o, Tensor) and o.node is None:
+            o.node = Var(o.dtype, tuple(o.shape), None, None, o.weak)
+
+
+def _detached(result: Any) -> Any:
+    """``result`` (a pytree) with each tracked Tensor leaf replaced by an untracked one."""
+
+    def detach(x: Any) -> Any:
+        if not isinstance(x, Tensor) or x.node is None:
+            return x
+        t = Tensor(x._array, x.dtype)
+        t.weak = x.weak
+        return t
+
+    leaves, tree = tree_flatten(result)
+    return tree_unflatten(tree, [detach(x) for x in leaves])
+
+
+def _watcher(inner: Any, seen: dict[int, np.ndarray], call: _Call, tracing: bool) -> Callable[..., None]:
+    """A recorder that notes the memory of each constant operand (and, traced, each custom call
+    made) before handing the op to ``inner``."""
+    assert inner is not None
+
+    def watch(op: ops.OpDef, params: dict[str, Any], inputs: Sequence[Any], *rest: Any) -> None:
+        for x in inputs:
+            if isinstance(x, Tensor) and x.node is None:
+                owner = versions.memory_owner(x._array)
+                seen[id(owner)] = owner
+        if tracing and op in (ops.custom_jvp_call, ops.custom_vjp_call):
+            nested = getattr(params.get("fun"), "call", None)
+            if isinstance(nested, _Call) and nested is not call and nested not in call.nested:
+                call.nested.append(nested)
+        inner(op, params, inputs, *rest)
+
+    watch.closure_probe = getattr(inner, "closure_probe", False)  # type: ignore[attr-defined]
+    watch.tracing = tracing  # type: ignore[attr-defined]
+    return watch
+
+
+def _writes_since(array: np.ndarray, clock: int) -> int | None:
+    """How many in-place writes ``array``'s memory had after the write clock read ``clock``
+    (``None``: more than its counter remembers)."""
+    hit = versions.written_since(array, clock)
+    if hit is None:
+        return 0
+    now, then = hit
+    return now - int(then) if then.isdigit() else None
+
+
+def _check_unwritten(call: _Call, what: str, seen: dict[int, np.ndarray], recorded: int, start: int) -> None:
+    for owner in seen.values():
+        since = _writes_since(owner, recorded)
+        if since == 0:
+            continue
+        if since is not None and since == _writes_since(owner, start):
+            continue  # every write came after the rule started: its own
+        now, then = versions.written_since(owner, recorded) or (0, "0")
+        raise SavedValueModifiedError(
+            f"{call.kind} {call.name}: {what} reads a {owner.dtype}{list(owner.shape)} array (one it closes "
+            f"over, or memory it shares) that was written in place after {call.name} was recorded (its memory is "
+            f"at version {now} now, {then} when recorded), through this tensor or one sharing its memory (a view, "
+            "detach(), another asarray of the same NumPy array). The rule would use the new values and the "
+            "derivative would disagree with the computation that was recorded, so nothing was returned. Pass "
+            "the array as an argument (for a custom_vjp, save what bwd needs as a residual), or write into a copy."
+        )
+
+
+def calls_in(graph: Graph) -> list[_Call]:
+    """The custom calls recorded in ``graph`` (their ``_Call``)."""
+    out = []
+    for eqn in graph.eqns:
+        if eqn.op in (ops.custom_jvp_call, ops.custom_vjp_call):
+            call = getattr(eqn.params.get("fun"), "call", None)
+            if isinstance(call, _Call):
+                out.append(call)
+    return out
+
+
+def captured_arrays(calls: Sequence[_Call]) -> Iterator[tuple[_Call, np.ndarray]]:
+    """The memory each of ``calls`` (and the custom calls they made) read as constants while traced."""
+    stack, done = list(calls), set()
+    while stack:
+        call = stack.pop()
+        if id(call) in done:
+            continue
+        done.add(id(call))
+        for owner in list(call.captured.values()):
+            yield call, owner
+        stack.extend(call.nested)
+
+
+def example_params(op: ops.OpDef, params: dict[str, Any], args: Sequence[Tensor]) -> dict[str, Any]:
+    """The params of one example's call where a batching rule runs a user call per example
+    (``rules_batching.batch_user_call``): a ``custom_vjp_call``'s ``residuals`` are what ``fwd``
+    saved for the example the call was recorded on, so each example gets its own (``fwd`` run on
+    it, as an eager call saves them), or none where the call is not recorded (nothing reads them)."""
+    if op is not ops.custom_vjp_call or params.get("residuals") is None:
+        return params
+    if not _recording(args):
+        return {**params, "residuals": None}
+    with hooks.recorder_override(None):
+        _, residuals = params["fwd"](*args)
+    return {**params, "residuals": tuple(residuals)}
 
 
 def _primal_run(call: _Call, fn: Callable[..., Any], what: str) -> Any:
@@ -284,11 +464,15 @@ class custom_jvp:  # (JAX's name)
     def _flat_jvp(self, call: _Call) -> Callable[..., tuple[list[Tensor], list[Tensor]]]:
         rule = self.jvp
         assert rule is not None
+        n = len(call.leaves)
+
+        def run(xs: list[Any]) -> Any:
+            p = tree_unflatten(call.in_tree, xs[:n])
+            t = tree_unflatten(call.in_tree, xs[n:])
+            return rule(*call.static, tuple(p), tuple(t))
 
         def jvp(primals: Sequence[Tensor], tangents: Sequence[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
-            p = tree_unflatten(call.in_tree, list(primals))
-            t = tree_unflatten(call.in_tree, list(tangents))
-            result = rule(*call.static, tuple(p), tuple(t))
+            result = _user_run(call, "the JVP rule", run, [*primals, *tangents], check=True)
             if not (isinstance(result, tuple | list) and len(result) == 2):
                 raise CustomRuleError(
                     f"custom_jvp {call.name}: the JVP rule must return a pair (primal_out, tangent_out), "
@@ -309,6 +493,7 @@ class custom_jvp:  # (JAX's name)
             ]
 
         jvp.__name__ = getattr(rule, "__name__", "jvp")
+        jvp.call = call  # type: ignore[attr-defined]
         return jvp
 
 
@@ -354,7 +539,8 @@ class custom_vjp:  # (JAX's name)
         in_avals = _avals(call.leaves)
 
         def fwd(*xs: Tensor) -> tuple[list[Tensor], list[Tensor]]:
-            result = user_fwd(*call.rebuild(xs))
+            # (run again after the call was recorded: for a create_graph backward, per example)
+            result = _user_run(call, "fwd", lambda ys: user_fwd(*call.rebuild(ys)), list(xs), check=True)
             if not (isinstance(result, tuple | list) and len(result) == 2):
                 raise CustomRuleError(
                     f"custom_vjp {call.name}: fwd must return a pair (output, residuals), got {type(result).__name__}"
@@ -370,9 +556,14 @@ class custom_vjp:  # (JAX's name)
                 _checked_tangent(call, "output", c, a, i)
                 for i, (c, a) in enumerate(zip(cotangents, call.out_avals, strict=True))
             ]
-            got = user_bwd(
-                *call.static, tree_unflatten(res_tree[0], list(residuals)), tree_unflatten(call.out_tree, cts)
-            )
+            out_tree, n_res = call.out_tree, len(residuals)
+
+            def run(xs: list[Any]) -> Any:
+                return user_bwd(
+                    *call.static, tree_unflatten(res_tree[0], xs[:n_res]), tree_unflatten(out_tree, xs[n_res:])
+                )
+
+            got = _user_run(call, "bwd", run, [*residuals, *cts], check=True)
             if not isinstance(got, tuple | list) or len(got) != len(call.positions):
                 n = len(got) if isinstance(got, tuple | list) else type(got).__name__
                 raise CustomRuleError(
@@ -398,6 +589,7 @@ class custom_vjp:  # (JAX's name)
 
         fwd.__name__ = getattr(user_fwd, "__name__", "fwd")
         bwd.__name__ = getattr(user_bwd, "__name__", "bwd")
+        fwd.call = bwd.call = call  # type: ignore[attr-defined]
         return fwd, bwd
 
 
@@ -485,6 +677,18 @@ def custom_vjp_call_vjp(
 
 VJP_RULES["custom_vjp_call"] = custom_vjp_call_vjp
 VJP_SAVES["custom_vjp_call"] = _all_inputs
+
+
+def custom_vjp_call_residuals(params: dict[str, Any]) -> list[tuple[str, Tensor]]:
+    """The residuals ``fwd`` saved: ``bwd`` reads them, so a backward pass checks them first, as
+    it checks an equation's saved inputs (PyTorch's ``save_for_backward``)."""
+    residuals = params.get("residuals")
+    if residuals is None:
+        return []
+    return [(f"residual {i} of custom_vjp {params['name']}", r) for i, r in enumerate(residuals)]
+
+
+PARAM_READS["custom_vjp_call"] = custom_vjp_call_residuals
 
 
 def print_custom_call(params: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -313,6 +313,27 @@ def _released_message(where: str, eqn: Eqn) -> str:
     )
 
 
+#: op name -> what an equation's rules read that is neither an input nor an output: values its
+#: params carry (a ``custom_vjp_call``'s residuals), as ``(description, Tensor)`` pairs, checked
+#: against the equation's clock as its saved inputs and outputs are
+PARAM_READS: dict[str, Callable[[dict[str, Any]], Sequence[tuple[str, Tensor]]]] = {}
+
+
+def _check_param_reads(where: str, eqn: Eqn) -> None:
+    reads = PARAM_READS.get(eqn.op.name)
+    for what, t in reads(eqn.params) if reads is not None else ():
+        hit = versions.written_since(t._array, eqn.clock)
+        if hit is not None:
+            raise SavedValueModifiedError(
+                f"{where}: {what} ({t.dtype.name}{list(t.shape)}), a value the recording saved for the derivative, "
+                f"was modified in place after {eqn.op.name} was recorded: its memory is at version {hit[0]} now and "
+                f"was at version {hit[1]} when it was recorded (an in-place write through this tensor or a Tensor "
+                "sharing its memory: a view, detach(), or another asarray of the same NumPy array). Differentiating "
+                "would use the new values and give a wrong result, so nothing was computed, released or accumulated. "
+                "Write into a copy instead, or make the write before the op is recorded."
+            )
+
+
 def check_recording(eqns: Sequence[Eqn], where: str, forward: bool) -> None:
     """Raise before a pass if it cannot give the right answer: a value a rule reads was
     written in place after its equation was recorded (``SavedValueModifiedError``), or
@@ -336,6 +357,7 @@ def check_recording(eqns: Sequence[Eqn], where: str, forward: bool) -> None:
         if clock != now:  # (also an int subclass: a Snapshot)
             for kind, i, var in _reads(eqn, forward):
                 _check_versions(where, eqn, kind, i, var)
+            _check_param_reads(where, eqn)
 
 
 def _stopped(err: BaseException, eqns: Sequence[Eqn], released: list[Eqn], release: bool) -> None:

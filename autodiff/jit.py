@@ -2,7 +2,8 @@
 
 ``jit(f)`` traces ``f`` into a castwise graph once per input signature (the
 dtype and shape of each array argument, the value of each Python scalar
-argument, and the active promotion policy), lowers the graph to ``jax.lax``
+argument, and the active promotion policy: the registered ``Policy`` object, so
+a policy registered again under its name traces again), lowers the graph to ``jax.lax``
 (``passes.lower_to_jax``), compiles it with ``jax.jit`` and caches the result.
 Every call then runs the compiled program and returns castwise Tensors of the
 graph's output dtypes (``float32r`` stays ``float32r``; storage is never
@@ -19,7 +20,8 @@ arrays ``f`` closes over (the cache keeps the traced graph, which references
 them, so an in-place write into such a tensor raises ``InPlaceError`` instead
 of going stale silently; a write through another Tensor sharing its memory, a
 view or ``detach()``, ticks its version counter, and the next call raises
-``SavedValueModifiedError``).
+``SavedValueModifiedError``; arrays the custom functions and rules inside ``f``
+close over, which their lowering bakes in, are checked the same way).
 
 Arguments that are tracked and being recorded (``jit(f)`` called inside
 ``autodiff.grad`` or ``runtime.trace``) make ``jit`` run ``f`` eagerly, so the
@@ -54,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from autodiff.api import grad
+from autodiff.custom import calls_in, captured_arrays
 from autodiff.pytree import leaf_paths, tree_flatten, tree_leaves, tree_unflatten
 from passes.lower_jax import export_stablehlo, lower_to_jax, needs_x64
 from passes.verify import verify
@@ -63,8 +66,9 @@ from runtime.core.dtypes import dtype as to_dtype
 from runtime.core.executor import asarray
 from runtime.core.graph import Graph, trace
 from runtime.core.inplace import SavedValueModifiedError
+from runtime.core.promotion import _REGISTRY as _policies
 from runtime.core.promotion import _STATE as _policy_state
-from runtime.core.promotion import get_policy, use_policy
+from runtime.core.promotion import get_policy_object, use_policy
 from runtime.core.tensor import Tensor
 
 _SCALARS = (bool, int, float, complex)
@@ -149,7 +153,8 @@ class Jitted:
 
     def _entry(self, args: Sequence[Any]) -> tuple[_Entry, list[Tensor]]:
         tensors, _, key_args = _split(args)
-        key = (key_args, get_policy())
+        # the policy object, not its name: register_policy may replace the policy under a name
+        key = (key_args, get_policy_object())
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(args, tensors)
@@ -243,7 +248,7 @@ class Jitted:
         # argument's dtype and shape, one dict lookup, the entry's runner. Anything else takes the
         # general path: a Python scalar or a NumPy array (no ``_array``), a tracked tensor (its node
         # is not None: an outer recording may need the ops), a signature not run yet.
-        key: list[Any] = [_policy_state.name]
+        key: list[Any] = [_policies.get(_policy_state.name)]  # the active Policy object (as _entry keys)
         arrays = []
         for a in args:
             try:
@@ -279,7 +284,7 @@ class Jitted:
             result = run(arrays)
         if all(isinstance(a, Tensor) and a.node is None for a in args):
             # later calls with this signature take the fast path in __call__ (this one compiled the program)
-            key: list[Any] = [get_policy()]
+            key: list[Any] = [get_policy_object()]
             for a in args:
                 key.append(a.dtype)
                 key.append(a._array.shape)
@@ -292,14 +297,29 @@ class Jitted:
 def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) -> Callable[[Sequence[np.ndarray]], Any]:
     """``run``, checking first that no constant of the traced graph (an array ``f`` closes
     over) was written in place since the trace: the compiled program holds the values
-    it had then, and running it would silently disagree with eager ``f``. One compare
-    per call while no in-place write happened anywhere (the write clock is unchanged)."""
+    it had then, and running it would silently disagree with eager ``f``. The custom
+    functions the graph calls are traced again when it is lowered (``jax.custom_jvp`` /
+    ``custom_vjp`` of their own graphs), and what those close over is baked in too: the
+    arrays they noted (``custom.captured_arrays``, read at check time, as the lowering
+    traces them at the first run) are checked the same way. One compare per call while
+    no in-place write happened anywhere (the write clock is unchanged)."""
     consts = [v for v in entry.graph.consts if v.const is not None]
-    if not consts:
+    calls = calls_in(entry.graph)
+    if not consts and not calls:
         return run
     clock = versions.CLOCK
     traced = clock[0]
     checked = [traced]
+
+    def stale(what: str, hit: tuple[int, str]) -> SavedValueModifiedError:
+        return SavedValueModifiedError(
+            f"autodiff.jit: {what} was written in place after it was traced (its memory is at version "
+            f"{hit[0]} now, {hit[1]} when traced), through a Tensor sharing its memory (a view, "
+            "detach(), another asarray of the same NumPy array). The compiled program holds the "
+            "traced values, so it would disagree with the eager function. Pass the array as an "
+            "argument instead, or write into a copy of it; to use the new values, jit the function "
+            "again."
+        )
 
     def guarded(arrays: Sequence[np.ndarray]) -> Any:
         now = clock[0]
@@ -308,15 +328,12 @@ def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) ->
                 assert var.const is not None
                 hit = versions.written_since(var.const, traced)
                 if hit is not None:
-                    raise SavedValueModifiedError(
-                        f"autodiff.jit: a {var.dtype.name}{list(var.shape)} array the "
-                        f"function closes over was written in place after it was traced (its memory is at version "
-                        f"{hit[0]} now, {hit[1]} when traced), through a Tensor sharing its memory (a view, "
-                        "detach(), another asarray of the same NumPy array). The compiled program holds the "
-                        "traced values, so it would disagree with the eager function. Pass the array as an "
-                        "argument instead, or write into a copy of it; to use the new values, jit the function "
-                        "again."
-                    )
+                    raise stale(f"a {var.dtype.name}{list(var.shape)} array the function closes over", hit)
+            for call, owner in captured_arrays(calls):
+                hit = versions.written_since(owner, traced)
+                if hit is not None:
+                    where = f"the {call.kind} function {call.name!r} (its function or rules)"
+                    raise stale(f"a {owner.dtype}{list(owner.shape)} array {where} closes over", hit)
             checked[0] = now
         return run(arrays)
 

@@ -501,12 +501,17 @@ def batch_user_call(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Param
     """``custom_jvp_call`` / ``custom_vjp_call``: the user's function is arbitrary Python with
     a rule for one example's shapes, so the call runs once per example (each recorded as the
     same user call, so derivatives still use the user's rule) and the results are stacked."""
+    from autodiff.custom import example_params
+
     size = batch_size(args, dims)
+    if size == 0 and "out_avals" in params:  # no example to run: empty results (as JAX returns)
+        return [Tensor(np.zeros((0, *s), d.storage), d) for d, s in params["out_avals"]], [0] * len(params["out_avals"])
     front = [None if d is None else move_batch_dim(a, d, 0) for a, d in zip(args, dims, strict=True)]
-    per = [
-        _run(op, [a if f is None else _example(f, i) for a, f in zip(args, front, strict=True)], params)
-        for i in range(size)
-    ]
+    per = []
+    for i in range(size):
+        example = [a if f is None else _example(f, i) for a, f in zip(args, front, strict=True)]
+        # the example's own params: a custom_vjp call's residuals are per example (example_params)
+        per.append(_run(op, example, example_params(op, params, example)))
     outs = []
     for k in range(len(per[0])):
         rows = [_run(ops.reshape, [p[k]], {"new_sizes": (1, *p[k].shape)})[0] for p in per]
