@@ -9,9 +9,6 @@ from autodiff.api import (
     NonDifferentiableInputError,
     backward,
     grad,
-    hessian,
-    jacfwd,
-    jacrev,
     jvp,
     linearize,
     value_and_grad,
@@ -19,6 +16,7 @@ from autodiff.api import (
 )
 from autodiff.batching import VmapError, vmap
 from autodiff.custom import CustomClosureError, CustomRuleError, CustomVJPForwardError, custom_jvp, custom_vjp
+from autodiff.jacobians import hessian, jacfwd, jacrev
 from autodiff.jit import Jitted, jit
 from autodiff.pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from autodiff.record import detect_writes, enable_grad, is_recording, no_grad

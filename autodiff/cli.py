@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 import runtime
+from autodiff.suggest import did_you_mean
 from runtime.core import lattice
 
 
@@ -35,18 +35,6 @@ def version() -> str:
 
         pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
         return str(tomllib.loads(pyproject.read_text())["project"]["version"])
-
-
-def did_you_mean(word: str, names: Iterable[str], n: int = 3) -> str:
-    """``"did you mean add, and?"`` for a mistyped ``word``: the names that contain it (three
-    letters or more), then the closest ones (``difflib``); ``""`` when none is near."""
-    names = list(dict.fromkeys(names))
-    bare = word.strip("*?[]").lower()
-    containing = [m for m in names if len(bare) >= 3 and bare in m.lower() and m != word]
-    containing.sort(key=lambda m: -difflib.SequenceMatcher(None, word, m).ratio())
-    close = difflib.get_close_matches(word, names, n=n, cutoff=0.55)
-    picked = list(dict.fromkeys([*containing[:n], *close]))[:n]
-    return f"did you mean {', '.join(picked)}?" if picked else ""
 
 
 def policy_choice(text: str) -> str:

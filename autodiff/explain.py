@@ -41,7 +41,7 @@ def _dtype(word: str) -> DType:
     try:
         return rt.dtype(word)
     except TypeError:
-        from autodiff.cli import did_you_mean
+        from autodiff.suggest import did_you_mean
 
         hint = did_you_mean(word, [n for d in rt.ALL_DTYPES for n in (d.short, d.name)])
         names = ", ".join(d.short for d in rt.ALL_DTYPES)
@@ -57,7 +57,7 @@ def _op(name: str) -> ops.OpDef:
     try:
         return ops.get(name)
     except KeyError:
-        from autodiff.cli import did_you_mean
+        from autodiff.suggest import did_you_mean
 
         # (the whole list, 150 names, made a 1,214-character line: it is --list-ops now)
         hint = did_you_mean(name, op_names()) or "no op has a name like it"

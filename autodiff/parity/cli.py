@@ -742,7 +742,7 @@ class _UsageError(Exception):
 
 
 def _hint(word: str, names: Sequence[str]) -> str:
-    from autodiff.cli import did_you_mean
+    from autodiff.suggest import did_you_mean
 
     hint = did_you_mean(word, names)
     return f"; {hint}" if hint else ""
