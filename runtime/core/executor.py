@@ -49,41 +49,50 @@ _NO_PARAMS: dict[str, Any] = {}
 
 def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
     """``apply`` for a binary op without params (the operators and the binary functions):
-    a signature seen before (two Tensors, or a Tensor and a Python scalar) runs
-    straight from its cached plan."""
+    a signature seen before (two Tensors, or a Tensor and a Python scalar, none weak) runs
+    its ``_Plan`` right here, when the plan is ``binary``; any other call goes to ``apply``."""
     tx, ty = type(x), type(y)
-    if tx is Tensor:
-        if ty is Tensor:  # the commonest case, inline: two Tensors
-            entry = _FAST.get((op, x.dtype, y.dtype, x._array.shape, y._array.shape, _policy_state.name))
-            if entry is not None and not (x.weak or y.weak):  # (weak operands plan differently)
-                xs, ys = x._array.dtype, y._array.dtype  # each array must be its dtype's storage
-                if (xs is entry[5] or xs == entry[5]) and (ys is entry[6] or ys == entry[6]):
-                    result = _run_fast(entry, x, y)
-                    if (x.node is not None or y.node is not None) and (
-                        recorder := hooks.current_recorder()
-                    ) is not None:
-                        recorder(op, _NO_PARAMS, (x, y), entry[3], (result,))
-                    return result
+    if tx is Tensor and ty is Tensor:  # the commonest case: two Tensors
+        if x.weak or y.weak:  # (a weak operand's key carries its flag: apply builds it)
             return apply(op, (x, y), {})  # type: ignore[return-value]
-        if ty in _PY_KIND and not x.weak:
-            key: Any = (op, x.dtype, ty, x._array.shape, None, _policy_state.name)
-        else:
+        plan = _PLANS.get((op, _policy_state.name, x.dtype, x._array.shape, y.dtype, y._array.shape))
+        if plan is None or not plan.binary:
             return apply(op, (x, y), {})  # type: ignore[return-value]
+        xs, ys = x._array.dtype, y._array.dtype  # each array must be its dtype's storage
+        if not ((xs is plan.x_storage or xs == plan.x_storage) and (ys is plan.y_storage or ys == plan.y_storage)):
+            return apply(op, (x, y), {})  # type: ignore[return-value]  # (which reports a mislabelled array)
+    elif tx is Tensor and ty in _PY_KIND and not x.weak:
+        plan = _PLANS.get((op, _policy_state.name, x.dtype, x._array.shape, ty))
+        if plan is None or not plan.binary or not _holds_storage(x, plan.x_storage):
+            return apply(op, (x, y), {})  # type: ignore[return-value]
+        y = _materialize(y, plan.targets[1], op, (x, y))  # the value is checked against its planned dtype
     elif ty is Tensor and tx in _PY_KIND and not y.weak:
-        key = (op, tx, y.dtype, None, y._array.shape, _policy_state.name)
+        plan = _PLANS.get((op, _policy_state.name, tx, y.dtype, y._array.shape))
+        if plan is None or not plan.binary or not _holds_storage(y, plan.y_storage):
+            return apply(op, (x, y), {})  # type: ignore[return-value]
+        x = _materialize(x, plan.targets[0], op, (x, y))
     else:
         return apply(op, (x, y), {})  # type: ignore[return-value]
-    entry = _FAST.get(key)
-    if entry is None or not _holds_storage(x, entry[5]) or not _holds_storage(y, entry[6]):
-        return apply(op, (x, y), {})  # type: ignore[return-value]  # (which reports a mislabelled array)
-    targets = entry[3]
-    if tx is not Tensor:  # the scalar's value is checked against its planned dtype on every call
-        x = _materialize(x, targets[0], op, (x, y))
-    elif ty is not Tensor:
-        y = _materialize(y, targets[1], op, (x, y))
-    result = _run_fast(entry, x, y)
+    a, b = x._array, y._array
+    ufunc = plan.binary_ufunc
+    if ufunc is not None:  # add/sub/mul on NumPy-native storage: one ufunc call, casting inside its loop
+        cast = plan.cast
+        if a.nbytes < memory.POOL_MIN_BYTES and b.nbytes < memory.POOL_MIN_BYTES:
+            array = ufunc(a, b) if cast is None else ufunc(a, b, dtype=cast, casting="unsafe")
+        else:  # a large result goes to a cached buffer (both operands share the output storage)
+            out = memory.empty_like_broadcast(a, b, cast)
+            array = ufunc(a, b, out=out) if cast is None else chunked.ufunc_into(ufunc, a, b, out, cast)
+        result = Tensor(array, plan.out_dtype)
+    else:  # the kernel, on each operand converted to its target
+        t0, t1 = plan.targets
+        arrays = [
+            a if x.dtype is t0 else convert_array(a, x.dtype, t0),
+            b if y.dtype is t1 else convert_array(b, y.dtype, t1),
+        ]
+        outs, avals = kernels.run_kernel(op, plan.targets, arrays, {})
+        result = Tensor(outs[0], avals[0][0])
     if (x.node is not None or y.node is not None) and (recorder := hooks.current_recorder()) is not None:
-        recorder(op, _NO_PARAMS, (x, y), targets, (result,))
+        recorder(op, _NO_PARAMS, (x, y), plan.targets, (result,))
     return result
 
 
@@ -309,95 +318,39 @@ def _bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-# -- the small-op fast path ---------------------------------------------------------------
+# -- the plan cache ---------------------------------------------------------------------
 #
-# Untracked binary ops on two Tensors are the common case of eager code. After one
-# full run validates a signature (op, dtypes, shapes, policy), its plan and output
-# dtype are cached, and later calls skip straight to the kernel: for add/sub/mul
-# on NumPy-native dtypes, one ufunc call that casts inside its loop.
-
-_FAST: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-_FAST_LIMIT = 4096
-PLAN_CACHES.append(_FAST)
-
-
-def _holds_storage(x: Any, storage: np.dtype[Any] | None) -> bool:
-    """Whether a Tensor operand's array is its dtype's storage (``None``: a Python scalar)."""
-    if storage is None:
-        return True
-    array_dtype = x._array.dtype
-    return array_dtype is storage or array_dtype == storage
-
-
-def _run_fast(entry: tuple[Any, ...], x: Tensor, y: Tensor) -> Tensor:
-    ufunc, storage, op, targets, out_dtype, _, _ = entry
-    if ufunc is not None:
-        a, b = x._array, y._array
-        if a.nbytes < memory.POOL_MIN_BYTES and b.nbytes < memory.POOL_MIN_BYTES:
-            if storage is None:
-                result = ufunc(a, b)
-            else:
-                result = ufunc(a, b, dtype=storage, casting="unsafe")
-        else:  # a large result goes to a cached buffer (both operands share the output storage)
-            out = memory.empty_like_broadcast(a, b, storage)
-            if storage is None:
-                result = ufunc(a, b, out=out)
-            else:
-                result = chunked.ufunc_into(ufunc, a, b, out, storage)
-        return Tensor(result, out_dtype)
-    arrays = [
-        a._array if a.dtype is t else convert_array(a._array, a.dtype, t) for a, t in zip((x, y), targets, strict=True)
-    ]
-    outs, avals = kernels.run_kernel(op, targets, arrays, {})
-    return Tensor(outs[0], avals[0][0])
-
-
-def _remember(op: OpDef, x: Any, y: Any, targets: tuple[DType, ...], out_dtype: DType) -> None:
-    """Cache a validated binary call: operands are Tensors or Python scalars (keyed by type;
-    a scalar is materialised at its target, so only a Tensor can need a cast)."""
-    if len(_FAST) >= _FAST_LIMIT:
-        _FAST.clear()
-    ufunc = _UFUNC_BINARY.get(op) if targets[0].storage in _IN_LOOP_STORAGE else None
-    x_tensor, y_tensor = type(x) is Tensor, type(y) is Tensor
-    mixed = (x_tensor and x.dtype is not targets[0]) or (y_tensor and y.dtype is not targets[1])
-    storage = targets[0].storage if (ufunc is not None and mixed) else None
-    _FAST[
-        op,
-        x.dtype if x_tensor else type(x),
-        y.dtype if y_tensor else type(y),
-        x._array.shape if x_tensor else None,
-        y._array.shape if y_tensor else None,
-        _policy_state.name,
-    ] = (
-        ufunc,
-        storage,
-        op,
-        targets,
-        out_dtype,
-        x.dtype.storage if x_tensor else None,  # checked per call, as apply's cached path does
-        y.dtype.storage if y_tensor else None,
-    )
-
-
-# -- the signature cache of ``apply`` ------------------------------------------------------
+# Every op call whose signature (``_signature_key``: op, policy, each operand's dtype,
+# shape and weak flag or Python scalar kind, params) was seen before skips planning and
+# validation: the first call ran them, and they depend on nothing else. ``_PLANS`` maps
+# the signature to its ``_Plan``, which names everything a later call needs:
 #
-# Every op call with a signature (op, policy, params, operand dtypes and shapes,
-# Python scalar kinds) seen before skips planning and validation: the first call
-# ran them, and they depend on nothing else. What remains is the kernel, the
-# output check run_kernel does, and the Tensor wrappers: derivative rules run
-# dozens of small ops per equation, so this is the cost of a backward pass.
+# * ``apply`` (``_apply_known``): the operands' targets and storages, the shape plan, the
+#   weak flags and the output avals. What remains is the kernel, the output check
+#   run_kernel does, and the Tensor wrappers: derivative rules run dozens of small ops
+#   per equation, so this is the cost of a backward pass.
+# * ``apply_binary`` (the operators and the binary functions), when ``binary`` is set:
+#   two operands (a Tensor and a Tensor or a Python scalar), no params, one output,
+#   nothing broadcast, nothing weak, the common case of eager code. It runs the plan
+#   inline: for add/sub/mul on NumPy-native dtypes, one ufunc call that casts inside
+#   its loop.
+#
+# ``apply_binary`` looks its plan up under the key ``_signature_key`` gives the same
+# call, so both reach the same plan, and a plan is written in one place
+# (``_apply_general``, after a full run succeeded).
 
-_SIGNATURES: dict[tuple[Any, ...], _Signature] = {}
-_SIGNATURE_LIMIT = 8192
-PLAN_CACHES.append(_SIGNATURES)
+_PLANS: dict[tuple[Any, ...], _Plan] = {}
+_PLAN_LIMIT = 8192
+PLAN_CACHES.append(_PLANS)
 
 
-class _Signature:
-    """What a validated call signature fixes: operand targets and storages, output avals."""
+class _Plan:
+    """What a validated call signature fixes, by name (one per ``_PLANS`` key): the fields
+    ``_apply_known`` reads, then those ``apply_binary`` reads when ``binary`` is set."""
 
     __slots__ = (
-        "bshapes", "exact", "in_storage", "in_weak", "kernel_name", "out_avals", "out_expect", "out_weak", "single",
-        "targets", "ufunc",
+        "binary", "binary_ufunc", "bshapes", "cast", "exact", "in_storage", "in_weak", "kernel_name", "out_avals",
+        "out_dtype", "out_expect", "out_weak", "single", "targets", "ufunc", "x_storage", "y_storage",
     )  # fmt: skip
 
     def __init__(
@@ -410,13 +363,17 @@ class _Signature:
         bshapes: tuple[tuple[int, ...], ...] | None = None,
         in_weak: tuple[bool, ...] | None = None,
         out_weak: tuple[bool, ...] | None = None,
+        binary: bool = False,
     ) -> None:
+        #: each operand's planned dtype, and its storage
         self.targets = targets
         self.in_storage = tuple(t.storage for t in targets)
+        #: each output's (dtype, shape), and the (storage, shape) its kernel must return
         self.out_avals = out_avals
         self.out_expect = tuple((d.storage, shape) for d, shape in out_avals)
         self.single = len(out_avals) == 1
         self.kernel_name = op.name
+        #: add/sub/mul of mixed dtypes casting inside NumPy's loop (``None``: the kernel)
         self.ufunc = _UFUNC_BINARY[op] if mixed_ufunc else None
         #: the shape plan when an operand is broadcast (``None``: no shape changes)
         self.bshapes = bshapes
@@ -428,9 +385,43 @@ class _Signature:
         self.exact = bshapes is None and all(
             type(x) is Tensor and x.dtype is t for x, t in zip(xs, targets, strict=True)
         )
+        #: ``apply_binary`` may run this plan itself (the fields below are set for it)
+        self.binary = binary
+        #: each operand's own storage, checked on every call (``None``: a Python scalar)
+        self.x_storage: np.dtype[Any] | None = None
+        self.y_storage: np.dtype[Any] | None = None
+        #: add/sub/mul whose target storage NumPy's loop computes in, same dtypes or mixed
+        #: (``None``: the kernel, each operand converted to its target first)
+        self.binary_ufunc: np.ufunc | None = None
+        #: the storage that ufunc casts both operands to (``None``: none, the dtypes agree)
+        self.cast: np.dtype[Any] | None = None
+        #: the output's dtype
+        self.out_dtype: DType | None = None
+        if binary:
+            x, y = xs
+            x_tensor, y_tensor = type(x) is Tensor, type(y) is Tensor
+            self.x_storage = x.dtype.storage if x_tensor else None
+            self.y_storage = y.dtype.storage if y_tensor else None
+            self.binary_ufunc = _UFUNC_BINARY.get(op) if targets[0].storage in _IN_LOOP_STORAGE else None
+            mixed = (x_tensor and x.dtype is not targets[0]) or (y_tensor and y.dtype is not targets[1])
+            self.cast = targets[0].storage if (self.binary_ufunc is not None and mixed) else None
+            self.out_dtype = out_avals[0][0]
+
+
+def _holds_storage(x: Any, storage: np.dtype[Any] | None) -> bool:
+    """Whether a Tensor operand's array is its dtype's storage (``None``: a Python scalar)."""
+    if storage is None:
+        return True
+    array_dtype = x._array.dtype
+    return array_dtype is storage or array_dtype == storage
 
 
 def _signature_key(op: OpDef, xs: Sequence[Any], params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The ``_PLANS`` key of a call: ``(op, policy)``, then per operand its dtype and shape
+    (and ``True`` when weak) or its Python scalar type, then each param's name, value and
+    type; ``None`` for a call the plan cache does not take. ``apply_binary`` builds the
+    same tuples inline: ``(op, policy, dtype, shape, dtype, shape)`` for two strong
+    Tensors, ``(op, policy, dtype, shape, int)`` for a strong Tensor and an int, and so on."""
     key: list[Any] = [op, _policy_state.name]
     for x in xs:
         if type(x) is Tensor:
@@ -455,7 +446,7 @@ def _signature_key(op: OpDef, xs: Sequence[Any], params: dict[str, Any]) -> tupl
     return frozen
 
 
-def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str, Any]) -> Any:
+def _apply_known(plan: _Plan, op: OpDef, xs: Sequence[Any], params: dict[str, Any]) -> Any:
     """``apply`` for a signature validated before (same results, same errors).
 
     Returns ``None`` where the general path must run instead (it reports the
@@ -465,68 +456,68 @@ def _apply_known(sig: _Signature, op: OpDef, xs: Sequence[Any], params: dict[str
     """
     inputs: Sequence[Tensor]
     arrays = []
-    if sig.exact:
+    if plan.exact:
         inputs = xs
-        for x, storage in zip(xs, sig.in_storage, strict=True):
+        for x, storage in zip(xs, plan.in_storage, strict=True):
             array = x._array
             if array.dtype is not storage and array.dtype != storage:
                 return None
             arrays.append(array)
     else:
         inputs = []
-        for x, t in zip(xs, sig.targets, strict=True):
+        for x, t in zip(xs, plan.targets, strict=True):
             inputs.append(x if type(x) is Tensor else _materialize(x, t, op, xs))
-        if sig.in_weak is not None:
-            _mark_scalars_weak(xs, inputs, sig.in_weak)
-        if sig.ufunc is not None:  # add/sub/mul cast inside their loop: nothing to convert first
+        if plan.in_weak is not None:
+            _mark_scalars_weak(xs, inputs, plan.in_weak)
+        if plan.ufunc is not None:  # add/sub/mul cast inside their loop: nothing to convert first
             a, b = inputs[0]._array, inputs[1]._array
-            storage = sig.in_storage[0]
+            storage = plan.in_storage[0]
             out = memory.empty_like_broadcast(a, b, storage)
-            outs: Any = (chunked.ufunc_into(sig.ufunc, a, b, out, storage),)
+            outs: Any = (chunked.ufunc_into(plan.ufunc, a, b, out, storage),)
         else:
-            for x, t, storage in zip(inputs, sig.targets, sig.in_storage, strict=True):
+            for x, t, storage in zip(inputs, plan.targets, plan.in_storage, strict=True):
                 array = x._array
                 if x.dtype is not t:
                     array = convert_array(array, x.dtype, t)  # checks the storage itself
                 elif array.dtype is not storage and array.dtype != storage:
                     return None
                 arrays.append(array)
-            if sig.bshapes is not None:
-                arrays = _broadcast_arrays(arrays, sig.bshapes)
-    if sig.ufunc is None:
-        outs = kernels.KERNELS[sig.kernel_name](*arrays, **params)
-        if len(outs) != len(sig.out_expect):
+            if plan.bshapes is not None:
+                arrays = _broadcast_arrays(arrays, plan.bshapes)
+    if plan.ufunc is None:
+        outs = kernels.KERNELS[plan.kernel_name](*arrays, **params)
+        if len(outs) != len(plan.out_expect):
             return None
-    if sig.single:
+    if plan.single:
         out = outs[0]
-        storage, shape = sig.out_expect[0]
+        storage, shape = plan.out_expect[0]
         if type(out) is not np.ndarray:
             out = np.asarray(out)  # NumPy returns scalars for 0-d results
         if (out.dtype is not storage and out.dtype != storage) or out.shape != shape:
             return None  # let run_kernel report the kernel's mistake
-        result: Any = Tensor(out, sig.out_avals[0][0])
-        if sig.out_weak is not None:
+        result: Any = Tensor(out, plan.out_avals[0][0])
+        if plan.out_weak is not None:
             result.weak = True  # (set only when an output is weak)
         results: Any = (result,)
     else:
         results = []
-        for out, (storage, shape), (dtype, _) in zip(outs, sig.out_expect, sig.out_avals, strict=True):
+        for out, (storage, shape), (dtype, _) in zip(outs, plan.out_expect, plan.out_avals, strict=True):
             if type(out) is not np.ndarray:
                 out = np.asarray(out)
             if (out.dtype is not storage and out.dtype != storage) or out.shape != shape:
                 return None
             results.append(Tensor(out, dtype))
-        if sig.out_weak is not None:
-            for r, w in zip(results, sig.out_weak, strict=True):
+        if plan.out_weak is not None:
+            for r, w in zip(results, plan.out_weak, strict=True):
                 r.weak = w
         result = tuple(results)
     for x in inputs:
         if x.node is not None:
             if (recorder := hooks.current_recorder()) is not None:
-                if sig.bshapes is None:
-                    recorder(op, params, inputs, sig.targets, results)
+                if plan.bshapes is None:
+                    recorder(op, params, inputs, plan.targets, results)
                 else:
-                    recorder(op, params, inputs, sig.targets, results, sig.bshapes)
+                    recorder(op, params, inputs, plan.targets, results, plan.bshapes)
             break
     return result
 
@@ -540,9 +531,9 @@ def apply(op: OpDef, operands: Iterable[Any], params: dict[str, Any]) -> Tensor 
     xs = operands if type(operands) is tuple else tuple(operands)
     key = _signature_key(op, xs, params)
     if key is not None:
-        sig = _SIGNATURES.get(key)
-        if sig is not None:
-            result = _apply_known(sig, op, xs, params)
+        plan = _PLANS.get(key)
+        if plan is not None:
+            result = _apply_known(plan, op, xs, params)
             if result is not None:
                 return result  # type: ignore[no-any-return]
     return _apply_general(op, xs, params, key)
@@ -641,17 +632,16 @@ def _apply_general(
             r.weak = w
         if not any(out_weak):
             out_weak = None
-    if key is not None:
-        if len(_SIGNATURES) >= _SIGNATURE_LIMIT:
-            _SIGNATURES.clear()  # crude bound: a long run can see unboundedly many shapes
-        _SIGNATURES[key] = _Signature(op, xs, tuple(targets), tuple(out_avals), mixed_ufunc, bshapes, in_weak, out_weak)
-    if (not params and len(xs) == 2 and len(results) == 1 and bshapes is None and in_weak is None
-            and not (getattr(xs[0], "weak", False) or getattr(xs[1], "weak", False))):  # fmt: skip
-        # (the operator cache's key has no weak flag: a weak operand whose result is strong
-        # plans differently from a strong one of the same dtype, so its plan is not cached)
-        kinds = (type(xs[0]), type(xs[1]))
-        if Tensor in kinds and all(k is Tensor or k in _PY_KIND for k in kinds):  # a Tensor and a Tensor or scalar
-            _remember(op, xs[0], xs[1], targets, results[0].dtype)
+    if key is not None:  # (then every operand is a Tensor or a Python scalar, as it came)
+        if len(_PLANS) >= _PLAN_LIMIT:
+            _PLANS.clear()  # crude bound: a long run can see unboundedly many shapes
+        # apply_binary's case: a Tensor and a Tensor or scalar, no params, one output, no
+        # broadcast, nothing weak (apply_binary sends weak operands to apply; a weak
+        # operand's key carries its flag, so no strong call ever reaches its plan)
+        binary = (not params and len(xs) == 2 and len(results) == 1 and bshapes is None and in_weak is None
+                  and not (getattr(xs[0], "weak", False) or getattr(xs[1], "weak", False))
+                  and (type(xs[0]) is Tensor or type(xs[1]) is Tensor))  # fmt: skip
+        _PLANS[key] = _Plan(op, xs, tuple(targets), tuple(out_avals), mixed_ufunc, bshapes, in_weak, out_weak, binary)
     if any(x.node is not None for x in inputs) and (recorder := hooks.current_recorder()) is not None:
         # The recorder sees the operands as they came (plus the plans), so it can
         # write each implicit promotion and broadcast down as an explicit equation.
