@@ -40,7 +40,7 @@ from typing import Any
 from autodiff.rules import JVP_RULES, VJP_RULES
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
 from runtime import functions as F
-from runtime.linalg import _H, _mm, _mT  # the matrix helpers rt.linalg composes with
+from runtime.linalg import _H, _mm, _mT
 from runtime.tensor import Tensor
 
 # -- helpers (compositions of vocabulary ops) -----------------------------------------------
