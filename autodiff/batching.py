@@ -2,7 +2,7 @@
 
 ``vmap(f)(xs)`` records ``f`` once on one example (the first slice of each
 mapped argument, a tracked leaf), then replays the recorded equations on the
-whole batch, each through its batching rule (``autodiff.rules_batching``).
+whole batch, each through its batching rule (``autodiff.batching_rules``).
 The recording already holds every implicit promotion as a ``convert``
 equation computed by the plan eager execution uses, so the replay runs every
 op on operands of the dtypes the unbatched op planned: a batched operand
@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 import optree
 
+from autodiff.batching_rules import BATCH_RULES, broadcast_batch, move_batch_dim
 from autodiff.pytree import NAMESPACE, TreeDef, leaf_paths, tree_flatten, tree_leaves, tree_unflatten
 from autodiff.record import FRESH_INPUTS
-from autodiff.rules_batching import BATCH_RULES, broadcast_batch, move_batch_dim
 from runtime.core import hooks, ops
 from runtime.core.executor import apply, asarray
 from runtime.core.graph import Eqn, Var, emit, new_leaf, primal_value, record_holding_all
@@ -406,7 +406,7 @@ def vmap(
 
     ``f`` is recorded once, on the first example, and the recording is
     replayed on the batch with one batching rule per op
-    (``autodiff.rules_batching.BATCH_RULES``); a batched operand keeps its
+    (``autodiff.batching_rules.BATCH_RULES``); a batched operand keeps its
     dtype, so each op promotes exactly as it does without vmap.
 
     >>> import numpy as np, runtime as rt, autodiff

@@ -323,7 +323,7 @@ def captured_arrays(calls: Sequence[_Call]) -> Iterator[tuple[_Call, np.ndarray]
 
 def example_params(op: ops.OpDef, params: dict[str, Any], args: Sequence[Tensor]) -> dict[str, Any]:
     """The params of one example's call where a batching rule runs a user call per example
-    (``rules_batching.batch_user_call``): a ``custom_vjp_call``'s ``residuals`` are what ``fwd``
+    (``autodiff.batching_rules.batch_user_call``): a ``custom_vjp_call``'s ``residuals`` are what ``fwd``
     saved for the example the call was recorded on, so each example gets its own (``fwd`` run on
     it, as an eager call saves them), or none where the call is not recorded (nothing reads them)."""
     if op is not ops.custom_vjp_call or params.get("residuals") is None:

@@ -1,10 +1,10 @@
 """The derivative rule tables: one JVP rule and one VJP rule per differentiable op.
 
-Rules live in ``autodiff.rules_elementwise``, ``rules_structural``,
-``rules_linalg`` and ``rules_windowed``; each is a named function followed by its registration line
-into ``JVP_RULES`` or ``VJP_RULES``. They operate on Tensors with the
-runtime's op functions, so running them under a recorder (``create_graph``,
-``trace``) records a derivative program made of vocabulary ops, which can be
+Rules live in ``autodiff.derivatives``, one module per op family (``binary``, ``unary``,
+``contraction``, ``indexing`` ... as in ``runtime.core.kernels``; its docstring gives the layout); each
+is a named function followed by its registration line into ``JVP_RULES`` or ``VJP_RULES``. They
+operate on Tensors with the runtime's op functions, so running them under a recorder
+(``create_graph``, ``trace``) records a derivative program made of vocabulary ops, which can be
 printed, verified, and differentiated again.
 
 JVP rule::
@@ -90,12 +90,17 @@ def missing_rules() -> dict[str, list[str]]:
 
 
 RULE_MODULES = (
-    "autodiff.rules_elementwise",
-    "autodiff.rules_structural",
-    "autodiff.rules_linalg",
-    "autodiff.rules_special",
-    "autodiff.rules_reductions",
-    "autodiff.rules_windowed",
+    "autodiff.derivatives.binary",
+    "autodiff.derivatives.unary",
+    "autodiff.derivatives.conversion",
+    "autodiff.derivatives.contraction",
+    "autodiff.derivatives.indexing",
+    "autodiff.derivatives.reductions",
+    "autodiff.derivatives.structural",
+    "autodiff.derivatives.special",
+    "autodiff.derivatives.linalg",
+    "autodiff.derivatives.windowed",
+    "autodiff.derivatives.convolution",
 )
 
 

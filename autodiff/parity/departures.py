@@ -343,7 +343,7 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         "or sums from one is NaN in it. castwise keeps scatter_add's zero update tangent symbolic where JAX "
         "materialises it (NaN at the scattered positions), and differentiates reduce_prod as "
         "sum_i t_i * prod_{j != i} x_j (a sum from 0: NaN) where JAX differentiates a product tree (finite)",
-        "docs/autodiff.md (symbolic zeros); autodiff/rules_structural.py",
+        "docs/autodiff.md (symbolic zeros); autodiff/derivatives/indexing.py, autodiff/derivatives/reductions.py",
         explains=_e8m0_derivative_formula,
     ),
 )

@@ -92,7 +92,7 @@ import pytest
 
 import runtime as rt
 from autodiff import jvp, vjp
-from autodiff.rules_linalg import LinalgDerivativeError
+from autodiff.derivatives.linalg import LinalgDerivativeError
 from autodiff.zeros import is_zero
 from runtime.core.executor import asarray
 from runtime.core.tensor import Tensor

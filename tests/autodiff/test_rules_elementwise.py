@@ -31,7 +31,7 @@ from jax import lax  # noqa: E402
 
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
-from autodiff import rules_elementwise  # noqa: E402, F401  (registers the rules)
+from autodiff.derivatives import binary, contraction, conversion, unary  # noqa: E402, F401  (registers the rules)
 from autodiff.rules import JVP_RULES, VJP_RULES  # noqa: E402
 from autodiff.testing import check_grads, close_over  # noqa: E402
 from autodiff.zeros import Zero  # noqa: E402

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from autodiff import rules_linalg as RL
 from autodiff.api import jvp, vjp
+from autodiff.derivatives import linalg as RL
 from autodiff.record import no_grad
 from autodiff.testing import check_grads, check_vjp
 from autodiff.zeros import Zero, is_zero

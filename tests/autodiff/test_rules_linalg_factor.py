@@ -25,7 +25,7 @@ import pytest
 
 import runtime as rt
 from autodiff.api import jvp, vjp
-from autodiff.rules_linalg import LinalgDerivativeError
+from autodiff.derivatives.linalg import LinalgDerivativeError
 from autodiff.testing import check_grads
 from runtime.core import lax as F
 from runtime.core.executor import asarray

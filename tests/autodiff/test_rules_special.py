@@ -18,7 +18,7 @@ from jax import lax  # noqa: E402
 
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
-from autodiff.rules_special import NoDerivativeError  # noqa: E402
+from autodiff.derivatives.special import NoDerivativeError  # noqa: E402
 from autodiff.testing import check_grads  # noqa: E402
 from runtime.core import lax as F  # noqa: E402
 from tests.autodiff.rule_helpers import x64  # noqa: E402

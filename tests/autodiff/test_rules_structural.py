@@ -43,7 +43,7 @@ from jax import lax  # noqa: E402
 
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
-from autodiff import rules_structural  # noqa: E402, F401  (registers the rules)
+from autodiff.derivatives import contraction, indexing, reductions, structural  # noqa: E402, F401  (registers the rules)
 from autodiff.engine import jvp_pass, reachable_eqns  # noqa: E402
 from autodiff.rules import JVP_RULES, VJP_RULES  # noqa: E402
 from autodiff.testing import check_grads, close_over  # noqa: E402

@@ -30,7 +30,7 @@ jnp = pytest.importorskip("jax.numpy")
 import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff import parity  # noqa: E402
-from autodiff.rules_batching import BATCH_RULES, missing_batch_rules  # noqa: E402
+from autodiff.batching_rules import BATCH_RULES, missing_batch_rules  # noqa: E402
 from runtime.core import ops  # noqa: E402
 from runtime.core.dtypes import DType  # noqa: E402
 from runtime.core.tensor import Tensor  # noqa: E402
@@ -642,13 +642,13 @@ def test_parity_has_vmap_rows_for_axes_0_and_1_and_each_batched_set() -> None:
 
 
 def test_parity_vmap_rows_fail_on_a_wrong_batching_rule(monkeypatch: pytest.MonkeyPatch) -> None:
-    from autodiff import rules_batching
+    from autodiff.batching_rules import reductions
 
     def wrong(op: Any, args: Any, dims: Any, params: Any) -> Any:
-        outs, _ = rules_batching.batch_reduce(op, args, dims, params)
+        outs, _ = reductions.batch_reduce(op, args, dims, params)
         return outs, list(dims)  # forgets that reduced axes before the batch dimension move it
 
-    monkeypatch.setitem(rules_batching.BATCH_RULES, "reduce_min", wrong)
+    monkeypatch.setitem(reductions.BATCH_RULES, "reduce_min", wrong)
     result = parity.run_case(_sweep_case("reduce_min", (rt.float64,)))
     rows = [c for c in result.checks if c.check == "vmap"]
     assert [c.ok for c in rows] == [True, False] and result.status == "failed"

@@ -37,7 +37,7 @@ from hypothesis.extra import numpy as hnp
 import autodiff
 import runtime as rt
 from autodiff.api import jvp, vjp
-from autodiff.rules_linalg import LinalgDerivativeError
+from autodiff.derivatives.linalg import LinalgDerivativeError
 from autodiff.testing import check_grads
 from autodiff.zeros import is_zero
 from runtime.core import lax as F

@@ -1,10 +1,14 @@
-"""JVP and VJP rules of ``reduce_precision`` and the cumulative reductions.
+"""JVP and VJP rules of the reductions: ``reduce_sum``, ``reduce_prod``, ``reduce_max``,
+``reduce_min``, ``reduce_precision`` and the cumulative reductions.
 
 ``argmax``, ``argmin`` and ``reduce_and`` / ``reduce_or`` / ``reduce_xor`` have no derivatives.
 Each rule is a named function followed by its registration line; the trailing comment states
 the identity it implements. Rules are written with the runtime's op functions only, so under a
 recorder they record a derivative program of vocabulary ops (differentiable again).
 
+* ``reduce_sum`` is linear; ``reduce_prod`` is holomorphic, its VJP multiplies by the conjugate of
+  the other factors; ``reduce_max`` / ``reduce_min`` split the cotangent among the elements equal to
+  the result (the structural rules' conventions, ``autodiff.derivatives``).
 * ``reduce_precision`` is treated as linear, as JAX treats it: its tangent and cotangent are
   rounded the same way.
 * ``cumsum`` is linear: its VJP is the cumulative sum in the other direction.
@@ -20,12 +24,16 @@ recorder they record a derivative program of vocabulary ops (differentiable agai
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from autodiff.derivatives._common import _expand, _inverse_permutation, _kept_axes, _zero_in, _zeros_like
 from autodiff.rules import JVP_RULES, SAVES_INPUT, SAVES_NOTHING, VJP_RULES, VJP_SAVES
 from autodiff.zeros import TangentLike, Zero, is_zero
 from runtime.core import lax as F
+from runtime.core.lax import add, convert, div, eq, full, mul, pad, reduce_sum, reshape, transpose
+from runtime.core.lax import slice as static_slice
 from runtime.core.tensor import Tensor
 
 Tangents = Sequence[TangentLike]
@@ -35,6 +43,137 @@ Primals = Sequence[Tensor]
 def _single_ct(cotangents: Tangents) -> TangentLike:
     (ct,) = cotangents
     return ct
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _maybe_transpose(x: Tensor, perm: Sequence[int]) -> Tensor:
+    perm = tuple(perm)
+    return x if perm == tuple(range(len(perm))) else transpose(x, perm)
+
+
+# -- reductions -----------------------------------------------------------------------------------
+
+
+def reduce_sum_jvp(primals: Primals, tangents: Tangents, outputs: Primals, axes: Sequence[int]) -> list[TangentLike]:
+    (t,), (out,) = tangents, outputs
+    return [Zero.like(out) if is_zero(t) else reduce_sum(t, axes)]  # d sum(x) = sum(dx)
+JVP_RULES["reduce_sum"] = reduce_sum_jvp
+
+
+def reduce_sum_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], axes: Sequence[int]
+) -> list[TangentLike]:
+    ct, (x,) = _single_ct(cotangents), primals
+    if is_zero(ct):
+        return _zero_in(primals)
+    assert isinstance(ct, Tensor)
+    return [_expand(ct, x, axes)]  # x-bar = broadcast(ct)
+VJP_RULES["reduce_sum"] = reduce_sum_vjp
+VJP_SAVES["reduce_sum"] = SAVES_NOTHING
+
+
+def _other_factors(x: Tensor, axes: Sequence[int]) -> Tensor:
+    """``g[i] = prod_{j != i} x[j]`` over each reduced group: the derivative of ``reduce_prod``.
+
+    Exact with zeros in ``x`` (no division): the reduced axes are moved to the
+    front and flattened to ``(n, m)``; a pairwise product tree is built upwards
+    (padding odd levels with 1) and the products of everything else are pushed
+    back down it (each half of a pair gets the other half times what arrives
+    from above). Made of slice/pad/mul/add/reshape/transpose only, so its own
+    derivatives are exact to any order. O(n) multiplies in ceil(log2 n) levels.
+    """
+    axes = sorted(axes)
+    kept = _kept_axes(x.ndim, axes)
+    perm = (*axes, *kept)
+    n = math.prod(x.shape[a] for a in axes)
+    m = math.prod(x.shape[a] for a in kept)
+    moved_shape = tuple(x.shape[p] for p in perm)
+    if n == 0:
+        return _zeros_like(x)
+    cur = reshape(_maybe_transpose(x, perm), (n, m))
+    levels: list[tuple[Tensor, Tensor, int]] = []  # (evens, odds, rows before padding)
+    while cur.shape[0] > 1:
+        rows = cur.shape[0]
+        if rows % 2:
+            cur = pad(cur, 1, ((0, 1, 0), (0, 0, 0)))
+        even = static_slice(cur, (0, 0), cur.shape, (2, 1))
+        odd = static_slice(cur, (1, 0), cur.shape, (2, 1))
+        levels.append((even, odd, rows))
+        cur = mul(even, odd)
+    g = full((1, m), 1, x.dtype)
+    for even, odd, rows in reversed(levels):
+        g = add(pad(mul(g, odd), 0, ((0, 1, 1), (0, 0, 0))), pad(mul(g, even), 0, ((1, 0, 1), (0, 0, 0))))
+        if g.shape[0] != rows:
+            g = static_slice(g, (0, 0), (rows, m))
+    return _maybe_transpose(reshape(g, moved_shape), _inverse_permutation(perm))
+
+
+def reduce_prod_jvp(primals: Primals, tangents: Tangents, outputs: Primals, axes: Sequence[int]) -> list[TangentLike]:
+    (x,), (t,), (out,) = primals, tangents, outputs
+    if is_zero(t):
+        return [Zero.like(out)]
+    return [reduce_sum(mul(t, _other_factors(x, axes)), axes)]  # d prod(x) = sum_i dx_i prod_{j!=i} x_j
+JVP_RULES["reduce_prod"] = reduce_prod_jvp
+
+
+def reduce_prod_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], axes: Sequence[int]
+) -> list[TangentLike]:
+    ct, (x,) = _single_ct(cotangents), primals
+    if is_zero(ct):
+        return _zero_in(primals)
+    assert isinstance(ct, Tensor)
+    return [mul(_expand(ct, x, axes), _conj(_other_factors(x, axes)))]  # x_i-bar = ct conj(prod_{j!=i} x_j)
+VJP_RULES["reduce_prod"] = reduce_prod_vjp
+
+
+def _chooser_weights(x: Tensor, out: Tensor, axes: Sequence[int]) -> Tensor:
+    """1/count at the positions equal to the reduced max (min), 0 elsewhere (JAX's tie split)."""
+    hits = convert(eq(x, _expand(out, x, axes)), x.dtype)
+    return div(hits, _expand(reduce_sum(hits, axes), x, axes))
+
+
+def _chooser_jvp(primals: Primals, tangents: Tangents, outputs: Primals, axes: Sequence[int]) -> list[TangentLike]:
+    (x,), (t,), (out,) = primals, tangents, outputs
+    if is_zero(t):
+        return [Zero.like(out)]
+    return [reduce_sum(mul(t, _chooser_weights(x, out, axes)), axes)]  # d max(x) = mean of dx over the argmax set
+
+
+def _chooser_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], axes: Sequence[int]
+) -> list[TangentLike]:
+    ct, (x,), (out,) = _single_ct(cotangents), primals, outputs
+    if is_zero(ct):
+        return _zero_in(primals)
+    assert isinstance(ct, Tensor)
+    return [mul(_expand(ct, x, axes), _chooser_weights(x, out, axes))]  # x-bar = ct / count at the argmax set
+
+
+def reduce_max_jvp(primals: Primals, tangents: Tangents, outputs: Primals, axes: Sequence[int]) -> list[TangentLike]:
+    return _chooser_jvp(primals, tangents, outputs, axes)  # ties share the tangent equally
+JVP_RULES["reduce_max"] = reduce_max_jvp
+
+
+def reduce_max_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], axes: Sequence[int]
+) -> list[TangentLike]:
+    return _chooser_vjp(cotangents, primals, outputs, needs, axes)  # ties share the cotangent equally
+VJP_RULES["reduce_max"] = reduce_max_vjp
+
+
+def reduce_min_jvp(primals: Primals, tangents: Tangents, outputs: Primals, axes: Sequence[int]) -> list[TangentLike]:
+    return _chooser_jvp(primals, tangents, outputs, axes)  # ties share the tangent equally
+JVP_RULES["reduce_min"] = reduce_min_jvp
+
+
+def reduce_min_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], axes: Sequence[int]
+) -> list[TangentLike]:
+    return _chooser_vjp(cotangents, primals, outputs, needs, axes)  # ties share the cotangent equally
+VJP_RULES["reduce_min"] = reduce_min_vjp
 
 
 # -- reduce_precision ------------------------------------------------------------------------------
@@ -93,6 +232,7 @@ VJP_SAVES["cumsum"] = SAVES_NOTHING
 
 
 # -- the prefix scan behind cumprod, cummax, cummin, cumlogsumexp ---------------------------------------
+
 
 #: (a, b) -> (the op's value, d/da, d/db), all elementwise and built from vocabulary ops
 Partials = Callable[[Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]

@@ -2,8 +2,8 @@
 them in ``jax._src.lax.special``.
 
 Each is real-valued: the derivative is a real factor, the JVP multiplies the tangent by it and the
-VJP the cotangent. Rules follow the conventions of ``autodiff.rules_elementwise`` (one named
-function, then its registration); ``zeta`` and ``igamma_grad_a`` are declared non-differentiable,
+VJP the cotangent. Rules follow the conventions of the elementwise rules (``autodiff.derivatives``: one
+named function, then its registration); ``zeta`` and ``igamma_grad_a`` are declared non-differentiable,
 as JAX gives them no rule.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import ml_dtypes
 
+from autodiff.derivatives._common import _jvp_out, _scalar, _single_ct, _vjp_in
 from autodiff.rules import JVP_RULES, SAVES_INPUT, SAVES_OUTPUT, VJP_RULES, VJP_SAVES, Positions
-from autodiff.rules_elementwise import _jvp_out, _scalar, _single_ct, _vjp_in
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
 from runtime.core.lax import (
     abs,  # noqa: A004
@@ -110,6 +110,7 @@ def erf_inv_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs:
 VJP_RULES["erf_inv"] = erf_inv_vjp
 VJP_SAVES["erf_inv"] = SAVES_OUTPUT
 
+
 # -- lgamma, digamma, polygamma -------------------------------------------------------------------
 
 
@@ -181,6 +182,7 @@ def polygamma_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, need
 
 VJP_RULES["polygamma"] = polygamma_vjp
 
+
 # -- igamma, igammac --------------------------------------------------------------------------------
 
 
@@ -241,6 +243,7 @@ def igammac_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs:
 
 
 VJP_RULES["igammac"] = igammac_vjp
+
 
 # -- bessel_i0e, bessel_i1e -------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ from autodiff.rules import JVP_RULES, VJP_RULES
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
 from runtime.core import lax as F
 from runtime.core.tensor import Tensor
-from runtime.numpy.linalg import _H, _mm, _mT  # the matrix helpers rt.linalg composes with
+from runtime.numpy.linalg import _H, _mm, _mT
 
 # -- helpers (compositions of vocabulary ops) -----------------------------------------------
 
