@@ -49,7 +49,7 @@ from runtime.core.dtypes import (
     uint64,
 )
 from runtime.core.executor import asarray
-from runtime.core.graph import Graph, GraphError, evaluate, trace
+from runtime.core.graph import ConcretizationError, ConcretizationIndexError, Graph, GraphError, evaluate, trace
 from runtime.core.inplace import InPlaceError, SavedValueModifiedError
 from runtime.core.lax import *  # noqa: F403  (every op as a function)
 from runtime.core.lax import __all__ as _function_names
@@ -98,6 +98,8 @@ __all__ = [
     "numpy",
     "ALL_DTYPES",
     "ArityError",
+    "ConcretizationError",
+    "ConcretizationIndexError",
     "GatherDimensionNumbers",
     "Graph",
     "GraphError",

@@ -678,10 +678,33 @@ def record_holding_all(
     record_op(op, params, inputs, targets, outputs, None, target_shapes)
 
 
+class ConcretizationError(TypeError):
+    """A function needs a value that is only traced: known when this trace runs, not when the
+    traced program replays (``rt.trace`` + ``evaluate``, ``autodiff.jit``, ``autodiff.vmap``).
+
+    castwise's ``jax.errors.ConcretizationTypeError``: raised where the value would decide a
+    shape, a Python branch or a bounds check that the graph cannot hold, instead of baking in
+    this call's value. The message names the function and the parameter.
+    """
+
+
+class ConcretizationIndexError(ConcretizationError, IndexError):
+    """A ``ConcretizationError`` for an index (a traced mask, or traced integer indices whose
+    bounds the active policy checks eagerly): also an ``IndexError``, as the eager check's is."""
+
+
+def tracing() -> bool:
+    """Whether a trace is open in this thread (``trace``, ``autodiff.jit``'s trace, ``autodiff.vmap``'s
+    recording of an example), however many recorders (``grad``'s, ``no_grad``) were pushed since."""
+    return bool(hooks._OVERRIDES[0]) and record_holding_all in hooks._LOCAL.stack
+
+
 def is_traced(t: Tensor) -> bool:
-    """Whether ``t`` is on a graph that is only traced (``trace``, ``jit``, ``vmap``): its values are
-    this call's, so a function must not let them decide a shape (the graph would hold them)."""
-    return t.node is not None and hooks.current_recorder() is record_holding_all
+    """Whether ``t`` is on a graph while a trace is open (``trace``, ``jit``, ``vmap``): its values are
+    this call's, so a function must not let them decide a shape, a branch or a bounds check (the
+    graph would hold them). Also inside a ``grad`` (or ``no_grad``) nested in the trace, whose own
+    recorder is the current one: their values derive from the trace's inputs too."""
+    return t.node is not None and tracing()
 
 
 def new_leaf(tensor: Tensor) -> Var:

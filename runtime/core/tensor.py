@@ -106,12 +106,17 @@ class Tensor:
         return out
 
     def numpy(self) -> np.ndarray:
-        """The storage array (shared, not copied)."""
-        return self._array
+        """A read-only NumPy view of the storage: shared, not copied (``np.shares_memory`` holds),
+        and not writable, so no write can bypass castwise's version counters (a recording or an
+        ``autodiff.jit`` cache may hold this memory). ``t.numpy().copy()`` is a writable copy;
+        in-place writes go through castwise (``t += 1``, ``t.at[i].set(v)``)."""
+        return _read_only(self._array)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(t)``: the read-only view ``numpy()`` gives; ``copy=True`` or a ``dtype``:
+        a fresh, writable array."""
         if dtype is None:
-            return self._array if not copy else self._array.copy()
+            return self._array.copy() if copy else _read_only(self._array)
         return self._array.astype(dtype)
 
     def item(self) -> Scalar:
@@ -268,6 +273,14 @@ class Tensor:
         def __ifloordiv__(self, other: Any) -> Tensor: ...
 
         clamp = clip
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array`` (the storage itself stays as it is: castwise's own in-place
+    writes, which tick the version counter, still go through)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 def _storage_array(array: Any) -> np.ndarray:

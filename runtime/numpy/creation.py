@@ -30,8 +30,9 @@ from runtime.core import dtypes as dt
 from runtime.core import lax as F
 from runtime.core.dtypes import DType
 from runtime.core.executor import as_tensor
+from runtime.core.graph import ConcretizationError, is_traced
 from runtime.core.promotion import get_policy, get_policy_object, result_type
-from runtime.core.shapes import OpTypeError, ShapeError
+from runtime.core.shapes import OpMemoryError, OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy.tensor_methods import library
 
@@ -142,11 +143,22 @@ def _wide(t: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 def _scalar_value(fn: str, name: str, value: Any, **operands: Any) -> Any:
     """A concrete Python scalar from a Python/NumPy scalar or a 0-d array (``arange``'s length
-    depends on it, as jax.numpy requires it concrete)."""
+    depends on it, as jax.numpy requires it concrete): a traced 0-d Tensor (inside ``rt.trace``,
+    ``autodiff.jit``, ``autodiff.vmap``) raises ``ConcretizationError``, as ``jnp.arange`` under
+    ``jax.jit`` raises ``ConcretizationTypeError``."""
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise _error(ShapeError, fn, f"{name} must be a scalar, got shape {value.shape}", **operands)
-        value = value.numpy()
+        if is_traced(value):
+            raise _error(
+                ConcretizationError, fn,
+                f"{name} is traced (its value is known only when the traced program runs: rt.trace, "
+                f"autodiff.jit, autodiff.vmap), and it decides the length of the result; pass it as a Python "
+                f"scalar (autodiff.jit makes Python scalars part of its cache key) or compute it outside the "
+                f"traced function",
+                **operands,
+            )  # fmt: skip
+        value = value._array
     if isinstance(value, (np.ndarray, np.generic)):
         if value.ndim != 0:
             raise _error(ShapeError, fn, f"{name} must be a scalar, got shape {value.shape}", **operands)
@@ -193,11 +205,15 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     lib = library()
     if lib == "torch" and (hi - lo) * inc < 0:  # NumPy and jax.numpy give an empty range; PyTorch refuses
         raise _error(ShapeError, "arange", "the bounds are inconsistent with the step's sign", **ops_)
-    if lib == "numpy":
-        return _arange_numpy(lo, inc, n, target)
-    if lib == "torch":
-        return _arange_torch(lo, inc, n, target)
-    return _arange_jax(lo, inc, n, target, explicit_step)
+    try:
+        if lib == "numpy":
+            return _arange_numpy(lo, inc, n, target)
+        if lib == "torch":
+            return _arange_torch(lo, inc, n, target)
+        return _arange_jax(lo, inc, n, target, explicit_step)
+    except OpMemoryError as err:  # the size the user asked for, not the iota or full that failed
+        message = str(err).partition(": ")[2].rsplit(" [", 1)[0]
+        raise _error(OpMemoryError, "arange", f"a range of {n} values: {message}", **ops_) from None
 
 
 def _narrow_float(d: DType) -> bool:

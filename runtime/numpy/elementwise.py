@@ -27,7 +27,14 @@ from runtime.core.executor import as_tensor, asarray
 from runtime.core.shapes import ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy import tensor_methods as tensor_api
-from runtime.numpy.nn import error, named
+from runtime.numpy.params import (
+    concrete_flag,
+    error,
+    named,
+    read_scalar,
+    refuse_traced,
+    scalar_constant,
+)
 
 Operand = Any  # Tensor | np.ndarray | Python scalar
 
@@ -170,9 +177,10 @@ def _replace(t: Tensor, nan: Any, posinf: Any, neginf: Any) -> Tensor:
         "posinf": info.max if posinf is None else posinf,
         "neginf": info.min if neginf is None else neginf,
     }
-    # the replacements in x's dtype (np.nan_to_num casts them), as 0-d constants broadcast
+    # the replacements in x's dtype (np.nan_to_num casts them), as 0-d constants, or 0-d Tensors
+    # converted (operands: traced under jit and vmap), broadcast
     c = {
-        k: F.broadcast_in_dim(asarray(np.asarray(v).astype(t.dtype.storage), t.dtype), t.shape, ())
+        k: F.broadcast_in_dim(scalar_constant("nan_to_num", k, v, t.dtype, (t,)), t.shape, ())
         for k, v in values.items()
     }
     inf = asarray(np.asarray(np.inf, t.dtype.storage), t.dtype)
@@ -182,17 +190,21 @@ def _replace(t: Tensor, nan: Any, posinf: Any, neginf: Any) -> Tensor:
 
 
 @named("nan_to_num")
-def nan_to_num(x: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+def nan_to_num(x: Any, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
     """``x`` with NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf`` (by default
     the largest and the most negative finite values of ``x``'s dtype); each part of a complex
-    ``x`` separately; integers and bool unchanged (``np.nan_to_num``, ``torch.nan_to_num``).
-    Recorded as ``ne``/``eq`` comparisons and ``select``s, so the gradient passes where
-    ``x`` is finite and is 0 where a value was replaced."""
+    ``x`` separately; integers and bool unchanged, in a new array (``np.nan_to_num``,
+    ``torch.nan_to_num``). Recorded as ``ne``/``eq`` comparisons and ``select``s, so the
+    gradient passes where ``x`` is finite and is 0 where a value was replaced. The
+    replacements are scalars or 0-d Tensors (operands: traced under ``jit`` and ``vmap``)."""
     t = as_tensor(x)
+    for param, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if value is not None or param == "nan":
+            read_scalar("nan_to_num", param, value, operands=(t,))  # checked for every dtype
     if t.dtype.kind == "complex":
         return F.complex(_replace(F.real(t), nan, posinf, neginf), _replace(F.imag(t), nan, posinf, neginf))
     if t.dtype.kind != "float":
-        return t
+        return F._fresh_copy(t)  # np.nan_to_num returns a copy, never x itself
     return _replace(t, nan, posinf, neginf)
 
 
@@ -206,24 +218,28 @@ def _check_broadcast(name: str, a: Tensor, b: Tensor) -> None:
 
 
 @named("isclose")
-def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: Any = False) -> Tensor:
     """``|a - b| <= atol + rtol * |b|`` elementwise, with equal infinities close and NaNs close
     only with ``equal_nan`` (``np.isclose``, ``jnp.isclose``, ``torch.isclose``).
 
     ``a`` and ``b`` promote per the policy, integers to the policy's float (as ``a / b``
     would); ``rtol`` and ``atol`` are taken in that dtype (the real part's, for complex), as
-    jax.numpy takes them.
+    jax.numpy takes them: scalars, or 0-d Tensors (operands: traced under ``jit`` and ``vmap``).
+    ``equal_nan`` must be concrete (a traced one is refused, as jax.jit refuses it).
     """
     x, y = as_tensor(a), as_tensor(b)
     _check_broadcast("isclose", x, y)
+    equal_nan = concrete_flag("isclose", "equal_nan", equal_nan, (x, y))
+    for param, value in (("rtol", rtol), ("atol", atol)):
+        read_scalar("isclose", param, value, operands=(x, y))  # before anything is recorded
     if not (x.dtype.is_inexact or y.dtype.is_inexact):
         # integers compare in the float their true division gives (np.isclose: float64)
         target = _division_dtype(x, y)
         x, y = F.convert(x, target), F.convert(y, target)
     diff = F.sub(x, y)
     tol_dtype = dt.COMPLEX_PART.get(diff.dtype, diff.dtype)
-    rt_ = asarray(np.asarray(rtol).astype(tol_dtype.storage), tol_dtype)
-    at_ = asarray(np.asarray(atol).astype(tol_dtype.storage), tol_dtype)
+    rt_ = scalar_constant("isclose", "rtol", rtol, tol_dtype, (x, y))
+    at_ = scalar_constant("isclose", "atol", atol, tol_dtype, (x, y))
     in_range = F.le(F.abs(diff), F.add(at_, F.mul(rt_, F.abs(y))))
     out = F.logical_or(F.eq(x, y), F.logical_and(isfinite(y), in_range))
     if equal_nan:
@@ -246,11 +262,19 @@ def _division_dtype(x: Tensor, y: Tensor) -> dt.DType:
 
 
 @named("allclose")
-def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> builtins.bool:
+def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: Any = False) -> builtins.bool:
     """Whether ``isclose`` holds everywhere, as a Python bool (``np.allclose``,
-    ``torch.allclose``): it reads the values, so it cannot be traced (``jnp.allclose``
-    returns a 0-d array; ``all(isclose(...))`` records that)."""
-    return builtins.bool(all(isclose(a, b, rtol, atol, equal_nan)))
+    ``torch.allclose``): it reads the values, so it cannot be traced; a traced operand or
+    tolerance raises ``ConcretizationError`` (``jnp.allclose`` returns a 0-d array;
+    ``all(isclose(...))`` records that)."""
+    close = all(isclose(a, b, rtol, atol, equal_nan))
+    refuse_traced(
+        "allclose", "the result", close,
+        "allclose returns a Python bool, which would be this trace's answer on every replay",
+        "use all(isclose(a, b, rtol, atol)), a 0-d bool Tensor that is traced",
+        [v for v in (a, b) if isinstance(v, Tensor)],
+    )  # fmt: skip
+    return builtins.bool(close)
 
 
 # -- reductions: the Tensor methods' implementations ---------------------------------------------

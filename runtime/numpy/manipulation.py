@@ -35,11 +35,12 @@ import numpy as np
 
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
-from runtime.core.executor import as_tensor, asarray
+from runtime.core.executor import asarray
 from runtime.core.promotion import PromotionError, get_policy, result_type
 from runtime.core.shapes import ArityError, GatherDimensionNumbers, OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy import tensor_methods as tensor_api
+from runtime.numpy.params import as_operand, concrete_scalar
 
 __all__ = [
     "atleast_1d",
@@ -76,26 +77,33 @@ def _is_int(value: Any) -> bool:
     return tensor_api._is_int(value)
 
 
-def _axis(fn: str, x: Tensor, axis: Any, ndim: int | None = None, others: Sequence[Any] = ()) -> int:
-    """One axis of a rank-``ndim`` tensor (``x.ndim`` by default), negative counted from the end."""
+def _axis(
+    fn: str, x: Tensor, axis: Any, ndim: int | None = None, others: Sequence[Any] = (), param: str = "axis"
+) -> int:
+    """One axis of a rank-``ndim`` tensor (``x.ndim`` by default), negative counted from the end;
+    errors name ``param``, the parameter it came from."""
     n = x.ndim if ndim is None else ndim
     if not _is_int(axis):
-        raise _error(ShapeError, fn, (x, *others), f"axis must be an int, got {axis!r}")
+        raise _error(ShapeError, fn, (x, *others), f"{param} must be an int, got {axis!r}")
     a = operator.index(axis)
     if not -n <= a < n:
-        raise _error(ShapeError, fn, (x, *others), f"axis {a} is out of bounds for rank {n}")
+        raise _error(ShapeError, fn, (x, *others), f"{param} {a} is out of bounds for rank {n}")
     return a % n
 
 
-def _axis_list(fn: str, x: Tensor, axes: Any, ndim: int | None = None, others: Sequence[Any] = ()) -> list[int]:
+def _axis_list(
+    fn: str, x: Tensor, axes: Any, ndim: int | None = None, others: Sequence[Any] = (), param: str = "axes"
+) -> list[int]:
     """An int or a sequence of ints, each an axis of ``x`` (repeats allowed: callers decide)."""
     if _is_int(axes):
-        return [_axis(fn, x, axes, ndim, others)]
+        return [_axis(fn, x, axes, ndim, others, param)]
     try:
         items = list(axes)
     except TypeError:
-        raise _error(ShapeError, fn, (x, *others), f"axes must be an int or a sequence of ints, got {axes!r}") from None
-    return [_axis(fn, x, a, ndim, others) for a in items]
+        raise _error(
+            ShapeError, fn, (x, *others), f"{param} must be an int or a sequence of ints, got {axes!r}"
+        ) from None
+    return [_axis(fn, x, a, ndim, others, param) for a in items]
 
 
 def _unique(fn: str, x: Tensor, axes: list[int], what: str, others: Sequence[Any] = ()) -> list[int]:
@@ -110,9 +118,9 @@ def _unique(fn: str, x: Tensor, axes: list[int], what: str, others: Sequence[Any
 def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """``jnp.moveaxis`` / ``np.moveaxis`` / ``torch.movedim``: the axes ``source`` moved to the
     positions ``destination``, the others in their order (one ``transpose``)."""
-    t = as_tensor(x)
-    src = _unique("moveaxis", t, _axis_list("moveaxis", t, source), "source")
-    dst = _unique("moveaxis", t, _axis_list("moveaxis", t, destination), "destination")
+    t = as_operand("moveaxis", x)
+    src = _unique("moveaxis", t, _axis_list("moveaxis", t, source, param="source"), "source")
+    dst = _unique("moveaxis", t, _axis_list("moveaxis", t, destination, param="destination"), "destination")
     if len(src) != len(dst):
         raise _error(
             ShapeError, "moveaxis", (t,), f"source {source!r} and destination {destination!r} differ in length"
@@ -126,8 +134,8 @@ def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[in
 def swapaxes(x: Any, axis1: int, axis2: int) -> Tensor:
     """``jnp.swapaxes`` / ``np.swapaxes`` / ``torch.swapaxes``: axes ``axis1`` and ``axis2``
     exchanged (one ``transpose``)."""
-    t = as_tensor(x)
-    a, b = _axis("swapaxes", t, axis1), _axis("swapaxes", t, axis2)
+    t = as_operand("swapaxes", x)
+    a, b = _axis("swapaxes", t, axis1, param="axis1"), _axis("swapaxes", t, axis2, param="axis2")
     order = list(range(t.ndim))
     order[a], order[b] = b, a
     return F.transpose(t, order)
@@ -136,13 +144,13 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Tensor:
 def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
     """``jnp.flip`` / ``np.flip`` / ``torch.flip``: ``x`` reversed along ``axis`` (every axis
     when ``None``, as NumPy and jax.numpy; PyTorch's ``flip`` needs its ``dims``). One ``reverse``."""
-    t = as_tensor(x)
+    t = as_operand("flip", x)
     if axis is None:
         if tensor_api.library() == "torch":
             raise _error(ShapeError, "flip", (t,), "torch.flip needs the axes to flip (dims); pass axis=")
         axes = list(range(t.ndim))
     else:
-        axes = _unique("flip", t, _axis_list("flip", t, axis), "axis")
+        axes = _unique("flip", t, _axis_list("flip", t, axis, param="axis"), "axis")
     return F.reverse(t, sorted(axes))
 
 
@@ -151,14 +159,14 @@ def roll(x: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = 
     ``axis``, those past the end coming back at the start; ``axis=None`` rolls the flattened
     tensor and restores the shape. ``shift`` and ``axis`` broadcast against each other; shifts
     of a repeated axis add up. Each rolled axis is two ``slice``s and a ``concatenate``."""
-    t = as_tensor(x)
+    t = as_operand("roll", x)
     shifts_in: list[Any] | None = [shift] if _is_int(shift) else _seq(shift)
     if shifts_in is None or not builtins.all(_is_int(s) for s in shifts_in):
         raise _error(ShapeError, "roll", (t,), f"shift must be an int or a sequence of ints, got {shift!r}")
     shifts = [operator.index(s) for s in shifts_in]
     if axis is None:  # the flattened tensor, every shift along its one axis (NumPy's broadcasting)
         return F.reshape(roll(ravel(t), builtins.sum(shifts), 0), t.shape)
-    axes = _axis_list("roll", t, axis)
+    axes = _axis_list("roll", t, axis, param="axis")
     if (len(shifts) != len(axes) and 1 not in (len(shifts), len(axes))) or 0 in (len(shifts), len(axes)):
         if not shifts and not axes:
             return F._fresh_copy(t)
@@ -193,7 +201,7 @@ def broadcast_to(x: Any, shape: int | Sequence[int]) -> Tensor:
     """``jnp.broadcast_to`` / ``np.broadcast_to`` / ``torch.broadcast_to``: ``x`` broadcast to
     ``shape`` by NumPy's rule (trailing axes aligned; a size-1 axis stretches). One
     ``broadcast_in_dim``."""
-    t = as_tensor(x)
+    t = as_operand("broadcast_to", x)
     target: list[Any] | None = [shape] if _is_int(shape) else _seq(shape)
     if target is None or not builtins.all(_is_int(n) and operator.index(n) >= 0 for n in target):
         raise _error(ShapeError, "broadcast_to", (t,), f"shape must be non-negative ints, got {shape!r}")
@@ -209,7 +217,7 @@ def _atleast(fn: str, arys: tuple[Any, ...], rank: int) -> Any:
         raise _error(ArityError, fn, (), "needs at least one array")
     out = []
     for x in arys:
-        t = as_tensor(x)
+        t = as_operand(fn, x)
         shape = _atleast_shape(t.shape, rank)
         out.append(t if shape == t.shape else F.reshape(t, shape))
     return out[0] if len(out) == 1 else out
@@ -243,7 +251,7 @@ def atleast_3d(*arys: Any) -> Any:
 
 def ravel(x: Any) -> Tensor:
     """``jnp.ravel`` / ``np.ravel`` / ``torch.ravel``: the row-major elements as a vector (a ``reshape``)."""
-    t = as_tensor(x)
+    t = as_operand("ravel", x)
     return F.reshape(t, (t.size,))
 
 
@@ -251,7 +259,7 @@ def _stack_along(fn: str, xs: Any, rank: int) -> tuple[list[Tensor], int]:
     items = [xs[i] for i in range(xs.shape[0])] if isinstance(xs, Tensor) and xs.ndim else _seq(xs)
     if not items:
         raise _error(ArityError, fn, (), "needs a non-empty sequence of arrays")
-    ts = [as_tensor(x) for x in items]
+    ts = [as_operand(fn, x) for x in items]
     shapes = [_atleast_shape(t.shape, rank) for t in ts]
     axis = 0 if rank == 2 or len(shapes[0]) == 1 else 1
     first = shapes[0]
@@ -260,7 +268,7 @@ def _stack_along(fn: str, xs: Any, rank: int) -> tuple[list[Tensor], int]:
             a != b for i, (a, b) in enumerate(zip(shape, first, strict=True)) if i != axis
         ):
             raise _error(ShapeError, fn, ts, "the arrays' shapes must agree except along the joined axis")
-    _dry_run(fn, lambda ps: F.concatenate([p.reshape((0,)) if p.ndim == 0 else p for p in ps], 0), ts)
+    _dry_run(fn, lambda ps: F.concatenate(ps, 0), ts, vectors=True)  # only the dtypes matter here
     return [t if s == t.shape else F.reshape(t, s) for t, s in zip(ts, shapes, strict=True)], axis
 
 
@@ -287,7 +295,7 @@ def _index_operand(fn: str, x: Tensor, indices: Any) -> np.ndarray | Tensor:
     if isinstance(indices, Tensor):
         if indices.dtype.kind not in ("int", "uint"):
             raise _error(IndexError, fn, (x, indices), f"indices must be integers, got {indices.dtype.name}")
-        return indices if indices.node is not None else indices.numpy().astype(np.int64)
+        return indices if indices.node is not None else indices._array.astype(np.int64)
     if isinstance(indices, (builtins.bool, np.bool_)):
         raise _error(IndexError, fn, (x,), f"indices must be integers, got {indices!r}")
     try:
@@ -307,17 +315,29 @@ def _mode(fn: str, x: Tensor, mode: Any) -> str:
     raise), or the one asked for."""
     if mode is None:
         return "fill" if tensor_api.library() == "jax" else "raise"
-    if mode not in _MODES:
+    if not isinstance(mode, str) or mode not in _MODES:
         raise _error(ShapeError, fn, (x,), f"mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
     return str(mode)
 
 
-def _check_positions(fn: str, x: Tensor, value: np.ndarray | Tensor, n: int, axis: int, mode: str) -> None:
+def _check_positions(
+    fn: str, x: Tensor, value: np.ndarray | Tensor, n: int, axis: int, mode: str, explicit: bool
+) -> None:
     """``IndexError`` for positions ``mode`` refuses, before anything is recorded: out of
-    ``[-n, n)`` under ``raise``, any position of an empty axis under ``clip`` and ``wrap``."""
-    concrete = value.numpy() if isinstance(value, Tensor) else value
-    if mode in ("clip", "wrap") and n == 0 and concrete.size:
+    ``[-n, n)`` under ``raise``, any position of an empty axis under ``clip`` and ``wrap``.
+    Traced indices under ``raise`` are refused (``ConcretizationIndexError``): the check would
+    see this trace's values only (``explicit``: ``mode='raise'`` was asked for, not the policy's
+    default)."""
+    if mode in ("clip", "wrap") and n == 0 and value.size:
         raise _error(IndexError, fn, (x,), f"cannot take from the empty axis {axis} in mode {mode!r}")
+    if mode == "raise" and isinstance(value, Tensor) and value.size:
+        rule = "mode='raise'" if explicit else tensor_api._bounds_rule()
+        tensor_api.refuse_traced_bounds(
+            fn, "indices", value, x, rule,
+            "use mode='clip', 'fill' or 'wrap' (traced: each call's indices get that rule), or take with "
+            "concrete indices (a NumPy array, or a Tensor computed outside the traced function)",
+        )  # fmt: skip
+    concrete = value._array if isinstance(value, Tensor) else value
     if mode == "raise" and concrete.size:
         bad = concrete[(concrete < -n) | (concrete >= n)]
         if bad.size:
@@ -349,6 +369,17 @@ def _positions(value: np.ndarray | Tensor, n: int, mode: str, clip_negative: boo
     return F.select(F.lt(t, zero), F.add(t, size), t)
 
 
+def _fill_value(fn: str, fill_value: Any, x: Tensor) -> Any:
+    """``fill_value`` as the gather's param takes it: concrete (a traced 0-d Tensor is refused, as
+    ``jnp.take`` under ``jax.jit`` refuses one: a param is baked into the graph)."""
+    if isinstance(fill_value, Tensor):
+        return concrete_scalar(
+            fn, "fill_value", fill_value, ("bool", "int", "uint", "float", "complex"),
+            "it is a parameter of the gather, not an operand", (x, fill_value),
+        )  # fmt: skip
+    return fill_value
+
+
 def _gather_mode(how: str) -> str:
     return "fill" if how == "fill" else "clip"
 
@@ -362,12 +393,13 @@ def take(x: Any, indices: Any, axis: int | None = None, *, mode: str | None = No
     ``fill_value``) and raise ``IndexError`` under NumPy and PyTorch; ``"clip"`` clamps (-1 to
     0, as ``np.take``), ``"wrap"`` takes them modulo the axis size, ``"fill"`` and ``"raise"``
     pick those rules under any policy."""
-    x_t = as_tensor(x)
+    x_t = as_operand("take", x)
     idx = _index_operand("take", x_t, indices)
     ax = 0 if axis is None else _axis("take", x_t, axis)
     n = x_t.size if axis is None else x_t.shape[ax]
     how = _mode("take", x_t, mode)
-    _check_positions("take", x_t, idx, n, ax, how)
+    _check_positions("take", x_t, idx, n, ax, how, mode is not None)
+    fill_value = _fill_value("take", fill_value, x_t)
     t = ravel(x_t) if axis is None else x_t
     pos = _positions(idx, n, how, clip_negative=True)
     k = pos.ndim
@@ -393,7 +425,7 @@ def take_along_axis(
     vector pairs positions along the other axes with ``indices``. Out-of-bounds indices follow
     ``mode`` as in ``take``, except that ``"clip"`` counts negative ones from the end first
     (jax.numpy's ``take_along_axis``)."""
-    x_t = as_tensor(x)
+    x_t = as_operand("take_along_axis", x)
     idx = _index_operand("take_along_axis", x_t, indices)
     shape = (x_t.size,) if axis is None else x_t.shape
     ax = 0 if axis is None else _axis("take_along_axis", x_t, axis)
@@ -418,7 +450,8 @@ def take_along_axis(
             )  # fmt: skip
     out = tuple(out_shape)
     how = _mode("take_along_axis", x_t, mode)
-    _check_positions("take_along_axis", x_t, idx, shape[ax], ax, how)
+    _check_positions("take_along_axis", x_t, idx, shape[ax], ax, how, mode is not None)
+    fill_value = _fill_value("take_along_axis", fill_value, x_t)
     t = ravel(x_t) if axis is None else x_t
     wide = tuple(n if d == ax else out[d] for d, n in enumerate(shape))
     if wide != t.shape:
@@ -448,7 +481,8 @@ def take_along_axis(
 
 
 def _pair(fn: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
-    return as_tensor(a), as_tensor(b)
+    x = as_operand(fn, a, "a")
+    return x, as_operand(fn, b, "b", x)
 
 
 def _contract(
@@ -563,8 +597,8 @@ def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, preferred_elemen
         pair = _seq(axes)
         if pair is None or len(pair) != 2:
             raise _error(ShapeError, "tensordot", (x, y), f"axes must be an int or a pair of axis lists, got {axes!r}")
-        pa = _axis_list("tensordot", x, pair[0], others=(y,))
-        pb = _axis_list("tensordot", y, pair[1], others=(x,))
+        pa = _axis_list("tensordot", x, pair[0], others=(y,), param="axes")
+        pb = _axis_list("tensordot", y, pair[1], others=(x,), param="axes")
         if len(pa) != len(pb):
             raise _error(ShapeError, "tensordot", (x, y), f"axes {axes!r} name different numbers of axes")
         _unique("tensordot", x, pa, "axes of a", (y,))
@@ -702,7 +736,7 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
     """
     if not operands:
         raise _error(ArityError, "einsum", (), "needs at least one operand")
-    ts = [as_tensor(x) for x in operands]
+    ts = [as_operand("einsum", x, f"operand {i}") for i, x in enumerate(operands)]
     labels, output, sizes = _einsum_labels(subscripts, ts)
     _check_preferred("einsum", ts, preferred_element_type)
     if len(ts) > 2 and len({t.dtype for t in ts}) > 1 and not builtins.any(t.weak for t in ts):

@@ -25,10 +25,8 @@ dtypes).
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -36,10 +34,20 @@ from runtime.core import dtypes as dt
 from runtime.core import lax as F
 from runtime.core import ops
 from runtime.core.executor import as_tensor, asarray
-from runtime.core.promotion import PromotionError, get_policy, get_policy_object, result_type
-from runtime.core.shapes import KernelDTypeError, OpTypeError, ShapeError
+from runtime.core.promotion import get_policy_object, result_type
+from runtime.core.shapes import OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy import tensor_methods as tensor_api
+from runtime.numpy.params import (  # noqa: F401  (CASTWISE_ERRORS, describe: re-exported)
+    CASTWISE_ERRORS,
+    concrete_scalar,
+    describe,
+    dtype_param,
+    error,
+    named,
+    read_scalar,
+    scalar_operand,
+)
 
 __all__ = [
     "elu",
@@ -57,48 +65,6 @@ __all__ = [
     "standardize",
     "swish",
 ]
-
-_Fn = TypeVar("_Fn", bound=Callable[..., Any])
-
-#: The castwise exceptions an underlying op raises; ``named`` puts the function's name in front.
-CASTWISE_ERRORS: tuple[type[Exception], ...] = (ShapeError, OpTypeError, KernelDTypeError, PromotionError)
-
-
-def describe(*operands: Any) -> str:
-    """``x:f32[3,4] y:python-float``: the operands as castwise's error messages show them."""
-    parts = []
-    for name, x in zip("xyzw", operands, strict=False):
-        if isinstance(x, Tensor):
-            parts.append(f"{name}:{x.dtype.short}[{','.join(map(str, x.shape))}]")
-        else:
-            parts.append(f"{name}:python-{type(x).__name__}")
-    return " ".join(parts)
-
-
-def error(cls: type[Exception], name: str, message: str, *operands: Any) -> Exception:
-    """``cls`` with a message naming the function, its operands' dtypes and shapes, and the policy."""
-    return cls(f"{name}: {message} [{name} operands {describe(*operands)}; policy {get_policy()!r}]")
-
-
-def named(name: str) -> Callable[[_Fn], _Fn]:
-    """Re-raise the castwise errors of the ops a function runs with the function's name in
-    front (``nn.softmax: reduce_max: ...``): the op's message already names its operands'
-    dtypes and shapes and the policy. Nothing is recorded by an op that raises."""
-
-    def wrap(fn: _Fn) -> _Fn:
-        @functools.wraps(fn)
-        def inner(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(*args, **kwargs)
-            except CASTWISE_ERRORS as err:
-                message = str(err)
-                if message.startswith(f"{name}:"):
-                    raise
-                raise type(err)(f"{name}: {message}") from None
-
-        return inner  # type: ignore[return-value]
-
-    return wrap
 
 
 def _const(value: float, like: Tensor) -> Any:
@@ -162,21 +128,26 @@ def relu6(x: Any) -> Tensor:
 
 
 @named("nn.leaky_relu")
-def leaky_relu(x: Any, negative_slope: float = 0.01) -> Tensor:
-    """``where(x >= 0, x, negative_slope * x)`` (``jax.nn.leaky_relu``)."""
+def leaky_relu(x: Any, negative_slope: Any = 0.01) -> Tensor:
+    """``where(x >= 0, x, negative_slope * x)`` (``jax.nn.leaky_relu``). ``negative_slope`` is a
+    Python or NumPy scalar (a constant in ``x``'s dtype) or a 0-d Tensor (an operand: traced
+    under ``jit``/``vmap``, so each call or example uses its own slope)."""
     t = _float_like_scalar_mix(x)
-    return F.select(F.ge(t, _const(0.0, t)), t, F.mul(_const(negative_slope, t), t))
+    slope = scalar_operand("nn.leaky_relu", "negative_slope", negative_slope, t, (t,))
+    return F.select(F.ge(t, _const(0.0, t)), t, F.mul(slope, t))
 
 
 @named("nn.elu")
-def elu(x: Any, alpha: float = 1.0) -> Tensor:
+def elu(x: Any, alpha: Any = 1.0) -> Tensor:
     """``where(x > 0, x, alpha * expm1(x))`` (``jax.nn.elu``); ``expm1`` runs on ``where(x > 0,
-    0, x)`` so that a large positive ``x`` makes no inf (and no NaN gradient)."""
+    0, x)`` so that a large positive ``x`` makes no inf (and no NaN gradient). ``alpha`` is a
+    scalar or a 0-d Tensor operand, as ``leaky_relu``'s slope."""
     t = _float_like_scalar_mix(x)
+    a = scalar_operand("nn.elu", "alpha", alpha, t, (t,))
     zero = _const(0.0, t)
     positive = F.gt(t, zero)
     safe = F.select(positive, F.broadcast_in_dim(zero, t.shape, ()), t)
-    return F.select(positive, t, F.mul(_const(alpha, t), F.expm1(safe)))
+    return F.select(positive, t, F.mul(a, F.expm1(safe)))
 
 
 # -- sigmoids ----------------------------------------------------------------------------------
@@ -228,25 +199,62 @@ def _gelu_default() -> bool:
     return tensor_api.library() != "torch"
 
 
-@named("nn.gelu")
-def gelu(x: Any, approximate: bool | None = None) -> Tensor:
-    """The Gaussian error linear unit.
+#: ``approximate`` as PyTorch spells it (``torch.nn.functional.gelu(x, approximate='none')``)
+_GELU_STRINGS = {"none": False, "tanh": True}
 
-    ``approximate=True``: ``x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))``;
-    ``approximate=False``: ``0.5 * x * erfc(-x / sqrt(2))``. The default is the policy's
-    library's: the tanh form under jax.nn (and numpy), the exact one under PyTorch
-    (``approximate='none'``). ``x^3`` is ``x * (x * x)``, as ``lax.integer_pow`` computes it.
-    """
+
+def _gelu_form(approximate: Any, x: Tensor) -> bool | Tensor:
+    """``approximate`` as a Python bool, or a 0-d bool Tensor (an operand: both forms are computed
+    and a ``select`` picks one, so a traced flag replays with each call's value). jax.nn's bools
+    and PyTorch's strings are accepted; anything else raises naming ``nn.gelu``."""
     if approximate is None:
-        approximate = _gelu_default()
-    t = _inexact(x)
-    if approximate:
-        cube = F.mul(t, F.mul(t, t))
-        inner = F.mul(_const(math.sqrt(2 / math.pi), t), F.add(t, F.mul(_const(0.044715, t), cube)))
-        cdf = F.mul(_const(0.5, t), F.add(_const(1.0, t), F.tanh(inner)))
-        return F.mul(t, cdf)
+        return _gelu_default()
+    if isinstance(approximate, str):
+        if approximate not in _GELU_STRINGS:
+            raise error(
+                ValueError, "nn.gelu", f"approximate must be a bool, 'none' or 'tanh' (PyTorch's spelling), "
+                f"got {approximate!r}", x,
+            )  # fmt: skip
+        return _GELU_STRINGS[approximate]
+    if isinstance(approximate, Tensor):
+        if approximate.dtype is not dt.bool_:
+            raise error(OpTypeError, "nn.gelu", f"approximate must be a bool, got a {approximate.dtype.name} Tensor", x)
+        return read_scalar("nn.gelu", "approximate", approximate, ("bool",), (x,))  # type: ignore[no-any-return]
+    if isinstance(approximate, (bool, np.bool_)):
+        return bool(approximate)
+    raise error(
+        OpTypeError, "nn.gelu", f"approximate must be a bool, 'none' or 'tanh' (PyTorch's spelling), "
+        f"got {approximate!r} ({type(approximate).__name__})", x,
+    )  # fmt: skip
+
+
+def _gelu_tanh(t: Tensor) -> Tensor:
+    cube = F.mul(t, F.mul(t, t))
+    inner = F.mul(_const(math.sqrt(2 / math.pi), t), F.add(t, F.mul(_const(0.044715, t), cube)))
+    cdf = F.mul(_const(0.5, t), F.add(_const(1.0, t), F.tanh(inner)))
+    return F.mul(t, cdf)
+
+
+def _gelu_erf(t: Tensor) -> Tensor:
     scaled = F.mul(F.neg(t), _const(math.sqrt(0.5), t))
     return F.mul(F.mul(_const(0.5, t), t), F.erfc(scaled))
+
+
+@named("nn.gelu")
+def gelu(x: Any, approximate: Any = None) -> Tensor:
+    """The Gaussian error linear unit.
+
+    ``approximate=True`` (or ``'tanh'``): ``x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))``;
+    ``approximate=False`` (or ``'none'``, PyTorch's spelling): ``0.5 * x * erfc(-x / sqrt(2))``.
+    The default is the policy's library's: the tanh form under jax.nn (and numpy), the exact
+    one under PyTorch. A 0-d bool Tensor picks the form per call (a recorded ``select`` of
+    both). ``x^3`` is ``x * (x * x)``, as ``lax.integer_pow`` computes it.
+    """
+    form = _gelu_form(approximate, x)
+    t = _inexact(x)
+    if isinstance(form, Tensor):
+        return F.select(F.broadcast_in_dim(form, t.shape, ()), _gelu_tanh(t), _gelu_erf(t))
+    return _gelu_tanh(t) if form else _gelu_erf(t)
 
 
 # -- softmax --------------------------------------------------------------------------------
@@ -293,7 +301,7 @@ def log_softmax(x: Any, axis: Any = -1) -> Tensor:
 
 @named("nn.standardize")
 def standardize(
-    x: Any, axis: Any = -1, mean: Any = None, variance: Any = None, epsilon: float = 1e-5, *, algorithm: str = "fast"
+    x: Any, axis: Any = -1, mean: Any = None, variance: Any = None, epsilon: Any = 1e-5, *, algorithm: str = "fast"
 ) -> Tensor:
     """``(x - mean) * rsqrt(variance + epsilon)`` over ``axis`` (``jax.nn.standardize``; the
     normalisation of ``torch.nn.functional.layer_norm`` without its affine part).
@@ -301,12 +309,14 @@ def standardize(
     ``mean`` defaults to the mean over ``axis`` (kept as size 1); ``variance`` to
     ``mean(x^2) - mean^2`` clipped at 0 (``algorithm="fast"``, jax.nn's default) or
     ``mean((x - mean)^2)`` (``"stable"``). Integers go to the float their mean has.
+    ``epsilon`` is a scalar or a 0-d Tensor operand (traced under ``jit``/``vmap``).
     """
     name = "nn.standardize"
     t = as_tensor(x)
     axes = tensor_api.normalize_axes(t, axis, name)  # checked before anything is recorded
-    if algorithm not in ("fast", "stable"):
+    if not isinstance(algorithm, str) or algorithm not in ("fast", "stable"):
         raise error(ValueError, name, f"algorithm must be 'fast' or 'stable', got {algorithm!r}", t)
+    read_scalar(name, "epsilon", epsilon, operands=(t,))  # checked before anything is recorded
     if mean is None:
         mean = tensor_api.mean(t, axes, keepdims=True)
     if not t.dtype.is_inexact:
@@ -318,7 +328,7 @@ def standardize(
             raw = F.sub(tensor_api.mean(F.square(t), axes, keepdims=True), F.square(mean))
             variance = F.max(raw, _const(0.0, raw))  # the fast form can round below 0
     v = as_tensor(variance)
-    return F.mul(F.sub(t, mean), F.rsqrt(F.add(v, _const(epsilon, v))))
+    return F.mul(F.sub(t, mean), F.rsqrt(F.add(v, scalar_operand(name, "epsilon", epsilon, v, (t,)))))
 
 
 # -- one_hot -----------------------------------------------------------------------------------
@@ -343,6 +353,10 @@ def one_hot(labels: Any, num_classes: int, dtype: Any = None, axis: int = -1) ->
     t = as_tensor(labels)
     if t.dtype.kind not in ("int", "uint"):
         raise error(OpTypeError, name, f"labels must be integers, got {t.dtype.name}", t)
+    if isinstance(num_classes, Tensor):  # the result's shape: concrete, or refused under tracing
+        num_classes = concrete_scalar(
+            name, "num_classes", num_classes, ("int", "uint"), "it is the result's size", (t,)
+        )
     if isinstance(num_classes, (bool, np.bool_)) or not tensor_api._is_int(num_classes):
         raise error(TypeError, name, f"num_classes must be an int, got {num_classes!r}", t)
     num_classes = int(num_classes)
@@ -351,7 +365,7 @@ def one_hot(labels: Any, num_classes: int, dtype: Any = None, axis: int = -1) ->
     if not tensor_api._is_int(axis) or not -(t.ndim + 1) <= int(axis) <= t.ndim:
         raise error(ShapeError, name, f"axis {axis!r} is out of range for a result of rank {t.ndim + 1}", t)
     position = int(axis) % (t.ndim + 1)
-    out_dtype = _one_hot_dtype() if dtype is None else dt.dtype(dtype)
+    out_dtype = _one_hot_dtype() if dtype is None else dtype_param(name, dtype, (t,))
     shape = (*t.shape[:position], num_classes, *t.shape[position:])
     classes = F.iota(t.dtype, shape, position)
     spread = F.broadcast_in_dim(t, shape, tuple(d for d in range(len(shape)) if d != position))

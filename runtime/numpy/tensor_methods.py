@@ -28,10 +28,10 @@ from runtime.core import dtypes as dt
 from runtime.core import lax, ops
 from runtime.core.dtypes import DType
 from runtime.core.executor import as_tensor, asarray
-from runtime.core.graph import is_traced
 from runtime.core.promotion import PromotionError, get_policy, get_policy_object
 from runtime.core.shapes import GatherDimensionNumbers, OpTypeError, ScatterDimensionNumbers, ShapeError
 from runtime.core.tensor import Tensor, attach_methods
+from runtime.numpy.params import concrete_flag, dtype_param, refuse_traced
 
 #: The library whose semantics a policy's Tensor API follows where NumPy, jax.numpy and
 #: PyTorch disagree (``var``'s default ddof, ``squeeze`` of a non-1 axis, ``sum``'s integer
@@ -154,13 +154,14 @@ def _prepared(x: Any, dtype: Any, method: str) -> Tensor:
     if t.weak:
         t = t.astype(t.dtype)  # jax.numpy's reductions drop the weak flag first
     if dtype is not None:
-        t = t.astype(dtype)
+        t = t.astype(dtype_param(method, dtype, (t,)))
     return t
 
 
 def sum_(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, *, method: str = "sum") -> Tensor:
     """``sum`` as the policy's library computes it: integers in ``sum_dtype``; float16 and
     bfloat16 accumulated in float32 and rounded once; ``keepdims`` a recorded reshape."""
+    keepdims = concrete_flag(method, "keepdims", keepdims, (x,))
     t = _prepared(x, dtype, method)
     axes = normalize_axes(t, axis, method)
     wide = sum_dtype(t.dtype) if dtype is None else t.dtype  # an explicit dtype= is the accumulator
@@ -171,6 +172,7 @@ def sum_(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, *,
 
 def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """``prod``: integers in ``sum_dtype``, float16/bfloat16 accumulated in float32."""
+    keepdims = concrete_flag("prod", "keepdims", keepdims, (x,))
     t = _prepared(x, dtype, "prod")
     axes = normalize_axes(t, axis, "prod")
     wide = sum_dtype(t.dtype) if dtype is None else t.dtype
@@ -187,6 +189,7 @@ def extreme(x: Any, axis: Any, keepdims: bool, largest: bool) -> Tensor:
     """``max``/``min``: a reduction without identity, so an empty reduced axis raises, as in
     NumPy, jax.numpy and PyTorch."""
     method = "max" if largest else "min"
+    keepdims = concrete_flag(method, "keepdims", keepdims, (x,))
     t = _prepared(x, None, method)
     axes = normalize_axes(t, axis, method)
     empty = [a for a in axes if t.shape[a] == 0]
@@ -203,6 +206,7 @@ def extreme(x: Any, axis: Any, keepdims: bool, largest: bool) -> Tensor:
 def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """``mean``: integers and bool divide into ``mean_dtype`` (converted before summing, so
     they do not overflow); float16/bfloat16 summed and divided in float32, rounded once."""
+    keepdims = concrete_flag("mean", "keepdims", keepdims, (x,))
     t = _prepared(x, dtype, "mean")
     axes = normalize_axes(t, axis, "mean")
     requested = t.dtype
@@ -229,6 +233,7 @@ def var(
     """
     if ddof is not None and correction is not None:
         raise api_error(TypeError, method, x, "give ddof or correction, not both")
+    keepdims = concrete_flag(method, "keepdims", keepdims, (x,))
     t = _prepared(x, None, method)
     axes = normalize_axes(t, axis, method)
     shift = correction if correction is not None else ddof
@@ -277,6 +282,7 @@ def any_all(x: Any, axis: Any, keepdims: bool, is_any: bool) -> Tensor:
     The result is bool, except under PyTorch, whose ``any``/``all`` of uint8 is uint8.
     """
     method = "any" if is_any else "all"
+    keepdims = concrete_flag(method, "keepdims", keepdims, (x,))
     t = _prepared(x, None, method)
     axes = normalize_axes(t, axis, method)
     b = t if t.dtype is dt.bool_ else lax.convert(t, dt.bool_)
@@ -354,8 +360,8 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """
     if x is None and y is None:
         c = as_tensor(condition)
-        _refuse_traced_values(c, "where", "the indices of nonzero elements have a data-dependent count")
-        return tuple(Tensor(np.ascontiguousarray(i, np.int64), dt.int64) for i in np.nonzero(np.asarray(c.numpy())))
+        _refuse_traced_values(c, "where", "the indices of nonzero elements have a data-dependent count", "condition")
+        return tuple(Tensor(np.ascontiguousarray(i, np.int64), dt.int64) for i in np.nonzero(c._array))
     if x is None or y is None:
         raise api_error(TypeError, "where", condition, "give both x and y, or neither")
     c = as_tensor(condition)
@@ -364,15 +370,36 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     return lax.select(c, x, y)
 
 
-def _refuse_traced_values(t: Tensor, method: str, why: str) -> None:
+def _refuse_traced_values(t: Tensor, method: str, why: str, param: str = "the boolean mask") -> None:
     """A value that decides a shape cannot come from a graph input that is only traced
     (``trace``, ``jit``, ``vmap``): the graph would hold this call's values as constants."""
-    if is_traced(t):
-        raise api_error(
-            IndexError, method, t,
-            f"{why}, which a traced graph cannot hold; compute it outside the traced function, "
-            f"or use where(mask, x, 0) to keep the shape",
-        )  # fmt: skip
+    refuse_traced(
+        method, param, t, f"{why}, which a traced graph cannot hold",
+        "compute it outside the traced function, or use where(mask, x, 0) to keep the shape", (t,), index=True,
+    )  # fmt: skip
+
+
+def refuse_traced_bounds(fn: str, param: str, t: Tensor, x: Tensor, rule: str, hint: str) -> None:
+    """Traced integer indices whose bounds the active rule checks eagerly (``rule``: NumPy's and
+    PyTorch's ``IndexError``, ``mode='raise'``): the check would run on this trace's values only,
+    and every replay would clamp, fill or drop an out-of-bounds index silently. Refused, as
+    ``jax.jit`` refuses ``mode='raise'``; ``hint`` says what runs traced."""
+    refuse_traced(
+        fn, param, t, f"{rule} checks them against the bounds eagerly, which a traced program cannot do on "
+        "the values each call brings", hint, (x, t), index=True,
+    )  # fmt: skip
+
+
+#: what to do instead of a traced bounds check, for indexing and ``.at``
+_INDEX_HINT = (
+    "index with concrete indices (a NumPy array, or a Tensor computed outside the traced function), "
+    "use take(x, i, axis, mode='clip' | 'fill' | 'wrap'), whose rule is traced, or trace under a policy "
+    "that follows jax.numpy (jax, jax-strict: reads clamp, updates drop out-of-bounds indices)"
+)
+
+
+def _bounds_rule() -> str:
+    return f"the {get_policy()!r} policy follows {'NumPy' if library() == 'numpy' else 'PyTorch'}, which"
 
 
 # -- indexing ------------------------------------------------------------------------------------
@@ -481,7 +508,7 @@ def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
                 )  # fmt: skip
             if isinstance(value, Tensor):
                 _refuse_traced_values(value, method, "a boolean mask's selection has a data-dependent shape")
-                value = value.numpy()
+                value = value._array
             if k == 0:
                 raise api_error(IndexError, method, x, "a 0-d boolean mask is not supported; use x[None] or where()")
             for positions in np.nonzero(np.asarray(value)):
@@ -493,7 +520,7 @@ def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
             if kind == "int":
                 value = np.asarray(value, np.int64)
             elif isinstance(value, Tensor) and value.node is None:
-                value = value.numpy().astype(np.int64)
+                value = value._array.astype(np.int64)
             shape.append(x.shape[axis])
             slices.append(None)
             advanced.append(_Advanced(len(shape) - 1, value, position))
@@ -506,7 +533,9 @@ def _normalized(adv: _Advanced, n: int, x: Tensor, method: str) -> np.ndarray | 
     under NumPy and PyTorch, and are left to the gather's clamp / the scatter's drop
     under jax.numpy (its ``mode`` semantics)."""
     value = adv.value
-    concrete = value.numpy() if isinstance(value, Tensor) else value
+    if library() != "jax" and isinstance(value, Tensor) and value.size:
+        refuse_traced_bounds(method, "the integer index", value, x, _bounds_rule(), _INDEX_HINT)
+    concrete = value._array if isinstance(value, Tensor) else value
     if library() != "jax" and concrete.size:
         bad = concrete[(concrete < -n) | (concrete >= n)]
         if bad.size:
@@ -645,7 +674,7 @@ def _update_flat(x: Tensor, index: Any, values: Any, kind: str, scatter_fn: Any,
                 )  # fmt: skip
             if item.dtype is dt.bool_:
                 _refuse_traced_values(item, method, "a boolean mask's selection has a data-dependent shape")
-            item = item.numpy()
+            item = item._array
         concrete.append(item)
     positions = np.arange(x.size, dtype=np.int64).reshape(x.shape)
     try:
@@ -777,6 +806,7 @@ class TensorMethods(_Base):
 
     def _arg_extreme(self, axis: int | None, keepdims: bool, largest: bool) -> Tensor:
         pick = lax.argmax if largest else lax.argmin
+        keepdims = concrete_flag("argmax" if largest else "argmin", "keepdims", keepdims, (self,))
         if axis is None:
             flat = self if self.ndim == 1 else lax.reshape(self, (self.size,))
             out = pick(flat, 0)

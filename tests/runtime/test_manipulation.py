@@ -428,10 +428,10 @@ EMPTY = rt.asarray(np.ones((2, 0), np.float32))
 NOT_INT: Any = 1.5
 
 ERRORS: list[tuple[str, Callable[[rt.Tensor], Any], type[Exception], str]] = [
-    ("moveaxis", lambda a: manipulation.moveaxis(a, 2, 0), ShapeError, "axis 2 is out of bounds"),
+    ("moveaxis", lambda a: manipulation.moveaxis(a, 2, 0), ShapeError, "source 2 is out of bounds"),
     ("moveaxis", lambda a: manipulation.moveaxis(a, [0, 0], [0, 1]), ShapeError, "repeats an axis"),
     ("moveaxis", lambda a: manipulation.moveaxis(a, [0, 1], [0]), ShapeError, "differ in length"),
-    ("swapaxes", lambda a: manipulation.swapaxes(a, 0, NOT_INT), ShapeError, "axis must be an int"),
+    ("swapaxes", lambda a: manipulation.swapaxes(a, 0, NOT_INT), ShapeError, "axis2 must be an int"),
     ("flip", lambda a: manipulation.flip(a, (0, -2)), ShapeError, "repeats an axis"),
     ("roll", lambda a: manipulation.roll(a, (1, 2, 3), (0, 1)), ShapeError, "do not broadcast"),
     ("roll", lambda a: manipulation.roll(a, NOT_INT, 0), ShapeError, "shift must be"),
