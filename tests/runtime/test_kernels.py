@@ -501,6 +501,8 @@ def test_convert_matches_lax(src: DType) -> None:
     x = _convert_source(src)
     for target in CONVERT_DTYPES:
         theirs = lax.convert_element_type(x, target.storage)
+        if src.kind == "complex" and target.kind == "bool":
+            theirs = x != 0  # either part (NumPy, jnp.astype, PyTorch); lax reads the real part only
         check(ours("convert", x, new_dtype=target), theirs)
 
 
