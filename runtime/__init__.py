@@ -71,6 +71,7 @@ from runtime.core.shapes import (
     KernelDTypeError,
     OpMemoryError,
     OpTypeError,
+    OpValueError,
     ScatterDimensionNumbers,
     ShapeError,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "KernelDTypeError",
     "OpMemoryError",
     "OpTypeError",
+    "OpValueError",
     "SavedValueModifiedError",
     "ScatterDimensionNumbers",
     "ShapeError",

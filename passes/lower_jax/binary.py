@@ -66,25 +66,35 @@ LOWERINGS["rem"] = rem_lowering
 
 
 def _int_pow(x: Any, y: Any) -> Any:
-    # jnp.power's integer algorithm: binary exponentiation over the exponent's
-    # low 6 bits with wrapping multiplies, shifting it as unsigned; pow(0, y) is
-    # 0 for y != 0 (the castwise kernel documents the same algorithm).
+    # castwise's integer pow (runtime/core/kernels/binary.py: _int_pow), in lax ops: binary
+    # exponentiation over every bit of a non-negative exponent with wrapping multiplies, and
+    # the value truncated toward zero for a negative one (1, +-1 for -1, else 0: PyTorch's
+    # powi). jnp.power reads the low 6 bits only, of the two's complement for y < 0.
+    import numpy as np
     from jax import lax
 
     zero, one = _const(0, y), _const(1, y)
-    x_zero, x_one = _const(0, x), _const(1, x)
-    acc = lax.select(lax.bitwise_and(lax.eq(x, x_zero), lax.ne(y, zero)), lax.full_like(x, x_zero),
-                     lax.full_like(x, x_one))  # fmt: skip
-    base, bits = x, y
-    for _ in range(6):
+    signed = _kind(y) == "int"
+    bits = lax.select(lax.lt(y, lax.full_like(y, zero)), lax.full_like(y, zero), y) if signed else y
+    acc, base = lax.full_like(x, _const(1, x)), x
+    for _ in range(8 * np.dtype(y.dtype).itemsize):
         acc = lax.select(lax.ne(lax.bitwise_and(bits, one), zero), lax.mul(acc, base), acc)
         base = lax.mul(base, base)
         bits = lax.shift_right_logical(bits, one)
-    return acc
+    if not signed:
+        return acc
+    x_one = lax.full_like(x, _const(1, x))
+    x_minus_one = lax.full_like(x, _const(-1, x))
+    odd = lax.ne(lax.bitwise_and(y, one), zero)
+    truncated = lax.select(
+        lax.eq(x, x_one), x_one,
+        lax.select(lax.eq(x, x_minus_one), lax.select(odd, x_minus_one, x_one), lax.full_like(x, _const(0, x))),
+    )  # fmt: skip
+    return lax.select(lax.lt(y, lax.full_like(y, zero)), truncated, acc)
 
 
 def pow_lowering(eqn: Eqn, x: Any, y: Any) -> Lowered:
-    """lax.pow for floats and complex; jnp.power's binary exponentiation (in lax ops) for integers."""
+    """lax.pow for floats and complex; castwise's integer pow (``_int_pow``, in lax ops) for integers."""
     from jax import lax
 
     x, y = _full_shape(eqn, x, y)

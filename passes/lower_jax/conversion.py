@@ -14,10 +14,13 @@ from runtime.core.graph import Eqn
 
 
 def convert_lowering(eqn: Eqn, x: Any) -> Lowered:
-    """lax.convert_element_type to the target's storage; complex -> real takes lax.real first."""
+    """lax.convert_element_type to the target's storage; complex -> bool is ``x != 0`` (either
+    part, as castwise's kernel and jnp.astype give it), complex -> float or int takes lax.real first."""
     from jax import lax
 
     target = dt.dtype(eqn.params["new_dtype"])
+    if _kind(x) == "complex" and target.kind == "bool":
+        return (lax.ne(x, lax.full_like(x, 0)),)  # lax.convert_element_type would read the real part only
     if _kind(x) == "complex" and target.kind != "complex":
         x = lax.real(x)  # what castwise (and XLA) mean, stated instead of warned about
     if eqn.params.get("weak_type"):

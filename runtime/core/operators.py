@@ -87,10 +87,10 @@ class TensorOperators(_Base):
         return lax.mod(other, self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return apply_binary(ops.pow, self, other)
+        return lax.pow(self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return apply_binary(ops.pow, other, self)
+        return lax.pow(other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
         return lax.matmul(self, other)
@@ -162,6 +162,7 @@ class TensorOperators(_Base):
         return self._inplace(ops.div, other, "div_")
 
     def pow_(self, other: Any) -> Tensor:
+        lax.check_integer_power(self, other, "pow_")
         return self._inplace(ops.pow, other, "pow_")
 
     def __iadd__(self, other: Any) -> Tensor:
@@ -177,6 +178,7 @@ class TensorOperators(_Base):
         return self._inplace(ops.div, other, "div_")
 
     def __ipow__(self, other: Any) -> Tensor:
+        lax.check_integer_power(self, other, "pow_")
         return self._inplace(ops.pow, other, "pow_")
 
     def __ifloordiv__(self, other: Any) -> Tensor:

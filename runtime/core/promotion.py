@@ -117,6 +117,10 @@ class Policy:
     dtypes: tuple[DType, ...] = dt.ALL_DTYPES
     #: Where true division of integers goes (``None``: it is an error).
     true_divide_float: DType | None = dt.float64
+    #: An integer ``pow`` whose exponent array holds a negative value: ``"truncate"`` gives the
+    #: value truncated toward zero (PyTorch's rule), ``"raise"`` refuses it (NumPy's). A negative
+    #: scalar exponent is refused under every policy (NumPy, PyTorch and jax.numpy all do).
+    negative_int_power: str = "truncate"
 
     def true_divide_dtype(self, integer: DType) -> DType | None:
         """The float that true division of ``integer`` (or bool) operands produces."""

@@ -450,6 +450,11 @@ def diagonal(x: Any, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Tensor:
     Built from ``transpose``, ``slice`` and ``reshape`` only (the diagonal of an ``L x w``
     block is every ``(w + 1)``-th element of its rows laid end to end), so no value is
     touched by arithmetic: ``-0.0`` and NaN come through, and the gradient is a ``pad``.
+
+    The result is always new memory (a last recorded ``broadcast_in_dim`` to its own shape,
+    ``_fresh_copy``), whatever ``x``'s layout: a later write into ``x`` never shows in it, nor a
+    write into it in ``x``. (NumPy returns a read-only view and ``torch.diagonal`` a writable
+    one; jax.numpy's values, which cannot alias, are what castwise's are.)
     """
     ops_ = {"offset": offset, "axis1": axis1, "axis2": axis2}
     t = _matrix_arg("diagonal", x, **ops_)
@@ -473,16 +478,19 @@ def diagonal(x: Any, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Tensor:
     nb = len(lead)
     if length == 0:
         block = F.slice(t, (0,) * (nb + 2), (*lead, 0, cols))
-        return F.reshape(block, (*lead, 0))
+        return F._fresh_copy(F.reshape(block, (*lead, 0)))
     block = F.slice(t, (*[0] * nb, r0, 0), (*lead, r0 + length, cols))
     flat = F.reshape(block, (*lead, length * cols))
     stop = c0 + (length - 1) * (cols + 1) + 1
-    return F.slice(flat, (*[0] * nb, c0), (*lead, stop), (*[1] * nb, cols + 1))
+    # the slices (and the reshape, for a contiguous x) are views of x: copy, so the result never
+    # shares x's memory, whatever x's layout (one rule, where a view would depend on strides)
+    return F._fresh_copy(F.slice(flat, (*[0] * nb, c0), (*lead, stop), (*[1] * nb, cols + 1)))
 
 
 def diag(v: Any, k: Any = 0) -> Tensor:
     """``jnp.diag`` / ``np.diag`` / ``torch.diag``: a 1-D ``v`` becomes the square matrix with
-    ``v`` on its ``k``-th diagonal; a 2-D ``v`` gives its ``k``-th diagonal.
+    ``v`` on its ``k``-th diagonal; a 2-D ``v`` gives its ``k``-th diagonal, in new memory
+    (``diagonal``'s rule; ``torch.diag`` copies too, NumPy's is a read-only view).
 
     The matrix is one ``pad`` of ``v`` (interior padding ``N`` puts consecutive entries
     ``N + 1`` apart in the flattened ``N x N`` result) and a ``reshape``: exact, and its

@@ -31,7 +31,7 @@ from runtime.core import lax as F
 from runtime.core.dtypes import DType
 from runtime.core.executor import as_tensor
 from runtime.core.promotion import PromotionError, get_policy, result_type
-from runtime.core.shapes import OpTypeError, ShapeError
+from runtime.core.shapes import OpTypeError, OpValueError, ShapeError
 from runtime.core.tensor import Tensor
 
 __all__ = [
@@ -437,6 +437,17 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0) -> Tensor:
     n, batch = packed.shape[-1], packed.shape[:-2]
     if pivots.dtype.kind not in ("int", "uint") or pivots.shape != packed.shape[:-1]:
         raise _error(ShapeError, "lu_solve", (packed, pivots), "piv must be lu_factor's int32 pivots [..., n]")
+    piv = pivots.numpy()
+    outside = (piv < 0) | (piv >= n)
+    if outside.any():
+        # each pivot names the row swapped with row i: one outside [0, n) names no row, and the
+        # permutation built from it would silently drop a row of b
+        bad = np.argwhere(outside)[0]
+        raise _error(
+            OpValueError, "lu_solve", (packed, pivots),
+            f"piv[{', '.join(map(str, bad))}] = {int(piv[tuple(bad)])} is not a row of the {n} x {n} factors "
+            f"(pivots lie in [0, {n}), as lu_factor gives them)",
+        )  # fmt: skip
     vector = bt.ndim == 1
     matrix = F.reshape(bt, (*bt.shape, 1)) if vector else bt
     fits = matrix.ndim >= 2 and matrix.shape[-2] == n

@@ -578,6 +578,8 @@ def test_integer_inputs_under_numpy_and_torch() -> None:
 
 def test_an_integer_input_is_recorded_as_a_convert() -> None:
     names = [e.op.name for e in rt.trace(lambda t: L.det(t), asarray(_INT_MATRIX.astype(np.int32))).eqns]
+    assert names == ["convert", "custom_jvp_call"]  # det of a tracked operand: one call with its rule
+    names = [e.op.name for e in rt.trace(lambda t: L.inv(t), asarray(_INT_MATRIX.astype(np.int32))).eqns]
     assert names[0] == "convert" and "lu" in names
 
 

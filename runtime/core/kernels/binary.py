@@ -131,24 +131,37 @@ KERNELS["rem"] = rem_kernel
 
 
 def _int_pow(x: Array, y: Array) -> Array:
-    # jnp.power's integer algorithm (lax.pow has none): binary exponentiation
-    # over the exponent's low 6 bits, shifting it as unsigned, with wrapping
-    # multiplies; pow(0, y) is 0 for y != 0. A negative exponent therefore acts
-    # on its two's-complement bits, exactly as in JAX.
-    bits = y.view(np.dtype(f"u{y.dtype.itemsize}"))
-    one = np.ones((), bits.dtype)
-    acc = np.where((x == 0) & (y != 0), np.zeros((), x.dtype), np.ones((), x.dtype))
+    # Binary exponentiation over every bit of a non-negative exponent, with wrapping
+    # multiplies: x ** y modulo 2**bits, as NumPy and PyTorch compute it. (jnp.power reads
+    # only the exponent's low 6 bits, so 2 ** 64 is 1 there, and it runs a negative exponent's
+    # two's-complement bits: 2 ** -2 is 2 ** 62.) A negative exponent gives the value truncated
+    # toward zero, PyTorch's powi: 1 ** -n == 1, (-1) ** -n == +-1 by the parity of n, and 0
+    # for every other base (0 ** -n included). Whether a policy refuses a negative exponent
+    # instead (NumPy) is decided before the kernel (``runtime.core.lax.binary.pow``).
+    negative = y < 0 if y.dtype.kind == "i" else None
+    unsigned = np.dtype(f"u{y.dtype.itemsize}")
+    bits = (np.where(negative, 0, y) if negative is not None else y).astype(unsigned)
+    one = np.ones((), unsigned)
+    acc = np.ones(np.broadcast_shapes(x.shape, y.shape), x.dtype)
     base = np.asarray(x)
     with np.errstate(over="ignore"):
-        for _ in range(6):
+        for _ in range(8 * y.dtype.itemsize):
+            if not bits.any():
+                break
             acc = np.where((bits & one) != 0, np.multiply(acc, base), acc)
             base = np.multiply(base, base)
             bits = bits >> one
-    return acc
+    if negative is not None and negative.any():
+        odd = (y & np.ones((), y.dtype)) != 0
+        minus_one = np.where(odd, np.array(-1, x.dtype), np.array(1, x.dtype))
+        truncated = np.where(x == 1, np.array(1, x.dtype), np.where(x == -1, minus_one, np.array(0, x.dtype)))
+        acc = np.where(negative, truncated, acc)
+    return np.asarray(acc, dtype=x.dtype)
 
 
 def pow_kernel(x: Array, y: Array) -> tuple[Array, ...]:
-    """lax.pow for equal float/complex dtypes; jnp.power's algorithm for integers."""
+    """lax.pow for equal float/complex dtypes; for integers ``x ** y`` wrapping, a negative
+    exponent truncated toward zero (see ``_int_pow``)."""
     if x.dtype in _INTEGER:
         return (_map2(_int_pow, x, y),)
     with np.errstate(all="ignore"):

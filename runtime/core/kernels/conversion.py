@@ -103,8 +103,10 @@ def _float_to_int(x: Array, target: np.dtype[Any]) -> Array:
 def convert_array(x: Array, target: DType) -> Array:
     """``x`` converted to ``target`` with ``jax.lax.convert_element_type`` semantics.
 
-    complex -> real takes the real part; float -> int truncates and saturates
-    (NaN -> 0); anything -> bool is ``x != 0``; integers wrap when narrowed.
+    complex -> float or int takes the real part; float -> int truncates and saturates
+    (NaN -> 0); anything -> bool is ``x != 0`` (for complex: either part non-zero, as
+    NumPy, jax.numpy's ``astype`` and PyTorch give it; ``jax.lax.convert_element_type``
+    would drop the imaginary part); integers wrap when narrowed.
     Returns ``x`` itself when the storage already matches.
     """
     dst = target.storage
@@ -122,7 +124,11 @@ def convert_array(x: Array, target: DType) -> Array:
             # per part, as the part's own conversion (complex128 -> complex32 goes
             # through float32, like float64 -> float16)
             return x.astype(dst)
-        # JAX takes the real part before any complex -> real conversion, bool included.
+        if target.kind == "bool":
+            # x != 0 with both parts: 1j is True (NumPy's astype(bool), torch's .bool(),
+            # jnp.astype; jax.lax.convert_element_type alone looks at the real part only).
+            return np.asarray(x != 0)
+        # complex -> float / int takes the real part, as JAX (and NumPy, with a warning) do.
         x, kind = np.real(x), "float"
         src = x.dtype
     if target.kind == "bool":

@@ -6,6 +6,9 @@ in ``runtime.core.kernels``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from runtime.core.kernels._common import _E8M0, _WIDEN, KERNELS, Array, _back
@@ -119,8 +122,8 @@ def lu_kernel(x: Array) -> tuple[Array, ...]:
     """
     *batch, m, n = x.shape
     k = min(m, n)
-    a = np.array(x.reshape((-1, m, n)), copy=True)
-    count = a.shape[0]
+    count = int(np.prod(batch, dtype=np.int64))  # (not -1: a (0, 0) matrix has no size to infer from)
+    a = np.array(x.reshape((count, m, n)), copy=True)
     pivots = np.zeros((count, k), np.int32)
     perm = np.tile(np.arange(m, dtype=np.int32), (count, 1))
     every = np.arange(count)
@@ -155,17 +158,48 @@ def qr_kernel(x: Array, *, full_matrices: bool = True) -> tuple[Array, ...]:
 KERNELS["qr"] = qr_kernel
 
 
+def _per_matrix(x: Array, factor: Any, outs: Sequence[tuple[tuple[int, ...], np.dtype[Any]]]) -> tuple[Array, ...]:
+    """``factor`` (NumPy's, which fails a whole batch on a matrix LAPACK cannot factor) run
+    matrix by matrix: a matrix it refuses (NaN or inf entries: "SVD did not converge", "Array
+    must not contain infs or NaNs") gets NaN in every output, as XLA's kernels (and so JAX)
+    give it. ``outs`` are the outputs' per-matrix shapes and dtypes."""
+    batch = x.shape[:-2]
+    flat = x.reshape((-1, *x.shape[-2:]))
+    results = [np.empty((flat.shape[0], *shape), dtype) for shape, dtype in outs]
+    for i, m in enumerate(flat):
+        try:
+            got = factor(m)
+        except np.linalg.LinAlgError:
+            for r in results:
+                r[i] = complex(np.nan, np.nan) if r.dtype.kind == "c" else np.nan
+            continue
+        for r, g in zip(results, got, strict=True):
+            r[i] = g
+    return tuple(np.ascontiguousarray(r.reshape((*batch, *r.shape[1:]))) for r in results)
+
+
 def svd_kernel(x: Array, *, full_matrices: bool = True, compute_uv: bool = True) -> tuple[Array, ...]:
     """Singular values descending (LAPACK gesdd, through NumPy): ``(u, s, vh)`` or ``(s,)``.
 
     Singular vectors are defined up to a phase per pair (u_k, vh_k); this is LAPACK's gauge,
-    as XLA CPU's, which JAX does not normalise either.
+    as XLA CPU's, which JAX does not normalise either. A matrix LAPACK cannot decompose (NaN
+    entries) gives NaN in every output, as in JAX, where NumPy raises for the whole batch.
     """
     real = x.real.dtype
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    try:
+        if not compute_uv:
+            return (np.ascontiguousarray(np.linalg.svd(x, compute_uv=False), dtype=real),)
+        u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
+        return tuple(np.ascontiguousarray(a, dtype=d) for a, d in ((u, x.dtype), (s, real), (vh, x.dtype)))
+    except np.linalg.LinAlgError:
+        pass
     if not compute_uv:
-        return (np.ascontiguousarray(np.linalg.svd(x, compute_uv=False), dtype=real),)
-    u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
-    return tuple(np.ascontiguousarray(a, dtype=d) for a, d in ((u, x.dtype), (s, real), (vh, x.dtype)))
+        return _per_matrix(x, lambda a: (np.linalg.svd(a, compute_uv=False),), [((k,), real)])
+    um, vn = (m, n) if full_matrices else (k, k)
+    shapes = [((m, um), x.dtype), ((k,), real), ((vn, n), x.dtype)]
+    return _per_matrix(x, lambda a: np.linalg.svd(a, full_matrices=full_matrices), shapes)
 
 
 KERNELS["svd"] = svd_kernel
@@ -189,7 +223,12 @@ def eig_kernel(
     of unit norm with its largest component real (geev's scaling). The left eigenvectors are
     the rows of ``vr^-1``, rescaled."""
     out = np.dtype(np.complex64) if x.dtype in (np.float32, np.complex64) else np.dtype(np.complex128)
-    w, vr = np.linalg.eig(x)
+    try:
+        w, vr = np.linalg.eig(x)
+    except np.linalg.LinAlgError:
+        # NumPy refuses a batch holding NaN or inf; XLA's geev (JAX) gives NaN for that matrix
+        n = x.shape[-1]
+        w, vr = _per_matrix(x, np.linalg.eig, [((n,), out), ((n, n), out)])
     w, vr = w.astype(out), vr.astype(out)
     result = [np.ascontiguousarray(w)]
     if compute_left_eigenvectors:

@@ -30,6 +30,7 @@ from runtime.core.lax import (
 # shared with the NumPy-named layer (runtime.numpy), which composes them
 from runtime.core.lax._common import _is_index  # noqa: F401
 from runtime.core.lax.binary import *  # noqa: F403
+from runtime.core.lax.binary import check_integer_power  # noqa: F401
 from runtime.core.lax.contraction import *  # noqa: F403
 from runtime.core.lax.conversion import *  # noqa: F403
 from runtime.core.lax.convolution import *  # noqa: F403

@@ -6,10 +6,15 @@ composition of ops) through the executor; the conventions are in ``runtime.core.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from runtime.core import ops
-from runtime.core.executor import apply_binary, asarray
+from runtime.core.executor import apply_binary, asarray, op_error
 from runtime.core.lax._common import Operand, _one
 from runtime.core.lax.contraction import select
+from runtime.core.shapes import OpValueError
 from runtime.core.tensor import Tensor
 
 __all__ = [
@@ -66,8 +71,53 @@ def rem(x: Operand, y: Operand) -> Tensor:
     return apply_binary(ops.rem, x, y)
 
 
+def _int_kind(value: Any) -> str | None:
+    """``"int"``, ``"uint"`` or ``"bool"`` for an integer or bool operand, else ``None``."""
+    kind: str
+    if isinstance(value, Tensor):
+        kind = value.dtype.kind
+    elif type(value) in (bool, np.bool_):
+        return "bool"
+    elif type(value) is int:
+        return "int"
+    elif isinstance(value, (np.ndarray, np.generic)):
+        kind = {"i": "int", "u": "uint", "b": "bool"}.get(value.dtype.kind, "")
+    else:
+        return None
+    return kind if kind in ("int", "uint", "bool") else None
+
+
+def check_integer_power(x: Operand, y: Operand, name: str = "pow") -> None:
+    """Refuse an integer ``x ** y`` whose exponent is negative where the libraries do, before
+    anything runs or is recorded: a scalar exponent under every policy (NumPy, PyTorch and
+    jax.numpy refuse ``x ** -2`` for integer ``x``), an exponent array holding a negative value
+    where the policy says so (``Policy.negative_int_power``: NumPy's ``np.power`` raises;
+    PyTorch's ``pow`` of two tensors gives the value truncated toward zero, as the kernel does).
+    Only the values at hand are checked: a replayed graph (``jit``) gives the truncated value."""
+    if _int_kind(y) != "int" or _int_kind(x) is None:
+        return  # only a signed exponent can be negative, and only integer results are refused
+    values = y._array if isinstance(y, Tensor) else np.asarray(y)
+    if not (values < 0).any():
+        return
+    from runtime.core.promotion import get_policy_object, result_type
+
+    if not result_type(x, y).is_integer:
+        return
+    scalar = not isinstance(y, Tensor) and values.ndim == 0
+    if scalar or get_policy_object(None).negative_int_power == "raise":
+        what = f"the exponent {values.item()!r}" if values.ndim == 0 else "the exponent holds a negative value"
+        raise op_error(
+            OpValueError, ops.pow, (x, y),
+            f"{name}: integers to negative integer powers are not allowed ({what}; NumPy, PyTorch and "
+            "jax.numpy refuse a scalar one, NumPy any): convert the base to a float first",
+        )  # fmt: skip
+
+
 def pow(x: Operand, y: Operand) -> Tensor:  # noqa: A001
-    """x ** y."""
+    """x ** y. Integers wrap; a negative integer exponent is refused where the policy's library
+    refuses it (``check_integer_power``) and otherwise gives the value truncated toward zero
+    (``1``, ``+-1`` for a base of ``-1``, else ``0``: PyTorch's rule)."""
+    check_integer_power(x, y)
     return apply_binary(ops.pow, x, y)
 
 

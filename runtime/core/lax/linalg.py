@@ -7,21 +7,23 @@ composition of ops) through the executor; the conventions are in ``runtime.core.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from runtime.core import dtypes as dt
-from runtime.core import ops
+from runtime.core import hooks, ops
 from runtime.core.executor import apply, as_tensor, op_error
 from runtime.core.lax._common import Operand, _one
 from runtime.core.lax.binary import div, eq, mul, ne
 from runtime.core.lax.contraction import dot_general, select
 from runtime.core.lax.conversion import convert
 from runtime.core.lax.reductions import reduce_prod, reduce_sum
-from runtime.core.lax.structural import broadcast_in_dim, full, iota, reshape
-from runtime.core.lax.unary import abs, log  # noqa: A004
-from runtime.core.shapes import ShapeError
+from runtime.core.lax.structural import broadcast_in_dim, full, iota, reshape, transpose
+from runtime.core.lax.unary import abs, conj, log  # noqa: A004
+from runtime.core.lax.unary import sign as sign_
+from runtime.core.shapes import OpValueError, ShapeError
 from runtime.core.tensor import Tensor
 
 __all__ = [
@@ -162,9 +164,27 @@ def _broadcast_batch(x: Tensor, batch: tuple[int, ...]) -> Tensor:
     return broadcast_in_dim(x, shape, tuple(range(len(shape) - x.ndim, len(shape))))
 
 
+def _check_permutation(packed: Tensor, permutation: Tensor, b: Tensor) -> None:
+    """``permutation`` must hold each row ``0 .. m-1`` once per matrix (as ``lu`` gives it): a
+    value out of range or repeated would make the permutation matrix drop a row of ``b``."""
+    perm = permutation.numpy()
+    m = perm.shape[-1] if perm.ndim else 0
+    if perm.size and not np.array_equal(np.sort(perm, axis=-1), np.broadcast_to(np.arange(m), perm.shape)):
+        from runtime.core.promotion import get_policy
+
+        named = zip(("lu", "permutation", "b"), (packed, permutation, b), strict=True)
+        described = " ".join(f"{name}:{t.dtype.short}{list(t.shape)}" for name, t in named)
+        raise OpValueError(
+            f"lu_solve: permutation must hold each row 0..{m - 1} once per matrix (lu's permutation), got "
+            f"{perm.tolist()!r} [lu_solve operands {described}; policy {get_policy()!r}]"
+        )
+
+
 def lu_solve(packed: Tensor, permutation: Tensor, b: Tensor) -> Tensor:
     """Solve ``a @ x = b`` for matrices ``b`` from ``a``'s ``lu``: ``U^-1 L^-1 P b``, two
-    triangular solves reading the packed factors' triangles."""
+    triangular solves reading the packed factors' triangles. A ``permutation`` that is not one
+    (a row out of range or repeated) is refused (``OpValueError``)."""
+    _check_permutation(packed, permutation, b)
     pb = _batch_matmul(_permutation_matrix(permutation, b.dtype), b)
     y = triangular_solve(packed, pb, left_side=True, lower=True, unit_diagonal=True)
     return triangular_solve(packed, y, left_side=True, lower=False)
@@ -220,18 +240,101 @@ def _lu_sign_and_diagonal(a: Operand, what: str) -> tuple[Tensor, Tensor]:
     return reduce_prod(flips, (k,)), _diagonal(packed)
 
 
-def det(a: Operand) -> Tensor:
-    """The determinant, as ``jax.numpy.linalg.det``: the permutation's sign times U's diagonal product."""
+def _det_lu(a: Tensor) -> Tensor:
+    """The permutation's sign times U's diagonal product (the value of ``det``)."""
     sign, diagonal = _lu_sign_and_diagonal(a, "det")
     return mul(sign, reduce_prod(diagonal, (diagonal.ndim - 1,)))
 
 
+def _matrix_axes(x: Tensor) -> tuple[int, ...]:
+    return (x.ndim - 2, x.ndim - 1)
+
+
+def _swap_last(x: Tensor) -> Tensor:
+    perm = list(range(x.ndim))
+    perm[-2], perm[-1] = perm[-1], perm[-2]
+    return transpose(x, perm)
+
+
+def _adjoint(x: Tensor) -> Tensor:
+    t = _swap_last(x)
+    return conj(t) if t.dtype.kind == "complex" else t
+
+
+def _cofactor(a: Operand) -> Tensor:
+    """The cofactor matrix of (a batch of) square matrices: ``adj(a)^T``, the derivative of
+    ``det`` (``d det(a) = sum(_cofactor(a) * da)``), of every rank.
+
+    ``det(a) * inv(a)^T`` is NaN at a singular matrix, where the cofactors are not (for rank
+    ``n - 1`` they are a rank-1 matrix). From the SVD ``a = u @ diag(s) @ vh``, since
+    ``adj(x @ y) = adj(y) @ adj(x)`` and ``adj(q) = det(q) q^H`` for a unitary ``q``:
+    ``adj(a) = det(u) det(vh) vh^H @ diag(p) @ u^H`` with ``p_i`` the product of the singular
+    values other than ``s_i`` (a masked product, no division): exact at every rank, 0 for
+    rank ``n - 2`` and below. Composed of ``svd``, ``lu`` (the unit determinants) and
+    elementwise ops, so it records and differentiates like them."""
+    at = _square_matrix(a, "det")
+    u, s, vh = svd(at, full_matrices=False)
+    n, nd = s.shape[-1], s.ndim
+    pair = (*s.shape, n)
+    # others[..., i, j] = s[..., j] for j != i, else 1; p[..., i] = prod_j others[..., i, j]
+    spread = broadcast_in_dim(s, pair, (*range(nd - 1), nd))
+    others = select(_mask_like(pair, eq), full(pair, 1, s.dtype), spread)
+    p = reduce_prod(others, (nd,))
+    if p.dtype is not at.dtype:
+        p = convert(p, at.dtype)
+    unit = mul(_det_lu(u), _det_lu(vh))  # det(u) det(vh): +-1, or a unit complex number
+    scaled = mul(_adjoint(vh), broadcast_in_dim(p, at.shape, (*range(nd - 1), nd)))
+    adj = _batch_matmul(scaled, _adjoint(u))
+    adj = mul(adj, broadcast_in_dim(unit, at.shape, tuple(range(nd - 1))))
+    return _swap_last(adj)
+
+
+def _det_fun(a: Tensor) -> list[Tensor]:
+    """``det``'s value, as the recorded call's function (``custom_jvp_call``)."""
+    return [_det_lu(a)]
+
+
+def _det_jvp(primals: Sequence[Tensor], tangents: Sequence[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
+    """``det``'s JVP, the recorded call's rule: ``d det = sum(_cofactor(a) * da)``, right at
+    singular matrices too (through ``lu`` it would be ``det * tr(a^-1 da)``: NaN there)."""
+    (a,), (t,) = primals, tangents
+    return [_det_lu(a)], [reduce_sum(mul(_cofactor(a), t), _matrix_axes(a))]
+
+
+def det(a: Operand) -> Tensor:
+    """The determinant, as ``jax.numpy.linalg.det``: the permutation's sign times U's diagonal product.
+
+    Its derivative is the cofactor matrix (``_cofactor``), right at singular matrices too, as
+    JAX's custom JVP intends. A tracked operand records one ``custom_jvp_call`` (``name=det``)
+    whose rule is ``_det_jvp``: it replays, lowers (``jax.custom_jvp``) and batches like any
+    custom rule; untracked, it is the composition of ``lu`` and products."""
+    at = _square_matrix(a, "det")
+    recorder = hooks.current_recorder()
+    if at.node is None or recorder is None or not at.dtype.is_inexact:
+        return _det_lu(at)
+    with hooks.recorder_override(None):
+        value = _det_lu(at)
+    out = Tensor(value._array, value.dtype)
+    params = {
+        "name": "det", "fun": _det_fun, "jvp": _det_jvp,
+        "in_avals": ((at.dtype, tuple(at.shape)),), "out_avals": ((out.dtype, tuple(out.shape)),),
+    }  # fmt: skip
+    recorder(ops.custom_jvp_call, params, (at,), (at.dtype,), (out,))
+    return out
+
+
 def slogdet(a: Operand) -> tuple[Tensor, Tensor]:
     """``(sign, log|det|)``, as ``jax.numpy.linalg.slogdet``: ``sign`` of ``a``'s dtype (a unit
-    complex number for complex ``a``, 0 for a singular matrix), ``log|det|`` real."""
+    complex number for complex ``a``, 0 for a singular matrix), ``log|det|`` real.
+
+    A real sign is the product of the pivots' signs (``sign``), so an infinite pivot gives
+    +-1 and ``log|det| = inf``, as NumPy, JAX and PyTorch give it (``x / |x|`` would be NaN)."""
     sign, diagonal = _lu_sign_and_diagonal(a, "slogdet")
     size = abs(diagonal)
     last = (diagonal.ndim - 1,)
-    safe = select(eq(size, full(size.shape, 0, size.dtype)), full(size.shape, 1, size.dtype), size)
-    phase = div(diagonal, convert(safe, diagonal.dtype) if safe.dtype is not diagonal.dtype else safe)
+    if diagonal.dtype.kind != "complex":
+        phase = sign_(diagonal)
+    else:
+        safe = select(eq(size, full(size.shape, 0, size.dtype)), full(size.shape, 1, size.dtype), size)
+        phase = div(diagonal, convert(safe, diagonal.dtype) if safe.dtype is not diagonal.dtype else safe)
     return mul(sign, reduce_prod(phase, last)), reduce_sum(log(size), last)

@@ -70,6 +70,7 @@ class NumpyPolicy(Policy):
     name = "numpy"
     summary = "numpy.result_type (NumPy 2, NEP 50): safe-cast lattice, weak Python scalars"
     dtypes = _NATIVE
+    negative_int_power = "raise"  # np.power: "Integers to negative integer powers are not allowed."
 
     def _promote(self, a: DType, b: DType) -> DType | None:
         return _promote_numpy(a, b)

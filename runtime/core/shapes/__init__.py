@@ -63,6 +63,7 @@ from runtime.core.shapes._common import (  # noqa: F401
     KernelDTypeError,
     OpMemoryError,
     OpTypeError,
+    OpValueError,
     Shape,
     ShapeError,
     ShapeRule,

@@ -34,6 +34,11 @@ class OpTypeError(TypeError):
     """An operand's dtype is not one the op's signature accepts."""
 
 
+class OpValueError(ValueError):
+    """An operand's values are ones the function refuses (checked on the values before anything
+    runs or is recorded): a negative integer exponent under NumPy's rules, an out-of-range pivot."""
+
+
 class KernelDTypeError(TypeError):
     """Operands that the plan promotes to one dtype arrived with different dtypes."""
 
