@@ -21,8 +21,13 @@ Arguments and results are pytrees (``autodiff.pytree``): ``in_axes`` and
 every error names the leaf at fault by its path.
 
 What is fixed at recording time, as with ``jax.jit``: Python control flow and
-anything that leaves the recording (``.numpy()``, ``.item()``, ``detach()``,
-``no_grad`` blocks) sees the first example only; JAX raises in these places.
+anything that leaves the recording as a Python value (``.numpy()``, ``.item()``)
+sees the first example only; JAX raises in these places. The recording is
+checked before it is replayed (``runtime.core.capture``): a value computed from
+a mapped argument outside the recording (``detach()``, ``no_grad`` blocks) that
+the replay would hold as a constant, the first example's for every example,
+raises ``TracedConstantError``, and so does an in-place write the replay could
+not reproduce.
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ import optree
 from autodiff.batching_rules import BATCH_RULES, broadcast_batch, move_batch_dim
 from autodiff.pytree import NAMESPACE, TreeDef, leaf_paths, tree_flatten, tree_leaves, tree_unflatten
 from autodiff.record import FRESH_INPUTS
-from runtime.core import hooks, ops
+from runtime.core import hooks, ops, versions
+from runtime.core.capture import check_capture
 from runtime.core.executor import apply, asarray
 from runtime.core.graph import Eqn, Var, emit, new_leaf, primal_value, record_holding_all
 from runtime.core.tensor import Tensor
@@ -163,6 +169,10 @@ def _in_axes_name(in_axes: Any, args: tuple[Any, ...], index: int) -> str:
 
 def _output_name(path: str) -> str:
     return f"output {path}" if path else "the output"
+
+
+def _name(f: Any) -> str:
+    return getattr(f, "__name__", None) or type(f).__name__
 
 
 def _describe(x: Tensor) -> str:
@@ -444,22 +454,41 @@ def vmap(
         # tracked (``grad`` then records its derivative work, which the replay batches).
         call: list[Any] = []
         leaves: list[Var] = []
+        arguments: list[tuple[str, Var]] = []  # (for errors) each leaf's path
+        mapped: list[Var] = []
         env: dict[int, tuple[Tensor, Axis]] = {}
-        for v, axis in zip(values, axes, strict=True):
+        for i, (v, axis) in enumerate(zip(values, axes, strict=True)):
             if axis is None and not isinstance(v, Tensor):
                 call.append(v)  # a Python scalar or anything else f accepts: as it is
                 continue
             example = _example(v, axis, size) if axis is not None else Tensor(v._array, v.dtype)
             leaf = new_leaf(example)
             leaves.append(leaf)
+            arguments.append((_leaf_name(args, kwargs, i) if in_tree is not None else f"argument {i}", leaf))
+            if axis is not None:
+                mapped.append(leaf)
             env[id(leaf)] = (v, axis)
             call.append(example)
         call_args, call_kwargs = (call, {}) if in_tree is None else tree_unflatten(in_tree, call)
-        with hooks.recorder_override(record_holding_all):
-            result = f(*call_args, **call_kwargs)
+        start = versions.CLOCK[0]
+        with versions.folding() as fold:
+            for leaf in leaves:  # (an unmapped argument is every example's: what it computes may be folded)
+                assert leaf.value is not None
+                if env[id(leaf)][1] is None:
+                    fold.note_fixed(leaf.value)
+                else:
+                    fold.note_traced(leaf.value)
+            with hooks.recorder_override(record_holding_all):
+                result = f(*call_args, **call_kwargs)
         outs, out_tree, paths = _output_leaves(result)
         roots = [o.node for o in outs if o.node is not None]
         eqns, kind, held = _classify(roots, leaves)
+        # the replay reads what the recording captured as it is now: nothing may have changed under it
+        check_capture(
+            f"autodiff.vmap({_name(f)})", eqns, arguments, roots, start, fold, varying=mapped,
+            held=[o._array for o in outs if o.node is None], per="example",
+            given=[v for v, a in zip(values, axes, strict=True) if a is None and isinstance(v, Tensor)],
+        )  # fmt: skip
         # replay on the batch
         _replay(eqns, env, kind, roots)
         results = []

@@ -192,8 +192,10 @@ def _user_run(call: _Call, what: str, fn: Callable[[list[Any]], Any], xs: list[A
     copies of ``xs`` under a recorder that records nothing (``_mark``: its ops reach the
     watcher, and it may still write into its own temporaries), and its results are detached.
     Traced (``runtime.trace``: ``jit``'s lowering), every function notes what it reads as
-    constants in ``call.captured``, for ``jit``'s closure guard. Arrays only ops without a
-    traced operand read (``rt.cos(c)`` alone) reach no recorder: they are not seen.
+    constants in ``call.captured``, for ``jit``'s closure guard. An op without a traced
+    operand (``rt.cos(c)`` alone) reaches no recorder, but the fold open around ``fn``
+    (``runtime.core.versions.Fold``) keeps what its result was computed from, and a constant
+    operand counts as the memory it was computed from (``c``).
     """
     recorder = hooks.current_recorder()
     tracing = recorder is record_holding_all or getattr(recorder, "tracing", False)
@@ -205,7 +207,8 @@ def _user_run(call: _Call, what: str, fn: Callable[[list[Any]], Any], xs: list[A
     fresh = recorder is None
     if fresh:
         xs = [_marked(x) for x in xs]
-    with hooks.recorder_override(_watcher(_mark if fresh else recorder, seen, call, tracing)):
+    # (the fold: an op without a traced operand, rt.cos(c), is seen through its result's roots)
+    with versions.folding(), hooks.recorder_override(_watcher(_mark if fresh else recorder, seen, call, tracing)):
         result = fn(xs)
     if tracing:
         call.captured.update(seen)
@@ -256,8 +259,8 @@ def _watcher(inner: Any, seen: dict[int, np.ndarray], call: _Call, tracing: bool
     def watch(op: ops.OpDef, params: dict[str, Any], inputs: Sequence[Any], *rest: Any) -> None:
         for x in inputs:
             if isinstance(x, Tensor) and x.node is None:
-                owner = versions.memory_owner(x._array)
-                seen[id(owner)] = owner
+                for owner in versions.fold_roots(x._array):  # its memory, or what it was computed from
+                    seen[id(owner)] = owner
         if tracing and op in (ops.custom_jvp_call, ops.custom_vjp_call):
             nested = getattr(params.get("fun"), "call", None)
             if isinstance(nested, _Call) and nested is not call and nested not in call.nested:

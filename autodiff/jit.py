@@ -21,7 +21,12 @@ them, so an in-place write into such a tensor raises ``InPlaceError`` instead
 of going stale silently; a write through another Tensor sharing its memory, a
 view or ``detach()``, ticks its version counter, and the next call raises
 ``SavedValueModifiedError``; arrays the custom functions and rules inside ``f``
-close over, which their lowering bakes in, are checked the same way).
+close over, which their lowering bakes in, are checked the same way, and so is
+the memory that values folded into constants were computed from: ``rt.cos(c)``,
+which no recorder sees, is watched as ``c``). What the program could not replay
+is refused at the trace (``runtime.core.capture``): a write into an argument
+while ``f`` runs, into a constant after the trace read it, and a constant that
+holds the arguments' values (an op on ``x.detach()`` or inside ``no_grad()``).
 
 Arguments that are tracked and being recorded (``jit(f)`` called inside
 ``autodiff.grad`` or ``runtime.trace``) make ``jit`` run ``f`` eagerly, so the
@@ -64,7 +69,7 @@ from runtime.core import hooks, versions
 from runtime.core.dtypes import DType
 from runtime.core.dtypes import dtype as to_dtype
 from runtime.core.executor import asarray
-from runtime.core.graph import Graph, trace
+from runtime.core.graph import Captured, Graph, trace_function
 from runtime.core.inplace import SavedValueModifiedError
 from runtime.core.promotion import _REGISTRY as _policies
 from runtime.core.promotion import _STATE as _policy_state
@@ -202,7 +207,13 @@ class Jitted:
             shape["layout"] = layout
             return kept
 
-        graph = trace(traced, *tensors)
+        paths = leaf_paths(tuple(args))[0]
+
+        def describe(i: int) -> str:  # array leaf i of the arguments, for errors: ``argument 0, leaf ['w']``
+            number, rest = paths[positions[i]][1:].split("]", 1)
+            return f"argument {number}" + (f", leaf {rest}" if rest else "")
+
+        graph = trace_function(traced, tensors, f"autodiff.jit({_name(self.f)})", describe)
         self.traces += 1
         if self.verify_graphs:
             verify(graph)
@@ -294,26 +305,36 @@ class Jitted:
         return result
 
 
+def _name(f: Any) -> str:
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
 def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) -> Callable[[Sequence[np.ndarray]], Any]:
-    """``run``, checking first that no constant of the traced graph (an array ``f`` closes
-    over) was written in place since the trace: the compiled program holds the values
-    it had then, and running it would silently disagree with eager ``f``. The custom
-    functions the graph calls are traced again when it is lowered (``jax.custom_jvp`` /
-    ``custom_vjp`` of their own graphs), and what those close over is baked in too: the
-    arrays they noted (``custom.captured_arrays``, read at check time, as the lowering
-    traces them at the first run) are checked the same way. One compare per call while
-    no in-place write happened anywhere (the write clock is unchanged)."""
-    consts = [v for v in entry.graph.consts if v.const is not None]
+    """``run``, checking first that nothing the compiled program holds the trace-time values
+    of was written in place since the trace: a constant of the graph (an array ``f`` closes
+    over), and the memory a folded constant was computed from (``rt.cos(c)``, or the
+    gradient ``c`` of ``sum(x * c)``: ops without a traced operand, which the trace did not
+    record; ``runtime.core.capture.Captured``). Running it would silently disagree with
+    eager ``f``. The custom functions the graph calls are traced again when it is lowered
+    (``jax.custom_jvp`` / ``custom_vjp`` of their own graphs), and what those close over is
+    baked in too: the arrays they noted (``custom.captured_arrays``, read at check time, as
+    the lowering traces them at the first run) are checked the same way. Every path to the
+    compiled program (the first call, the general path, ``__call__``'s cached-signature
+    path) runs this. One compare per call while no in-place write happened anywhere (the
+    write clock is unchanged)."""
+    captured: Captured | None = entry.graph.meta.get("captured")
     calls = calls_in(entry.graph)
-    if not consts and not calls:
+    if (captured is None or not captured.watched) and not calls:
         return run
     clock = versions.CLOCK
-    traced = clock[0]
+    traced = clock[0] if captured is None else captured.clock
     checked = [traced]
+
+    where = "autodiff.jit" if captured is None else captured.where
 
     def stale(what: str, hit: tuple[int, str]) -> SavedValueModifiedError:
         return SavedValueModifiedError(
-            f"autodiff.jit: {what} was written in place after it was traced (its memory is at version "
+            f"{where}: {what} was written in place after it was traced (its memory is at version "
             f"{hit[0]} now, {hit[1]} when traced), through a Tensor sharing its memory (a view, "
             "detach(), another asarray of the same NumPy array). The compiled program holds the "
             "traced values, so it would disagree with the eager function. Pass the array as an "
@@ -324,11 +345,9 @@ def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) ->
     def guarded(arrays: Sequence[np.ndarray]) -> Any:
         now = clock[0]
         if now != checked[0]:
-            for var in consts:
-                assert var.const is not None
-                hit = versions.written_since(var.const, traced)
-                if hit is not None:
-                    raise stale(f"a {var.dtype.name}{list(var.shape)} array the function closes over", hit)
+            found = None if captured is None else captured.stale()
+            if found is not None:
+                raise stale(*found)
             for call, owner in captured_arrays(calls):
                 hit = versions.written_since(owner, traced)
                 if hit is not None:

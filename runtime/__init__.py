@@ -49,7 +49,15 @@ from runtime.core.dtypes import (
     uint64,
 )
 from runtime.core.executor import asarray
-from runtime.core.graph import ConcretizationError, ConcretizationIndexError, Graph, GraphError, evaluate, trace
+from runtime.core.graph import (
+    ConcretizationError,
+    ConcretizationIndexError,
+    Graph,
+    GraphError,
+    TracedConstantError,
+    evaluate,
+    trace,
+)
 from runtime.core.inplace import InPlaceError, SavedValueModifiedError
 from runtime.core.lax import *  # noqa: F403  (every op as a function)
 from runtime.core.lax import __all__ as _function_names
@@ -113,6 +121,7 @@ __all__ = [
     "ScatterDimensionNumbers",
     "ShapeError",
     "Tensor",
+    "TracedConstantError",
     "asarray",
     "evaluate",
     "lax",

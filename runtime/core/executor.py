@@ -34,6 +34,8 @@ from runtime.core.promotion import (
 from runtime.core.shape_plan import BROADCASTING, broadcast_targets
 from runtime.core.shapes import ArityError, KernelDTypeError, OpMemoryError, OpTypeError, ShapeError
 from runtime.core.tensor import Scalar, Tensor
+from runtime.core.versions import WATCHING as _WATCHING
+from runtime.core.versions import note_untracked
 
 _PY_SCALARS = (bool, int, float, complex)
 #: the weak Python scalar types (by exact type), shared with ``promotion.classify``
@@ -93,6 +95,8 @@ def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
         result = Tensor(outs[0], avals[0][0])
     if (x.node is not None or y.node is not None) and (recorder := hooks.current_recorder()) is not None:
         recorder(op, _NO_PARAMS, (x, y), plan.targets, (result,))
+    elif _WATCHING[0]:  # a trace is running: it keeps where a result it did not record comes from
+        note_untracked((x, y), (result,))
     return result
 
 
@@ -518,7 +522,10 @@ def _apply_known(plan: _Plan, op: OpDef, xs: Sequence[Any], params: dict[str, An
                     recorder(op, params, inputs, plan.targets, results)
                 else:
                     recorder(op, params, inputs, plan.targets, results, plan.bshapes)
+                return result
             break
+    if _WATCHING[0]:  # not recorded while a trace runs (``runtime.core.versions.Fold``)
+        note_untracked(inputs, results)
     return result
 
 
@@ -649,6 +656,8 @@ def _apply_general(
             recorder(op, params, inputs, targets, results)
         else:
             recorder(op, params, inputs, targets, results, bshapes)
+    elif _WATCHING[0]:
+        note_untracked(inputs, results)
     return results[0] if len(results) == 1 else results
 
 
@@ -669,7 +678,10 @@ def _run_expansion(
         # an identity (abs of unsigned, floor of an integer): new memory, so that a write into
         # the result cannot change the operand; real/conj of a real one are documented views,
         # and a recorded operand refuses writes, so it is returned as it is
-        return result.copy()
+        copied = result.copy()
+        if _WATCHING[0]:
+            note_untracked((result,), (copied,))
+        return copied
     return result  # type: ignore[no-any-return]
 
 

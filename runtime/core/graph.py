@@ -15,7 +15,6 @@ so a recording lives exactly as long as something references its outputs.
 
 from __future__ import annotations
 
-import sys
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,13 +24,19 @@ import numpy as np
 
 from runtime.core import hooks, kernels, ops, shapes
 from runtime.core import weak as weak_rules
+from runtime.core.capture import Captured as Captured
+from runtime.core.capture import TracedConstantError as TracedConstantError
+from runtime.core.capture import check_capture
 from runtime.core.dtypes import DType
 from runtime.core.executor import apply, as_tensor, asarray
+from runtime.core.inplace import is_referenced as is_referenced
 from runtime.core.ops import OpDef
 from runtime.core.plan import promotes
 from runtime.core.shape_plan import broadcast_params
 from runtime.core.tensor import Tensor, attach_methods
 from runtime.core.versions import CLOCK as _CLOCK
+from runtime.core.versions import WATCHING as _WATCHING
+from runtime.core.versions import folding, note_traced
 
 if TYPE_CHECKING:
     _TensorBase = Tensor
@@ -222,40 +227,6 @@ def const_var(tensor: Tensor) -> Var:
         var = Var(tensor.dtype, array.shape, None, array, tensor.weak)
         tensor._const = var
     return var
-
-
-def _const_refs(holder: Any) -> int:
-    return sys.getrefcount(holder._const)
-
-
-class _Holder:
-    __slots__ = ("_const",)
-    _const: object
-
-
-def _baseline_refs() -> int:
-    # What ``_const_refs`` counts for a value that only its holder's slot references
-    # (measured through the same code path, so interpreter details cancel out).
-    holder = _Holder()
-    holder._const = object()
-    return _const_refs(holder)
-
-
-_ONLY_THE_SLOT = _baseline_refs()
-
-
-def is_referenced(tensor: Tensor) -> bool:
-    """Whether a live recording (or graph) still holds ``tensor``'s array as a constant.
-
-    The tensor's slot holds one reference to its shared constant leaf; every
-    further reference comes from an equation or a graph that would replay the
-    array (CPython reference counts, compared with a calibrated baseline).
-    """
-    var = tensor._const
-    if var is None or var.const is not tensor._array:
-        return False
-    del var
-    return _const_refs(tensor) > _ONLY_THE_SLOT
 
 
 _HOLDS_NOTHING: Keep = ((), ())
@@ -603,6 +574,9 @@ def evaluate(graph: Graph, *args: Any) -> list[Tensor]:
     replay is recorded and can be differentiated (derivative programs included).
     """
 
+    captured = graph.meta.get("captured")
+    if captured is not None and captured.checked != _CLOCK[0]:
+        captured.check("runtime.evaluate")  # an in-place write happened since the trace: was it here?
     if any(isinstance(a, Tensor) and a.node is not None for a in args):
         return _evaluate_recorded(graph, args)
     if len(args) != len(graph.inputs):
@@ -674,8 +648,12 @@ def record_holding_all(
     target_shapes: Sequence[tuple[int, ...]] | None = None,
 ) -> None:
     """A recorder (``runtime.core.hooks``) whose recordings hold every value: ``trace``, and
-    ``autodiff.vmap``'s recording of one example (its replay and a tracer read them all)."""
+    ``autodiff.vmap``'s recording of one example (its replay and a tracer read them all).
+    The trace's fold (``runtime.core.versions.Fold``) notes the memory of what it records."""
     record_op(op, params, inputs, targets, outputs, None, target_shapes)
+    if _WATCHING[0]:
+        for t in outputs:
+            note_traced(t._array)
 
 
 class ConcretizationError(TypeError):
@@ -742,19 +720,43 @@ def trace(f: Callable[..., Any], *example_args: Any) -> Graph:
 
     Every promoting op gets explicit ``convert`` equations from the same plan
     eager execution uses. ``f`` returns a Tensor or a tuple/list of Tensors.
+
+    The graph replays what ``f`` did only if no memory it captured changed under it:
+    an in-place write into an argument while ``f`` runs, into a constant after an op
+    read it, or into a recorded value after it was computed raises, and so does a
+    constant that holds the arguments' values (``runtime.core.capture``). ``evaluate``
+    raises if a constant, or memory a constant was computed from, is written later.
     """
+    return trace_function(f, example_args, f"runtime.trace({_name(f)})")
+
+
+def _name(f: Any) -> str:
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def trace_function(
+    f: Callable[..., Any], example_args: Sequence[Any], where: str, describe: Callable[[int], str] | None = None
+) -> Graph:
+    """``trace``, naming ``where`` (the transform and function) and each argument
+    (``describe(i)``, default ``argument i``) in its errors."""
     from runtime.core.promotion import get_policy
 
     traced = []
+    given = []
     for arg in example_args:
         t = as_tensor(arg)
+        given.append(t)
         weak = t.weak
         t = Tensor(t._array, t.dtype)
         t.weak = weak  # the abstract value is (dtype, shape, weak): a weak example traces weak
         new_leaf(t)
         traced.append(t)
-    with hooks.recorder_override(record_holding_all):
-        result = f(*traced)
+    start = _CLOCK[0]
+    with folding() as fold:
+        for t in traced:
+            fold.note_traced(t._array)
+        with hooks.recorder_override(record_holding_all):
+            result = f(*traced)
     results = list(result) if isinstance(result, (tuple, list)) else [result]
     out_vars = []
     for r in results:
@@ -763,4 +765,7 @@ def trace(f: Callable[..., Any], *example_args: Any) -> Graph:
         out_vars.append(r.node if r.node is not None else const_var(r))
     graph = collect(out_vars, [t.node for t in traced])
     graph.meta["policy"] = get_policy()
+    name = describe or (lambda i: f"argument {i}")
+    arguments = [(name(i), v) for i, v in enumerate(graph.inputs)]
+    graph.meta["captured"] = check_capture(where, graph.eqns, arguments, graph.outputs, start, fold, given=given)
     return graph

@@ -15,6 +15,7 @@ raises ``SavedValueModifiedError`` instead of returning a wrong gradient.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,6 +47,41 @@ class ReadOnlyTensorError(InPlaceError, ValueError):
     NumPy's own read-only error is."""
 
 
+def _const_refs(holder: Any) -> int:
+    return sys.getrefcount(holder._const)
+
+
+class _Holder:
+    __slots__ = ("_const",)
+    _const: object
+
+
+def _baseline_refs() -> int:
+    # What ``_const_refs`` counts for a value that only its holder's slot references
+    # (measured through the same code path, so interpreter details cancel out).
+    holder = _Holder()
+    holder._const = object()
+    return _const_refs(holder)
+
+
+_ONLY_THE_SLOT = _baseline_refs()
+
+
+def is_referenced(tensor: Tensor) -> bool:
+    """Whether a live recording (or graph) still holds ``tensor``'s array as a constant
+    (``runtime.core.graph.const_var``: the constant leaf it keeps in ``Tensor._const``).
+
+    The tensor's slot holds one reference to its shared constant leaf; every
+    further reference comes from an equation or a graph that would replay the
+    array (CPython reference counts, compared with a calibrated baseline).
+    """
+    var = tensor._const
+    if var is None or var.const is not tensor._array:
+        return False
+    del var
+    return _const_refs(tensor) > _ONLY_THE_SLOT
+
+
 def check_result_fits(name: str, result: DType, target: DType) -> None:
     """Raise ``TypeError`` if a ``result`` cannot be stored in a ``target`` tensor."""
     if result.category > target.category:
@@ -65,8 +101,6 @@ def apply_inplace(x: Tensor, op: OpDef, other: Any, name: str) -> Tensor:
             f"{name}: {x.dtype.name}{list(x.shape)} requires grad; an in-place write would change a "
             "value the recording depends on. Use the out-of-place op."
         )
-    from runtime.core.graph import is_referenced
-
     if is_referenced(x):
         raise InPlaceError(
             f"{name}: {x.dtype.name}{list(x.shape)} is referenced by a recorded graph; an in-place write "

@@ -152,3 +152,167 @@ def digest(array: np.ndarray) -> bytes:
     import hashlib
 
     return hashlib.blake2b(np.ascontiguousarray(array).tobytes(), digest_size=16).digest()
+
+
+def written_between(array: np.ndarray, after: int, until: int | None) -> tuple[int, str] | None:
+    """Like ``written_since(array, after)``, counting only the writes at clock ticks up to
+    ``until`` (``None``: no bound). A history that no longer reaches back past ``after``
+    counts as written (the writes it forgot may lie in the range)."""
+    counter = _counter(array)
+    if counter is None or not counter.ticks or counter.ticks[-1] <= after:
+        return None
+    inside = sum(1 for tick in counter.ticks if after < tick and (until is None or tick <= until))
+    forgot = counter.version > len(counter.ticks) and counter.ticks[0] > after
+    if not inside and not forgot:
+        return None
+    later = sum(1 for tick in counter.ticks if tick > after)
+    then = counter.version - later
+    return counter.version, (f"at most {then}" if forgot else str(then))
+
+
+# -- folds: where untracked results come from while a trace runs ---------------------------------
+#
+# An op none of whose operands is tracked reaches no recorder: a trace (``runtime.trace``,
+# ``autodiff.jit``, ``autodiff.vmap``'s recording) stores its result as a new constant, computed
+# once from what its operands held then. Such a *folded* constant silently goes stale when the
+# memory it was computed from changes, and it is wrong for any other call when it was computed
+# from the traced arguments themselves (through ``detach()`` or inside ``no_grad()``). So while
+# a trace runs, the executor reports every op it runs without recording (``note_untracked``:
+# one check of ``WATCHING`` per op otherwise), and the trace's ``Fold`` keeps, for each result,
+# the memory it was computed from (its *roots*: memory no untracked op of the trace computed).
+
+#: how many folds are open in all threads: while none is, the executor's check is one compare
+WATCHING = [0]
+
+_Ref = weakref.ref  # (a local name: the fold's bookkeeping runs for every untracked op of a trace)
+
+
+#: what a fold knows of one root: a weak reference, and whether it held a traced value
+Root = tuple["weakref.ref[np.ndarray]", bool]
+
+
+class Fold:
+    """What one trace saw of the ops it did not record.
+
+    ``origin`` maps each array an untracked op computed to the memory it was computed from
+    (its roots: ``id(owner) -> (weakref(owner), traced)``); ``traced`` is the memory of values
+    the trace recorded (its arguments and the results of the ops its recorder recorded): a
+    constant computed from it holds this call's values of the arguments. Whether a root was
+    traced is noted when it is read, so it is known after the root is gone.
+    """
+
+    __slots__ = ("fixed", "origin", "traced", "views")
+
+    def __init__(self) -> None:
+        self.origin: dict[int, tuple[weakref.ref[np.ndarray], dict[int, Root]]] = {}
+        self.traced: dict[int, weakref.ref[np.ndarray]] = {}
+        #: recorded results that view a constant's memory (a ``dynamic_slice`` of a closed-over
+        #: array at a traced index): the view itself is traced (which part it views), not the memory
+        self.views: dict[int, weakref.ref[np.ndarray]] = {}
+        #: memory whose values are the same for every call or example (``vmap``'s unmapped
+        #: arguments): a recorded view of it is not traced either
+        self.fixed: dict[int, weakref.ref[np.ndarray]] = {}
+
+    def roots(self, array: np.ndarray) -> dict[int, Root]:
+        """The memory ``array``'s values were computed from (its own memory, if no untracked op
+        of this trace computed it; a traced view of a constant stands for itself)."""
+        entry = self.origin.get(id(array))
+        if entry is not None and entry[0]() is array:
+            return entry[1]
+        view = self.views.get(id(array))
+        if view is not None and view() is array:
+            return {id(array): (view, True)}
+        owner = memory_owner(array)
+        if owner is not array:
+            entry = self.origin.get(id(owner))
+            if entry is not None and entry[0]() is owner:
+                return entry[1]
+        return {id(owner): (_Ref(owner), self.is_traced(owner))}
+
+    def note_traced(self, array: np.ndarray) -> None:
+        """``array`` holds a traced value (an argument, or what a recorded op computed). A view
+        of memory that is not traced (a constant's: a ``dynamic_slice`` at a traced index)
+        is traced itself: which part of the memory it views depends on the trace."""
+        if array.base is None:
+            self.traced[id(array)] = _Ref(array)
+            return
+        owner = memory_owner(array)
+        if owner is array:
+            self.traced[id(owner)] = _Ref(owner)
+        elif not (self.is_traced(owner) or self._is_fixed(owner)):
+            self.views[id(array)] = _Ref(array)
+
+    def note_fixed(self, array: np.ndarray) -> None:
+        owner = memory_owner(array)
+        self.fixed[id(owner)] = _Ref(owner)
+
+    def _is_fixed(self, owner: np.ndarray) -> bool:
+        ref = self.fixed.get(id(owner))
+        return ref is not None and ref() is owner
+
+    def is_traced(self, owner: np.ndarray) -> bool:
+        ref = self.traced.get(id(owner))
+        return ref is not None and ref() is owner
+
+
+class _Folds(threading.local):
+    def __init__(self) -> None:
+        #: the open folds of this thread, innermost last
+        self.stack: list[Fold] = []
+
+
+_FOLDS = _Folds()
+
+
+def note_untracked(inputs: Any, outputs: Any) -> None:
+    """The executor ran an op on ``inputs`` (Tensors) without recording it, computing
+    ``outputs`` (Tensors): every open fold of this thread notes where the outputs come from."""
+    stack = _FOLDS.stack
+    if not stack:
+        return  # a fold is open in another thread
+    for fold in stack:
+        roots: dict[int, Root] = {}
+        for x in inputs:
+            array = getattr(x, "_array", None)
+            if array is not None:
+                roots.update(fold.roots(array))
+        for out in outputs:
+            array = out._array
+            fold.origin[id(array)] = (_Ref(array), roots)
+
+
+def note_traced(array: np.ndarray) -> None:
+    """``array`` holds a value a trace recorded (the trace's recorder calls this): every open
+    fold of this thread notes it (an inner trace's values come from the outer one's)."""
+    for fold in _FOLDS.stack:
+        fold.note_traced(array)
+
+
+def fold_roots(array: np.ndarray) -> list[np.ndarray]:
+    """The live memory ``array``'s values were computed from, as the innermost open fold of
+    this thread saw it (``[memory_owner(array)]`` with none open)."""
+    stack = _FOLDS.stack
+    if not stack:
+        return [memory_owner(array)]
+    return [owner for ref, _ in stack[-1].roots(array).values() if (owner := ref()) is not None]
+
+
+class folding:
+    """Open a ``Fold`` for the block (``with folding() as fold:``): the executor reports the ops
+    it runs without recording in this thread to it."""
+
+    __slots__ = ("fold",)
+
+    def __init__(self) -> None:
+        self.fold = Fold()
+
+    def __enter__(self) -> Fold:
+        _FOLDS.stack.append(self.fold)
+        with _LOCK:
+            WATCHING[0] += 1
+        return self.fold
+
+    def __exit__(self, *exc: object) -> None:
+        with _LOCK:
+            WATCHING[0] -= 1
+        _FOLDS.stack.remove(self.fold)
