@@ -38,7 +38,7 @@ def data(shape: tuple[int, ...], seed: int, dtype: type = np.float32) -> np.ndar
 
 
 def address(t: rt.Tensor) -> int:
-    return int(t.numpy().ctypes.data)
+    return int(t._array.ctypes.data)
 
 
 def test_a_large_result_reuses_the_memory_of_a_dead_one() -> None:
@@ -51,7 +51,7 @@ def test_a_large_result_reuses_the_memory_of_a_dead_one() -> None:
     after = memory.cache_info()
     assert address(second) == where
     assert after.hits == before.hits + 1 and after.misses == before.misses
-    np.testing.assert_array_equal(second.numpy(), np.tanh(x.numpy()))
+    np.testing.assert_array_equal(second._array, np.tanh(x._array))
 
 
 _X32 = asarray(data(BIG, 11))
@@ -71,18 +71,18 @@ PATHS = {
 def test_every_large_result_path_reuses_memory(make) -> None:  # type: ignore[no-untyped-def]
     for _ in range(2):  # the first calls validate the signature; later ones take the cached path
         first = make()
-        want = first.numpy().copy()
+        want = first._array.copy()
         where = address(first)
         del first
     again = make()
     assert address(again) == where
-    np.testing.assert_array_equal(again.numpy(), want)
+    np.testing.assert_array_equal(again._array, want)
 
 
 def test_cached_results_are_plain_aligned_writable_arrays() -> None:
     x = asarray(data(BIG, 1))
     for out in (F.tanh(x), F.add(x, x), F.mul(x, 2.0), F.broadcast_in_dim(F.reduce_sum(x, (0,)), BIG, (1,))):
-        array = out.numpy()
+        array = out._array
         assert array.flags.c_contiguous and array.flags.writeable
         assert array.ctypes.data % 64 == 0
         assert array.dtype == np.float32 and array.shape == BIG
@@ -110,36 +110,36 @@ def test_small_results_bypass_the_cache() -> None:
 def test_memory_still_viewed_is_never_reused(keep) -> None:  # type: ignore[no-untyped-def]
     x = asarray(data(BIG, 3))
     result = F.exp(x)
-    want = np.exp(x.numpy())
-    view = keep(result.numpy())
+    want = np.exp(x._array)
+    view = keep(result._array)
     del result
     gc.collect()
     others = [F.exp(F.neg(x)) for _ in range(3)]  # same size: would take the memory if it were idle
     np.testing.assert_array_equal(np.asarray(keep(want)), np.asarray(view))
     for other in others:
-        assert not np.shares_memory(np.asarray(view), other.numpy())
+        assert not np.shares_memory(np.asarray(view), other._array)
 
 
 def test_memory_whose_bytearray_is_held_is_never_reused() -> None:
     """Code that walks ``.base`` to the memory's owner and keeps only that keeps the memory."""
     x = asarray(data(BIG, 14))
     result = F.tanh(x)
-    owner = result.numpy().base
+    owner = result._array.base
     assert isinstance(owner, bytearray)
     want = np.frombuffer(owner, np.uint8).copy()
     del result
     others = [F.exp(x), F.sin(x), F.cos(x)]
     np.testing.assert_array_equal(np.frombuffer(owner, np.uint8), want)
     for other in others:
-        assert not np.shares_memory(np.frombuffer(owner, np.uint8), other.numpy())
+        assert not np.shares_memory(np.frombuffer(owner, np.uint8), other._array)
 
 
 def test_a_live_results_memory_cannot_be_resized() -> None:
     x = asarray(data(BIG, 15))
     result = F.tanh(x)
     with pytest.raises(BufferError):
-        result.numpy().base.clear()
-    np.testing.assert_array_equal(result.numpy(), np.tanh(x.numpy()))
+        result._array.base.clear()
+    np.testing.assert_array_equal(result._array, np.tanh(x._array))
 
 
 def test_an_impossible_allocation_raises_a_memory_error_and_leaves_the_books_alone() -> None:
@@ -168,9 +168,9 @@ def test_live_results_keep_their_values_whatever_is_freed(steps: list[tuple[str,
         else:
             current = F.exp(F.mul(current, 0.1))
         if keep:
-            kept.append((current, current.numpy().copy()))
+            kept.append((current, current._array.copy()))
     for tensor, snapshot in kept:
-        np.testing.assert_array_equal(tensor.numpy(), snapshot)
+        np.testing.assert_array_equal(tensor._array, snapshot)
     addresses = [address(t) for t, _ in kept]
     assert len(set(addresses)) == len(addresses)
 
@@ -192,7 +192,7 @@ def test_gradients_through_cached_intermediates_match_numpy() -> None:
     want = np.asarray(jax.grad(jax_chain)(jnp.asarray(x0)))
     grad = autodiff.grad(chain)
     for _ in range(3):  # later calls run on reused memory
-        np.testing.assert_allclose(grad(asarray(x0)).numpy(), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grad(asarray(x0))._array, want, rtol=1e-5, atol=1e-6)
 
 
 def test_idle_memory_stays_under_the_limit() -> None:
@@ -221,8 +221,8 @@ def test_limit_zero_turns_caching_off() -> None:
     out = F.tanh(x)
     after = memory.cache_info()
     assert (after.hits, after.misses) == (before.hits, before.misses)
-    assert out.numpy().base is None  # NumPy's own allocation
-    np.testing.assert_array_equal(out.numpy(), np.tanh(x.numpy()))
+    assert out._array.base is None  # NumPy's own allocation
+    np.testing.assert_array_equal(out._array, np.tanh(x._array))
 
 
 def test_empty_cache_releases_idle_memory_only() -> None:
@@ -234,7 +234,7 @@ def test_empty_cache_releases_idle_memory_only() -> None:
     memory.empty_cache()
     info = memory.cache_info()
     assert info.idle_bytes == 0 and info.live_bytes >= 256 * 1024
-    np.testing.assert_array_equal(alive.numpy(), np.tanh(x.numpy()))
+    np.testing.assert_array_equal(alive._array, np.tanh(x._array))
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "1"])
@@ -245,7 +245,7 @@ def test_set_cache_limit_rejects_a_bad_byte_count(bad: object) -> None:
 
 def test_threads_sharing_the_cache_never_share_memory() -> None:
     x = asarray(data(BIG, 10))
-    want = {k: np.tanh(x.numpy() * np.float32(k)) for k in range(4)}
+    want = {k: np.tanh(x._array * np.float32(k)) for k in range(4)}
     errors: list[str] = []
     start = memory.cache_info().live_bytes
 
@@ -253,7 +253,7 @@ def test_threads_sharing_the_cache_never_share_memory() -> None:
         for _ in range(30):
             held = [F.tanh(F.mul(x, float(k))) for _ in range(3)]
             for h in held:
-                if not np.array_equal(h.numpy(), want[k]):
+                if not np.array_equal(h._array, want[k]):
                     errors.append(f"thread {k}: a live result changed")
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
@@ -286,7 +286,7 @@ pid = os.fork()
 if pid == 0:  # the child: the holder thread does not exist here and never releases
     ok = False
     try:
-        ok = bool(np.array_equal(rt.tanh(x).numpy(), np.tanh(x.numpy())))
+        ok = bool(np.array_equal(rt.tanh(x)._array, np.tanh(x._array)))
     finally:
         os._exit(0 if ok else 1)
 done.set()
@@ -334,7 +334,7 @@ def test_cached_outputs_give_every_elementwise_result_bit_for_bit(op: rt.ops.OpD
     from runtime.core.executor import apply
 
     def bits(t: rt.Tensor) -> np.ndarray:
-        return np.ascontiguousarray(t.numpy()).view(np.uint8)
+        return np.ascontiguousarray(t._array).view(np.uint8)
 
     checked = 0
     cached = memory.cache_limit()
