@@ -53,7 +53,7 @@ Derivatives are compared in float64 against central differences of the eager pro
 ``relu``, ``where``, ``clip`` ... within a step, where castwise, like JAX, picks one side) the
 gradient is not compared.
 
-The default profile (``repro``, derandomized) keeps the file at about half a minute of CPU;
+The default profile (``repro``, derandomized) keeps the file at about 40 CPU-seconds;
 ``HYPOTHESIS_PROFILE=explore`` draws fresh examples, ten times as many per test.
 ``CASTWISE_AGREE_OFF=write,custom`` leaves step kinds out of every program (``write``,
 ``numpy_write``, ``custom`` (or only ``custom_vjp`` / ``custom_jvp``), ``index``, ``parametric``,
