@@ -11,11 +11,20 @@ Hypothesis is reproducible by default: the ``repro`` profile derandomizes, so ev
 machine (CI included) draws the same examples and a red run can be rerun anywhere.
 ``HYPOTHESIS_PROFILE=explore`` draws fresh random examples on each run; run it before
 a stop to look for new counterexamples.
+
+``CASTWISE_TEST_PROFILE=DIR`` writes, per worker, one line per test to ``DIR/<worker>.tsv``:
+the test id, the CPU seconds its call took (setup and teardown included) and the worker's
+resident memory after it, in MB. CPU time, not wall time, because these machines are shared
+and differ in speed; ``benchmarks/test_cost.py DIR`` sums the lines by file and by test.
 """
 
 from __future__ import annotations
 
 import os
+import resource
+import time
+from collections.abc import Generator
+from typing import TextIO
 
 import pytest
 from hypothesis import settings
@@ -59,3 +68,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         position = seen[function] = seen.get(function, -1) + 1
         if position % k:
             item.add_marker(pytest.mark.slow)
+
+
+_PROFILE_DIR = os.environ.get("CASTWISE_TEST_PROFILE", "")
+_profile_file: list[TextIO] = []
+
+
+def _rss_mb() -> float:
+    """The process's resident memory now, in MB (Linux; the peak elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    """With ``CASTWISE_TEST_PROFILE`` set, record each test's CPU seconds and the RSS after it."""
+    if not _PROFILE_DIR:
+        yield
+        return
+    start = time.process_time()
+    yield
+    spent = time.process_time() - start
+    if not _profile_file:
+        os.makedirs(_PROFILE_DIR, exist_ok=True)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        _profile_file.append(open(os.path.join(_PROFILE_DIR, f"{worker}.tsv"), "a"))  # noqa: SIM115
+    _profile_file[0].write(f"{item.nodeid}\t{spent:.4f}\t{_rss_mb():.0f}\n")
+    _profile_file[0].flush()
