@@ -34,6 +34,7 @@ from runtime.core.graph import ConcretizationError, is_traced
 from runtime.core.promotion import get_policy, get_policy_object, result_type
 from runtime.core.shapes import OpMemoryError, OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
+from runtime.numpy.params import named
 from runtime.numpy.tensor_methods import library
 
 __all__ = [
@@ -170,6 +171,7 @@ def _scalar_value(fn: str, name: str, value: Any, **operands: Any) -> Any:
     return value
 
 
+@named("arange")
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Tensor:
     """Evenly spaced values in ``[start, stop)``: ``jnp.arange`` / ``np.arange`` / ``torch.arange``.
 
@@ -272,6 +274,7 @@ def _bound(fn: str, name: str, value: Any, **operands: Any) -> Tensor:
     return t.astype(t.dtype) if t.weak else t  # jax.numpy's linspace converts its bounds: strong
 
 
+@named("linspace")
 def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True, dtype: Any = None) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` (included unless ``endpoint`` is
     False): ``jnp.linspace`` / ``np.linspace`` / ``torch.linspace``.
@@ -373,6 +376,7 @@ def _offset_mask(shape: tuple[int, ...], k: int, compare: Any) -> Tensor:
     return compare(diff, _filled(shape, k, dt.int32))
 
 
+@named("eye")
 def eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = None) -> Tensor:
     """An ``n x m`` matrix with ones on the ``k``-th diagonal: ``jnp.eye`` / ``np.eye`` /
     ``torch.eye``. Default dtype: the policy's default float (float64 under jax and numpy,
@@ -386,12 +390,14 @@ def eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = None) -> Tensor:
     return _converted(mask, target)
 
 
+@named("identity")
 def identity(n: Any, dtype: Any = None) -> Tensor:
     """The ``n x n`` identity matrix: ``eye(n, dtype=dtype)``."""
     _size_arg("identity", "n", n, n=n)
     return eye(n, dtype=dtype)
 
 
+@named("full_like")
 def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Tensor:
     """An array of ``x``'s shape (and dtype, unless ``dtype`` is given) filled with
     ``fill_value``. A 0-d Tensor fill is broadcast (a tracked one gets its gradient)."""
@@ -412,11 +418,13 @@ def _full_like(fn: str, x: Any, fill_value: Any, dtype: Any) -> Tensor:
     return out
 
 
+@named("zeros_like")
 def zeros_like(x: Any, dtype: Any = None) -> Tensor:
     """Zeros of ``x``'s shape and dtype (or ``dtype``)."""
     return _full_like("zeros_like", x, 0, dtype)
 
 
+@named("ones_like")
 def ones_like(x: Any, dtype: Any = None) -> Tensor:
     """Ones of ``x``'s shape and dtype (or ``dtype``)."""
     return _full_like("ones_like", x, 1, dtype)
@@ -432,17 +440,20 @@ def _triangle(fn: str, x: Any, k: Any, compare: Any) -> Tensor:
     return F.select(keep, t, _filled(t.shape, 0, t.dtype))
 
 
+@named("tril")
 def tril(x: Any, k: int = 0) -> Tensor:
     """``x`` with the entries above the ``k``-th diagonal zeroed (the last two axes; the
     leading ones are a batch). A ``select``: its gradient is the same mask."""
     return _triangle("tril", x, k, F.le)
 
 
+@named("triu")
 def triu(x: Any, k: int = 0) -> Tensor:
     """``x`` with the entries below the ``k``-th diagonal zeroed (the last two axes)."""
     return _triangle("triu", x, k, F.ge)
 
 
+@named("diagonal")
 def diagonal(x: Any, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Tensor:
     """The ``offset``-th diagonal of ``x`` over ``axis1``/``axis2``, appended as the last axis
     (``jnp.diagonal`` / ``np.diagonal`` / ``torch.diagonal``).
@@ -487,6 +498,7 @@ def diagonal(x: Any, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Tensor:
     return F._fresh_copy(F.slice(flat, (*[0] * nb, c0), (*lead, stop), (*[1] * nb, cols + 1)))
 
 
+@named("diag")
 def diag(v: Any, k: Any = 0) -> Tensor:
     """``jnp.diag`` / ``np.diag`` / ``torch.diag``: a 1-D ``v`` becomes the square matrix with
     ``v`` on its ``k``-th diagonal; a 2-D ``v`` gives its ``k``-th diagonal, in new memory
@@ -514,6 +526,7 @@ def diag(v: Any, k: Any = 0) -> Tensor:
 # -- meshgrid ------------------------------------------------------------------------------------
 
 
+@named("meshgrid")
 def meshgrid(*xs: Any, indexing: str = "xy") -> Sequence[Tensor]:
     """Coordinate arrays from 1-D coordinate vectors (``jnp.meshgrid`` / ``np.meshgrid`` /
     ``torch.meshgrid``): output ``i`` is ``xs[i]`` broadcast along its own axis
@@ -524,7 +537,7 @@ def meshgrid(*xs: Any, indexing: str = "xy") -> Sequence[Tensor]:
     ts = [as_tensor(x) for x in xs]
     operands = {f"xs[{i}]": t for i, t in enumerate(ts)}
     if indexing not in ("xy", "ij"):
-        raise _error(ValueError, "meshgrid", f"indexing must be 'xy' or 'ij', got {indexing!r}", **operands)
+        raise _error(ShapeError, "meshgrid", f"indexing must be 'xy' or 'ij', got {indexing!r}", **operands)
     lib = library()
     if lib == "jax":
         for t in ts:

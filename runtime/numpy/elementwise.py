@@ -326,6 +326,7 @@ def count_nonzero(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
 # -- sum, mean and where under NumPy's names ----------------------------------------------------
 
 
+@named("sum")
 def sum(  # noqa: A001
     x: Operand, axis: Sequence[int] | int | None = None, *, keepdims: builtins.bool = False, dtype: Any = None
 ) -> Tensor:
@@ -335,6 +336,7 @@ def sum(  # noqa: A001
     return tensor_api.sum_(x, axis, keepdims, dtype)
 
 
+@named("mean")
 def mean(
     x: Operand, axis: Sequence[int] | int | None = None, *, keepdims: builtins.bool = False, dtype: Any = None
 ) -> Tensor:
@@ -343,6 +345,7 @@ def mean(
     return tensor_api.mean(x, axis, keepdims, dtype)
 
 
+@named("where")
 def where(condition: Operand, x: Operand = None, y: Operand = None) -> Any:
     """``jnp.where``/``np.where``/``torch.where``: ``x`` where ``condition`` holds, else ``y``
     (a ``select``, all three broadcast; a non-bool condition is compared with 0).

@@ -33,6 +33,7 @@ from runtime.core.executor import as_tensor
 from runtime.core.promotion import PromotionError, get_policy, result_type
 from runtime.core.shapes import OpTypeError, OpValueError, ShapeError
 from runtime.core.tensor import Tensor
+from runtime.numpy.params import named
 
 __all__ = [
     "EigResult",
@@ -236,6 +237,7 @@ def _reduce(kind: str, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tens
 # -- factorisations --------------------------------------------------------------------------------
 
 
+@named("linalg.cholesky")
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Tensor:
     """The Cholesky factor of (a batch of) Hermitian positive-definite matrices, as
     ``jnp.linalg.cholesky``: lower ``L`` with ``a == L @ L^H`` (``L^H`` when ``upper``).
@@ -258,6 +260,7 @@ def _uplo_lower(UPLO: Any, name: str, x: Tensor) -> builtins.bool:
     raise _error(ShapeError, name, (x,), f"UPLO must be one of None, 'L' or 'U', got {UPLO!r}")
 
 
+@named("linalg.eigh")
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
     """Eigen-decomposition of (a batch of) Hermitian matrices, as ``jnp.linalg.eigh``:
     ``(eigenvalues, eigenvectors)``, the eigenvalues real and ascending, ``a @ v == v * w``.
@@ -271,11 +274,13 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
     return EighResult(w, v)
 
 
+@named("linalg.eigvalsh")
 def eigvalsh(a: Any, UPLO: str | None = "L", symmetrize_input: bool = True) -> Tensor:
     """The real, ascending eigenvalues of (a batch of) Hermitian matrices, as ``jnp.linalg.eigvalsh``."""
     return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
+@named("linalg.eig")
 def eig(a: Any) -> EigResult:
     """Eigen-decomposition of (a batch of) general square matrices, as ``jnp.linalg.eig``:
     complex ``(eigenvalues, right eigenvectors)`` in LAPACK's order. As in JAX, only the
@@ -285,11 +290,13 @@ def eig(a: Any) -> EigResult:
     return EigResult(w, v)
 
 
+@named("linalg.eigvals")
 def eigvals(a: Any) -> Tensor:
     """The complex eigenvalues of (a batch of) general square matrices, as ``jnp.linalg.eigvals``."""
     return F.eigvals(_factor_input("eigvals", a, square=True))
 
 
+@named("linalg.qr")
 def qr(a: Any, mode: str = "reduced") -> Any:
     """QR decomposition ``a == Q @ R``, as ``jnp.linalg.qr``: ``mode`` ``"reduced"`` (Q
     ``[..., m, k]``, R ``[..., k, n]``, k = min(m, n)), ``"complete"`` (Q ``[..., m, m]``,
@@ -328,6 +335,7 @@ def _hermitian_svd(t: Tensor, compute_uv: bool) -> Any:
     return SVDResult(u, s, _H(F.mul(u, signs)))
 
 
+@named("linalg.svd")
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
     """Singular value decomposition, as ``jnp.linalg.svd``: ``(U, S, Vh)`` with
     ``a == U @ diag(S) @ Vh`` (S real, descending), or ``S`` alone without ``compute_uv``.
@@ -346,6 +354,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
     return SVDResult(u, s, vh)
 
 
+@named("linalg.svdvals")
 def svdvals(x: Any) -> Tensor:
     """The singular values (real, descending), as ``jnp.linalg.svdvals``."""
     return svd(x, compute_uv=False)
@@ -354,16 +363,19 @@ def svdvals(x: Any) -> Tensor:
 # -- inverses, determinants, solves -------------------------------------------------------------------
 
 
+@named("linalg.inv")
 def inv(a: Any) -> Tensor:
     """The inverse of (a batch of) square matrices, as ``jnp.linalg.inv`` (by ``lu``)."""
     return F.inv(_factor_input("inv", a, square=True))
 
 
+@named("linalg.det")
 def det(a: Any) -> Tensor:
     """The determinant of (a batch of) square matrices, as ``jnp.linalg.det`` (by ``lu``)."""
     return F.det(_factor_input("det", a, square=True))
 
 
+@named("linalg.slogdet")
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     """``(sign, logabsdet)`` with ``det == sign * exp(logabsdet)``, as ``jnp.linalg.slogdet``:
     ``sign`` of ``a``'s dtype (a unit complex number for complex ``a``; 0 when singular),
@@ -375,6 +387,7 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     return SlogdetResult(sign, logabsdet)
 
 
+@named("linalg.solve")
 def solve(a: Any, b: Any) -> Tensor:
     """``x`` with ``a @ x == b``, as ``jnp.linalg.solve``: ``b`` a vector ``[n]`` (when 1-D) or
     matrices ``[..., n, k]``; the batch dims broadcast. ``a`` and ``b`` are promoted together."""
@@ -396,6 +409,7 @@ def _unpack_lu(lu_and_piv: Any) -> tuple[Tensor, Tensor]:
     return as_tensor(packed), as_tensor(pivots)
 
 
+@named("linalg.lu_factor")
 def lu_factor(a: Any) -> tuple[Tensor, Tensor]:
     """``(lu, piv)``, as ``jax.scipy.linalg.lu_factor``: the packed unit-lower L and upper U
     of ``a`` ``[..., m, n]`` (``a[..., perm, :] == L @ U``) and LAPACK's int32 row swaps
@@ -423,6 +437,7 @@ def _permutation_of_pivots(pivots: Tensor, m: int) -> Tensor:
     return perm
 
 
+@named("linalg.lu_solve")
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0) -> Tensor:
     """Solve ``a @ x == b`` from ``lu_factor(a)``, as ``jax.scipy.linalg.lu_solve`` with
     ``trans=0``: ``b`` is a vector ``[n]`` (when 1-D) or matrices ``[..., n, k]`` whose batch
@@ -468,6 +483,7 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0) -> Tensor:
     return F.reshape(x, x.shape[:-1]) if vector else x
 
 
+@named("linalg.matrix_power")
 def matrix_power(a: Any, n: int) -> Tensor:
     """``a`` to the integer power ``n``, as ``jnp.linalg.matrix_power``: repeated squaring
     (``dot_general``); ``n == 0`` gives the identity, ``n < 0`` powers ``inv(a)``. The dtype is
@@ -565,6 +581,7 @@ def _matrix_norm(name: str, x: Tensor, ord: Any, axes: tuple[int, ...], keepdims
     raise _error(ShapeError, name, (x,), f"invalid order {ord!r} for a matrix norm")
 
 
+@named("linalg.norm")
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
     """A vector or matrix norm, as ``jnp.linalg.norm``.
 
@@ -593,6 +610,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> T
     )  # fmt: skip
 
 
+@named("linalg.vector_norm")
 def vector_norm(x: Any, ord: Any = 2, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
     """The vector norm over ``axis`` (every axis by default, as if ``x`` were flattened), as
     ``jnp.linalg.vector_norm``; ``ord`` as for ``norm``'s vector norms. Integer inputs are
@@ -602,6 +620,7 @@ def vector_norm(x: Any, ord: Any = 2, axis: Any = None, keepdims: bool = False) 
     return _vector_norm("vector_norm", t, ord, axes, keepdims)
 
 
+@named("linalg.matrix_norm")
 def matrix_norm(x: Any, *, keepdims: bool = False, ord: Any = "fro") -> Tensor:  # noqa: A002
     """The matrix norm over the last two axes, as ``jnp.linalg.matrix_norm``; ``ord`` as for
     ``norm``'s matrix norms."""

@@ -40,7 +40,7 @@ from runtime.core.promotion import PromotionError, get_policy, result_type
 from runtime.core.shapes import ArityError, GatherDimensionNumbers, OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy import tensor_methods as tensor_api
-from runtime.numpy.params import as_operand, concrete_scalar
+from runtime.numpy.params import as_operand, concrete_scalar, named
 
 __all__ = [
     "atleast_1d",
@@ -115,6 +115,7 @@ def _unique(fn: str, x: Tensor, axes: list[int], what: str, others: Sequence[Any
 # -- axes and shapes --------------------------------------------------------------------------------
 
 
+@named("moveaxis")
 def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """``jnp.moveaxis`` / ``np.moveaxis`` / ``torch.movedim``: the axes ``source`` moved to the
     positions ``destination``, the others in their order (one ``transpose``)."""
@@ -131,6 +132,7 @@ def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[in
     return F.transpose(t, order)
 
 
+@named("swapaxes")
 def swapaxes(x: Any, axis1: int, axis2: int) -> Tensor:
     """``jnp.swapaxes`` / ``np.swapaxes`` / ``torch.swapaxes``: axes ``axis1`` and ``axis2``
     exchanged (one ``transpose``)."""
@@ -141,6 +143,7 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Tensor:
     return F.transpose(t, order)
 
 
+@named("flip")
 def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
     """``jnp.flip`` / ``np.flip`` / ``torch.flip``: ``x`` reversed along ``axis`` (every axis
     when ``None``, as NumPy and jax.numpy; PyTorch's ``flip`` needs its ``dims``). One ``reverse``."""
@@ -154,6 +157,7 @@ def flip(x: Any, axis: int | Sequence[int] | None = None) -> Tensor:
     return F.reverse(t, sorted(axes))
 
 
+@named("roll")
 def roll(x: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = None) -> Tensor:
     """``jnp.roll`` / ``np.roll`` / ``torch.roll``: elements shifted ``shift`` places along
     ``axis``, those past the end coming back at the start; ``axis=None`` rolls the flattened
@@ -197,6 +201,7 @@ def _seq(value: Any) -> list[Any] | None:
         return None
 
 
+@named("broadcast_to")
 def broadcast_to(x: Any, shape: int | Sequence[int]) -> Tensor:
     """``jnp.broadcast_to`` / ``np.broadcast_to`` / ``torch.broadcast_to``: ``x`` broadcast to
     ``shape`` by NumPy's rule (trailing axes aligned; a size-1 axis stretches). One
@@ -233,22 +238,26 @@ def _atleast_shape(shape: tuple[int, ...], rank: int) -> tuple[int, ...]:
     return (1,) * (rank - len(shape)) + shape
 
 
+@named("atleast_1d")
 def atleast_1d(*arys: Any) -> Any:
     """``jnp.atleast_1d`` / ``np.atleast_1d`` / ``torch.atleast_1d``: 0-d becomes shape (1,); a
     list of results for several arguments (a ``reshape`` where the rank grows)."""
     return _atleast("atleast_1d", arys, 1)
 
 
+@named("atleast_2d")
 def atleast_2d(*arys: Any) -> Any:
     """``atleast_2d``: (N,) becomes (1, N), 0-d becomes (1, 1)."""
     return _atleast("atleast_2d", arys, 2)
 
 
+@named("atleast_3d")
 def atleast_3d(*arys: Any) -> Any:
     """``atleast_3d``: (M, N) becomes (M, N, 1), (N,) becomes (1, N, 1), 0-d (1, 1, 1)."""
     return _atleast("atleast_3d", arys, 3)
 
 
+@named("ravel")
 def ravel(x: Any) -> Tensor:
     """``jnp.ravel`` / ``np.ravel`` / ``torch.ravel``: the row-major elements as a vector (a ``reshape``)."""
     t = as_operand("ravel", x)
@@ -272,6 +281,7 @@ def _stack_along(fn: str, xs: Any, rank: int) -> tuple[list[Tensor], int]:
     return [t if s == t.shape else F.reshape(t, s) for t, s in zip(ts, shapes, strict=True)], axis
 
 
+@named("vstack")
 def vstack(xs: Sequence[Any]) -> Tensor:
     """``jnp.vstack`` / ``np.vstack`` / ``torch.vstack``: ``atleast_2d`` of each, joined along
     axis 0 (one ``concatenate``; mixed dtypes promote per the policy)."""
@@ -279,6 +289,7 @@ def vstack(xs: Sequence[Any]) -> Tensor:
     return F.concatenate(grown, axis)
 
 
+@named("hstack")
 def hstack(xs: Sequence[Any]) -> Tensor:
     """``jnp.hstack`` / ``np.hstack`` / ``torch.hstack``: ``atleast_1d`` of each, joined along
     axis 1 (axis 0 for vectors)."""
@@ -384,6 +395,7 @@ def _gather_mode(how: str) -> str:
     return "fill" if how == "fill" else "clip"
 
 
+@named("take")
 def take(x: Any, indices: Any, axis: int | None = None, *, mode: str | None = None, fill_value: Any = None) -> Tensor:
     """``jnp.take`` / ``np.take`` (``torch.index_select`` / ``torch.take``): the elements of
     ``x`` at ``indices`` along ``axis`` (of the flattened ``x`` when ``None``); the result's
@@ -416,6 +428,7 @@ def take(x: Any, indices: Any, axis: int | None = None, *, mode: str | None = No
     return F.gather(t, start, dn, sizes, mode=_gather_mode(how), fill_value=fill_value)
 
 
+@named("take_along_axis")
 def take_along_axis(
     x: Any, indices: Any, axis: int | None, *, mode: str | None = None, fill_value: Any = None
 ) -> Tensor:
@@ -548,6 +561,7 @@ def _scale(fn: str, a: Tensor, b: Tensor, preferred: Any) -> Tensor:
     return F.mul(a, b)
 
 
+@named("outer")
 def outer(a: Any, b: Any) -> Tensor:
     """``jnp.outer`` / ``np.outer`` / ``torch.outer``: ``ravel(a)[:, None] * ravel(b)[None, :]``
     (a ``mul``, promoted per the policy). PyTorch takes vectors only."""
@@ -558,6 +572,7 @@ def outer(a: Any, b: Any) -> Tensor:
     return F.mul(F.reshape(x, (x.size, 1)), F.reshape(y, (1, y.size)))
 
 
+@named("inner")
 def inner(a: Any, b: Any, *, preferred_element_type: Any = None) -> Tensor:
     """``jnp.inner`` / ``np.inner`` / ``torch.inner``: the sum over the last axes of ``a`` and
     ``b``; the result's shape is ``a.shape[:-1] + b.shape[:-1]``. A 0-d operand multiplies.
@@ -569,6 +584,7 @@ def inner(a: Any, b: Any, *, preferred_element_type: Any = None) -> Tensor:
     return _contract("inner", x, y, (x.ndim - 1,), (y.ndim - 1,), preferred_element_type)
 
 
+@named("dot")
 def dot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Tensor:
     """``jnp.dot`` / ``np.dot`` (``torch.dot`` for vectors): a 0-d operand multiplies; else the
     last axis of ``a`` with the only axis of a vector ``b``, or with ``b``'s second-to-last
@@ -582,6 +598,7 @@ def dot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Tensor:
     return _contract("dot", x, y, (x.ndim - 1,), (builtins.max(y.ndim - 2, 0),), preferred_element_type)
 
 
+@named("tensordot")
 def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, preferred_element_type: Any = None) -> Tensor:
     """``jnp.tensordot`` / ``np.tensordot`` / ``torch.tensordot``: ``axes=N`` contracts the last
     ``N`` axes of ``a`` with the first ``N`` of ``b``; ``axes=(axes_a, axes_b)`` names them
@@ -722,6 +739,7 @@ def _diagonal(t: Tensor, labels: list[Any]) -> tuple[Tensor, list[Any]]:
         labels = [labels[d] for d in rest] + [repeated]
 
 
+@named("einsum")
 def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) -> Tensor:
     """``jnp.einsum`` / ``np.einsum`` / ``torch.einsum``: Einstein summation over letter indices.
 

@@ -191,7 +191,10 @@ def silu(x: Any) -> Tensor:
     return F.mul(t, F.logistic(t))
 
 
-swish = silu
+@named("nn.swish")
+def swish(x: Any) -> Tensor:
+    """``nn.silu`` under jax.nn's other name (its errors say ``nn.swish``, the name called)."""
+    return silu(x)
 
 
 def _gelu_default() -> bool:
@@ -358,7 +361,7 @@ def one_hot(labels: Any, num_classes: int, dtype: Any = None, axis: int = -1) ->
             name, "num_classes", num_classes, ("int", "uint"), "it is the result's size", (t,)
         )
     if isinstance(num_classes, (bool, np.bool_)) or not tensor_api._is_int(num_classes):
-        raise error(TypeError, name, f"num_classes must be an int, got {num_classes!r}", t)
+        raise error(OpTypeError, name, f"num_classes must be an int, got {num_classes!r}", t)
     num_classes = int(num_classes)
     if num_classes <= 0:
         raise error(ShapeError, name, f"num_classes must be positive, got {num_classes}", t)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -40,7 +41,7 @@ from runtime.core.dtypes import DType
 from runtime.core.executor import asarray
 from runtime.core.graph import ConcretizationError, ConcretizationIndexError, is_traced
 from runtime.core.promotion import PromotionError, get_policy
-from runtime.core.shapes import KernelDTypeError, OpMemoryError, OpTypeError, ShapeError
+from runtime.core.shapes import KernelDTypeError, OpMemoryError, OpTypeError, OpValueError, ShapeError
 from runtime.core.tensor import Tensor
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "named",
     "read_scalar",
     "refuse_traced",
+    "relabel",
     "scalar_constant",
     "scalar_operand",
 ]
@@ -64,7 +66,7 @@ _Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 #: The castwise exceptions an underlying op (or function) raises; ``named`` puts the function's name in front.
 CASTWISE_ERRORS: tuple[type[Exception], ...] = (
-    ShapeError, OpTypeError, KernelDTypeError, PromotionError, ConcretizationError,
+    ShapeError, OpTypeError, OpValueError, KernelDTypeError, PromotionError, ConcretizationError,
 )  # fmt: skip
 
 #: dtype kinds of a real-number parameter (a slope, a tolerance, a replacement value; a bool
@@ -105,32 +107,55 @@ def _restate_memory(name: str, err: Exception, args: Sequence[Any]) -> Exception
     return error(type(err), name, message, *args)
 
 
+#: a label an error message starts with (``reduce_max: ``, ``nn.softmax: ``, ``asarray: ``): a
+#: function's or an op's name, no spaces
+_LABEL = re.compile(r"[A-Za-z_][\w.]*")
+#: the context an op (or a function) appends: ``[reduce_max operands x:f64[2, 3]; policy 'jax']``
+_CONTEXT = re.compile(r"\[[A-Za-z_][\w.]* operands ")
+
+
+def relabel(name: str, message: str) -> str:
+    """``message`` of an error an inner op (or function) raised, as ``name``'s: the labels in
+    front (``reduce_max: ``, ``asarray: ``) and the one of the appended context are replaced by
+    ``name``, so the user reads the function they called, not how it is composed."""
+    rest = message
+    for _ in range(4):  # the chain of labels in front (a function of a function of an op)
+        head, sep, tail = rest.partition(": ")
+        if not sep or not _LABEL.fullmatch(head):
+            break
+        rest = tail
+    rest = _CONTEXT.sub(f"[{name} operands ", rest)
+    return f"{name}: {rest}"
+
+
 def named(name: str) -> Callable[[_Fn], _Fn]:
-    """Re-raise the castwise errors of the ops a function runs with the function's name in
-    front (``nn.softmax: reduce_max: ...``): the op's message already names its operands'
-    dtypes and shapes and the policy. An operand ``asarray`` cannot convert (``nn.relu('a')``)
-    and an output too large for memory are restated as the function's own errors, with its
-    operands. Nothing is recorded by an op that raises."""
+    """Re-raise the castwise errors of the ops a function runs as the function's own
+    (``nn.softmax: ...``, never ``reduce_max: ...``; ``relabel``): the op's message already names
+    its operands' dtypes and shapes and the policy. An operand ``asarray`` cannot convert
+    (``nn.relu('a')``) is restated as an ``OpTypeError`` of the function, and an output too large
+    for memory as its ``OpMemoryError``, with its operands. Nothing is recorded by an op that
+    raises."""
 
     def wrap(fn: _Fn) -> _Fn:
         @functools.wraps(fn)
         def inner(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
-            except CASTWISE_ERRORS as err:
-                message = str(err)
-                if message.startswith(f"{name}:"):
-                    raise
-                raise type(err)(f"{name}: {message}") from None
             except OpMemoryError as err:
                 if str(err).startswith(f"{name}:"):
                     raise
                 raise _restate_memory(name, err, args) from None
-            except TypeError as err:  # asarray's, for an operand that is no array (a string, an object)
+            except (TypeError, ValueError, OverflowError) as err:
                 message = str(err)
-                if not message.startswith("asarray: "):
+                if message.startswith("asarray: "):  # an operand that is no array (a string, an object)
+                    why = message.removeprefix("asarray: ").rsplit(" [policy", 1)[0]
+                    raise error(OpTypeError, name, f"an operand is no array: {why}", *args) from None
+                if not isinstance(err, CASTWISE_ERRORS):
                     raise
-                raise error(OpTypeError, name, message.removeprefix("asarray: "), *args) from None
+                new = relabel(name, message)
+                if new == message:
+                    raise
+                raise type(err)(new) from None
 
         return inner  # type: ignore[return-value]
 

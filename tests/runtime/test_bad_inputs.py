@@ -326,8 +326,8 @@ row("add", "unknown-param", lambda: apply(ops.add, (f64(3), f64(3)), {"axis": 0}
 row("reduce_sum", "missing-param", lambda: apply(ops.reduce_sum, (f64(3),), {}), ShapeError)
 row("sub", "bool-operands", lambda: F.sub(of("bool", [True]), of("bool", [False])), OpTypeError)
 row("add", "shape-mismatch", lambda: F.add(f64(3), f64(4)), ShapeError)
-row("dot_general", "matmul-0-d", lambda: F.matmul(f64(), f64(3)), ShapeError)
-row("dot_general", "matmul-batch-mismatch", lambda: F.matmul(f64(2, 3, 4), f64(3, 4, 5)), ShapeError)
+row("matmul", "0-d", lambda: F.matmul(f64(), f64(3)), ShapeError)
+row("matmul", "batch-mismatch", lambda: F.matmul(f64(2, 3, 4), f64(3, 4, 5)), ShapeError)
 
 
 @pytest.mark.parametrize("policy", POLICIES)

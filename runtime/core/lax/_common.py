@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
-from collections.abc import Sequence
-from typing import Any
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from runtime.core import dtypes as dt
 from runtime.core.executor import apply
 from runtime.core.ops import OpDef
+from runtime.core.promotion import PromotionError, get_policy
+from runtime.core.shapes import ArityError, KernelDTypeError, OpMemoryError, OpTypeError, OpValueError, ShapeError
 from runtime.core.tensor import Tensor
 
 Operand = Any  # Tensor | np.ndarray | Python scalar
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 
 def _one(op: OpDef, *operands: Operand, **params: Any) -> Tensor:
@@ -98,3 +103,53 @@ def _dtype_param(value: Any) -> Any:
         return dt.dtype(value)
     except TypeError:
         return value
+
+
+# -- errors under the name the user called ---------------------------------------------------------
+
+#: a label an error message starts with (``dot_general: ``, ``asarray: ``): an op's or a function's
+#: name, no spaces
+_LABEL = re.compile(r"[A-Za-z_][\w.]*")
+#: the context an op appends: ``[dot_general operands x:f64[2, 3]; policy 'jax']``
+_CONTEXT = re.compile(r"\[[A-Za-z_][\w.]* operands ")
+#: the castwise errors an inner op raises (each a TypeError, ValueError or MemoryError)
+_CASTWISE = (ShapeError, OpTypeError, OpValueError, KernelDTypeError, ArityError, PromotionError, OpMemoryError)
+
+
+def _relabel(name: str, message: str) -> str:
+    """``message`` of an inner op's error as ``name``'s: the labels in front and the op's in the
+    appended context replaced by ``name`` (``matmul: ...``, never ``dot_general: ...``)."""
+    rest = message
+    for _ in range(4):
+        head, sep, tail = rest.partition(": ")
+        if not sep or not _LABEL.fullmatch(head):
+            break
+        rest = tail
+    return f"{name}: {_CONTEXT.sub(f'[{name} operands ', rest)}"
+
+
+def _named(name: str) -> Callable[[_Fn], _Fn]:
+    """An op function composed of other ops (``matmul`` of ``dot_general``, ``ones`` of ``full``,
+    ``logical_not`` of ``not``) raising their errors under its own name, the one the user called;
+    an operand ``asarray`` cannot convert (a string, an object) is its ``OpTypeError``."""
+
+    def wrap(fn: _Fn) -> _Fn:
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except (TypeError, ValueError, MemoryError) as err:
+                message = str(err)
+                if message.startswith("asarray: "):
+                    why = message.removeprefix("asarray: ").rsplit(" [policy", 1)[0]
+                    raise OpTypeError(f"{name}: an operand is no array: {why} [policy {get_policy()!r}]") from None
+                if not isinstance(err, _CASTWISE):
+                    raise
+                new = _relabel(name, message)
+                if new == message:
+                    raise
+                raise type(err)(new) from None
+
+        return inner  # type: ignore[return-value]
+
+    return wrap

@@ -12,7 +12,7 @@ import numpy as np
 
 from runtime.core import ops
 from runtime.core.executor import apply_binary, asarray, op_error
-from runtime.core.lax._common import Operand, _one
+from runtime.core.lax._common import Operand, _named, _one
 from runtime.core.lax.contraction import select
 from runtime.core.shapes import OpValueError
 from runtime.core.tensor import Tensor
@@ -171,21 +171,25 @@ def ge(x: Operand, y: Operand) -> Tensor:
     return apply_binary(ops.ge, x, y)
 
 
+@_named("logical_and")
 def logical_and(x: Operand, y: Operand) -> Tensor:
     """x & y on bool (logical) or integers (bitwise)."""
     return apply_binary(ops.logical_and, x, y)
 
 
+@_named("logical_or")
 def logical_or(x: Operand, y: Operand) -> Tensor:
     """x | y on bool (logical) or integers (bitwise)."""
     return apply_binary(ops.logical_or, x, y)
 
 
+@_named("logical_xor")
 def logical_xor(x: Operand, y: Operand) -> Tensor:
     """x ^ y on bool (logical) or integers (bitwise)."""
     return apply_binary(ops.logical_xor, x, y)
 
 
+@_named("mod")
 def mod(x: Operand, y: Operand) -> Tensor:
     """Python's x % y: the remainder takes the sign of the divisor.
 

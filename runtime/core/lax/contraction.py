@@ -15,7 +15,7 @@ import numpy as np
 from runtime.core import dtypes as dt
 from runtime.core import ops, shapes
 from runtime.core.executor import apply, as_tensor, op_error
-from runtime.core.lax._common import Operand, _index, _Invalid, _one, _wrap_axes
+from runtime.core.lax._common import Operand, _index, _Invalid, _named, _one, _wrap_axes
 from runtime.core.lax.conversion import convert
 from runtime.core.ops import OpDef
 from runtime.core.shapes import ArityError, OpTypeError, ShapeError
@@ -43,6 +43,7 @@ def dot_general(lhs: Operand, rhs: Operand, dimension_numbers: Any, *, preferred
     return _one(ops.dot_general, lhs, rhs, dimension_numbers=dims)
 
 
+@_named("matmul")
 def matmul(x: Operand, y: Operand, *, preferred_element_type: Any = None) -> Tensor:
     """``x @ y`` for 1-D and 2-D operands, and batched matrices with equal batch dims
     (``preferred_element_type`` as in ``dot_general``)."""

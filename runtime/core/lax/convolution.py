@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime.core import ops, shapes
-from runtime.core.lax._common import Operand, _index, _ints, _Invalid, _one
+from runtime.core.lax._common import Operand, _index, _ints, _Invalid, _named, _one
 from runtime.core.lax.contraction import _with_preferred
 from runtime.core.lax.windowed import _pairs, _shape_of, padtype_to_pads
 from runtime.core.shapes import ShapeError
@@ -78,6 +78,7 @@ def conv_general_dilated(
     return _one(ops.conv_general_dilated, lhs, rhs, **params)
 
 
+@_named("conv")
 def conv(lhs: Operand, rhs: Operand, window_strides: Sequence[int], padding: str | Sequence[tuple[int, int]]) -> Tensor:
     """``jax.lax.conv``: ``conv_general_dilated`` in the NCHW / OIHW layout without dilation or groups."""
     return conv_general_dilated(lhs, rhs, window_strides, padding)

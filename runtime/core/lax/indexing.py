@@ -15,9 +15,10 @@ import numpy as np
 
 from runtime.core import ops, shapes
 from runtime.core.executor import apply, as_tensor, op_error
-from runtime.core.lax._common import Operand, _ints, _is_index, _one
+from runtime.core.lax._common import Operand, _ints, _is_index, _named, _one
 from runtime.core.lax.structural import _axis_of, broadcast_in_dim, reshape, reverse, slice  # noqa: A004
-from runtime.core.shapes import ShapeError
+from runtime.core.promotion import get_policy
+from runtime.core.shapes import OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
 
 __all__ = [
@@ -148,6 +149,7 @@ def dynamic_update_slice(operand: Operand, update: Operand, start_indices: Seque
     return apply(ops.dynamic_update_slice, (operand, update, *start_indices), {})  # type: ignore[return-value]
 
 
+@_named("repeat")
 def repeat(x: Operand, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None) -> Tensor:
     """Each element of ``x`` repeated along ``axis`` (``jax.numpy.repeat`` meaning).
 
@@ -194,6 +196,7 @@ def repeat(x: Operand, repeats: Any, axis: int | None = None, *, total_repeat_le
     return gather(t, rows.reshape(-1, 1), dn, sizes)
 
 
+@_named("basic_index")
 def basic_index(x: Tensor, index: Any) -> Tensor:
     """``x[index]`` for ints, slices (any step), ``...`` and ``None``.
 
@@ -204,9 +207,9 @@ def basic_index(x: Tensor, index: Any) -> Tensor:
     items = index if isinstance(index, tuple) else (index,)
     for item in items:
         if not (item is None or item is Ellipsis or isinstance(item, builtins.slice) or _is_int(item)):
-            raise TypeError(
-                f"only basic indexing (ints, slices, ..., None) is supported, got {type(item).__name__}; "
-                "use runtime.gather for advanced indexing"
+            raise OpTypeError(
+                f"basic_index: only basic indexing (ints, slices, ..., None) is supported, got "
+                f"{type(item).__name__}; use runtime.gather for advanced indexing [policy {get_policy()!r}]"
             )
     n_real = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
     if builtins.sum(1 for i in items if i is Ellipsis) > 1:

@@ -15,7 +15,7 @@ import numpy as np
 from runtime.core import dtypes as dt
 from runtime.core import hooks, ops
 from runtime.core.executor import apply, as_tensor, op_error
-from runtime.core.lax._common import Operand, _one
+from runtime.core.lax._common import Operand, _named, _one
 from runtime.core.lax.binary import div, eq, mul, ne
 from runtime.core.lax.contraction import dot_general, select
 from runtime.core.lax.conversion import convert
@@ -91,6 +91,7 @@ def qr(x: Operand, full_matrices: bool = True) -> tuple[Tensor, Tensor]:
     return q, r
 
 
+@_named("svd")
 def svd(x: Operand, full_matrices: bool = True, compute_uv: bool = True) -> Any:
     """Singular value decomposition ``x = u @ diag(s) @ vh``, as ``jax.lax.linalg.svd``:
     ``(u, s, vh)``, or only ``s`` (real, descending) without ``compute_uv``."""
@@ -116,6 +117,7 @@ def eig(
     return out if isinstance(out, tuple) else (out,)
 
 
+@_named("eigvals")
 def eigvals(x: Operand) -> Tensor:
     """The eigenvalues of a general square matrix (complex), as ``jax.numpy.linalg.eigvals``."""
     return eig(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
@@ -180,10 +182,12 @@ def _check_permutation(packed: Tensor, permutation: Tensor, b: Tensor) -> None:
         )
 
 
+@_named("lu_solve")
 def lu_solve(packed: Tensor, permutation: Tensor, b: Tensor) -> Tensor:
     """Solve ``a @ x = b`` for matrices ``b`` from ``a``'s ``lu``: ``U^-1 L^-1 P b``, two
     triangular solves reading the packed factors' triangles. A ``permutation`` that is not one
     (a row out of range or repeated) is refused (``OpValueError``)."""
+    packed, permutation, b = as_tensor(packed), as_tensor(permutation), as_tensor(b)
     _check_permutation(packed, permutation, b)
     pb = _batch_matmul(_permutation_matrix(permutation, b.dtype), b)
     y = triangular_solve(packed, pb, left_side=True, lower=True, unit_diagonal=True)
@@ -200,6 +204,7 @@ def _common_inexact(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     return (a if a.dtype is common else convert(a, common)), (b if b.dtype is common else convert(b, common))
 
 
+@_named("solve")
 def solve(a: Operand, b: Operand) -> Tensor:
     """``x`` with ``a @ x = b``, as ``jax.numpy.linalg.solve``: ``b`` is a vector ``[n]`` (when
     1-D) or matrices ``[..., n, k]``; batch dims broadcast. Composed of ``lu`` and two
@@ -221,6 +226,7 @@ def solve(a: Operand, b: Operand) -> Tensor:
     return reshape(x, x.shape[:-1]) if vector else x
 
 
+@_named("inv")
 def inv(a: Operand) -> Tensor:
     """The inverse of (a batch of) square matrices, as ``jax.numpy.linalg.inv``: ``solve(a, I)``."""
     at = _square_matrix(a, "inv")
@@ -301,6 +307,7 @@ def _det_jvp(primals: Sequence[Tensor], tangents: Sequence[Tensor]) -> tuple[lis
     return [_det_lu(a)], [reduce_sum(mul(_cofactor(a), t), _matrix_axes(a))]
 
 
+@_named("det")
 def det(a: Operand) -> Tensor:
     """The determinant, as ``jax.numpy.linalg.det``: the permutation's sign times U's diagonal product.
 
@@ -323,6 +330,7 @@ def det(a: Operand) -> Tensor:
     return out
 
 
+@_named("slogdet")
 def slogdet(a: Operand) -> tuple[Tensor, Tensor]:
     """``(sign, log|det|)``, as ``jax.numpy.linalg.slogdet``: ``sign`` of ``a``'s dtype (a unit
     complex number for complex ``a``, 0 for a singular matrix), ``log|det|`` real.

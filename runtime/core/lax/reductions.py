@@ -13,7 +13,7 @@ from typing import Any
 from runtime.core import dtypes as dt
 from runtime.core import ops
 from runtime.core.executor import as_tensor
-from runtime.core.lax._common import Operand, _dtype_param, _index, _ints, _is_index, _one, _wrap_axes
+from runtime.core.lax._common import Operand, _dtype_param, _index, _ints, _is_index, _named, _one, _wrap_axes
 from runtime.core.lax.binary import div
 from runtime.core.lax.conversion import convert
 from runtime.core.ops import OpDef
@@ -48,6 +48,7 @@ def reduce_sum(x: Operand, axes: Sequence[int] | int) -> Tensor:
 _SUM_IN_FLOAT32 = frozenset({dt.float16, dt.bfloat16})
 
 
+@_named("sum_")
 def sum_(x: Operand, axis: Sequence[int] | int | None = None) -> Tensor:
     """``jnp.sum`` (``Tensor.sum``): the sum over ``axis`` (every axis by default).
 
@@ -125,6 +126,7 @@ def _axis_param(axis: Any, ndim: int) -> Any:
     return axis
 
 
+@_named("argmax")
 def argmax(x: Operand, axis: int, index_dtype: Any = dt.int64) -> Tensor:
     """``lax.argmax``: the index of the largest value along ``axis``, in ``index_dtype``.
 
@@ -136,6 +138,7 @@ def argmax(x: Operand, axis: int, index_dtype: Any = dt.int64) -> Tensor:
     return _one(ops.argmax, t, axes=(_axis_param(axis, t.ndim),), index_dtype=_dtype_param(index_dtype))
 
 
+@_named("argmin")
 def argmin(x: Operand, axis: int, index_dtype: Any = dt.int64) -> Tensor:
     """``lax.argmin``: the index of the smallest value along ``axis`` (first on ties, first NaN wins)."""
     t = as_tensor(x)
@@ -169,26 +172,31 @@ def _scan(op: OpDef, x: Operand, axis: int, reverse: bool) -> Tensor:
     return _one(op, t, axis=_axis_param(axis, t.ndim), reverse=reverse)
 
 
+@_named("cumsum")
 def cumsum(x: Operand, axis: int = 0, reverse: bool = False) -> Tensor:
     """``lax.cumsum``: running sums along ``axis`` (from the end when ``reverse``)."""
     return _scan(ops.cumsum, x, axis, reverse)
 
 
+@_named("cumprod")
 def cumprod(x: Operand, axis: int = 0, reverse: bool = False) -> Tensor:
     """``lax.cumprod``: running products along ``axis``."""
     return _scan(ops.cumprod, x, axis, reverse)
 
 
+@_named("cummax")
 def cummax(x: Operand, axis: int = 0, reverse: bool = False) -> Tensor:
     """``lax.cummax``: running maxima along ``axis`` (NaN-propagating)."""
     return _scan(ops.cummax, x, axis, reverse)
 
 
+@_named("cummin")
 def cummin(x: Operand, axis: int = 0, reverse: bool = False) -> Tensor:
     """``lax.cummin``: running minima along ``axis`` (NaN-propagating)."""
     return _scan(ops.cummin, x, axis, reverse)
 
 
+@_named("cumlogsumexp")
 def cumlogsumexp(x: Operand, axis: int = 0, reverse: bool = False) -> Tensor:
     """``lax.cumlogsumexp``: running ``log(sum(exp(x)))`` along ``axis``, combined stably."""
     return _scan(ops.cumlogsumexp, x, axis, reverse)

@@ -14,7 +14,7 @@ from typing import Any
 from runtime.core import dtypes as dt
 from runtime.core import ops, shapes
 from runtime.core.executor import apply, as_tensor, asarray, op_error
-from runtime.core.lax._common import Operand, _dtype_param, _index, _ints, _Invalid, _is_index, _one, _wrap_axes
+from runtime.core.lax._common import Operand, _dtype_param, _index, _ints, _Invalid, _is_index, _named, _one, _wrap_axes
 from runtime.core.lax.binary import sub
 from runtime.core.lax.contraction import concatenate
 from runtime.core.ops import OpDef
@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 
+@_named("stack")
 def stack(operands: Sequence[Operand], axis: int = 0) -> Tensor:
     """Stack equal-shaped operands along a new ``axis``: reshape each, then concatenate."""
     if not operands:
@@ -134,11 +135,13 @@ def _full(shape: Sequence[int] | int, fill_value: bool | int | float | builtins.
     return apply(ops.full, (), params)  # type: ignore[return-value]
 
 
+@_named("zeros")
 def zeros(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:
     """``full(shape, 0, dtype)``; strongly typed, as ``jax.numpy.zeros``."""
     return _full(shape, 0.0 if dtype is None else 0, dtype)
 
 
+@_named("ones")
 def ones(shape: Sequence[int] | int, dtype: Any = None) -> Tensor:
     """``full(shape, 1, dtype)``; strongly typed, as ``jax.numpy.ones``."""
     return _full(shape, 1.0 if dtype is None else 1, dtype)
@@ -152,6 +155,7 @@ def _axis_of(op: OpDef, axis: Any, ndim: int, what: str = "axis") -> Any:
     return axis + ndim if -ndim <= axis < 0 else axis
 
 
+@_named("sort")
 def sort(operand: Operand | Sequence[Operand], dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
     """Sort ``operand`` along ``dimension`` (``jax.lax.sort`` meaning).
 
@@ -174,6 +178,7 @@ def sort(operand: Operand | Sequence[Operand], dimension: int = -1, is_stable: b
     return outs[0] if single else tuple(outs)
 
 
+@_named("argsort")
 def argsort(x: Operand, axis: int = -1, *, descending: bool = False, stable: bool = True) -> Tensor:
     """The int64 indices that sort ``x`` along ``axis`` (``jax.numpy.argsort`` meaning: stable,
     NaNs last; ``descending`` keeps equal elements in their original order)."""
@@ -222,6 +227,7 @@ def top_k(x: Operand, k: int, axis: int = -1) -> tuple[Tensor, Tensor]:
     return values, indices
 
 
+@_named("split")
 def split(x: Operand, sizes: Sequence[int], axis: int = 0) -> list[Tensor]:
     """Consecutive pieces of ``sizes`` along ``axis`` (``jax.lax.split`` meaning)."""
     t = as_tensor(x)
@@ -230,12 +236,13 @@ def split(x: Operand, sizes: Sequence[int], axis: int = 0) -> list[Tensor]:
     return list(out) if isinstance(out, tuple) else [out]
 
 
+@_named("expand_dims")
 def expand_dims(x: Operand, dimensions: Sequence[int] | int) -> Tensor:
     """``x`` with size-1 axes inserted at ``dimensions`` (positions in the result; negative
     counts from its end), as ``jax.lax.expand_dims`` (recorded as a ``reshape``)."""
     t = as_tensor(x)
     dims = _ints(dimensions, "dimensions")
-    rank = t.ndim + len(dims)
+    rank = t.ndim + (0 if isinstance(dims, _Invalid) else len(dims))
     if isinstance(dims, _Invalid) or not builtins.all(-rank <= d < rank for d in dims):
         raise op_error(
             ShapeError, ops.reshape, (t,), f"expand_dims: dimensions {dimensions!r} out of range for rank {rank}"
@@ -249,6 +256,7 @@ def expand_dims(x: Operand, dimensions: Sequence[int] | int) -> Tensor:
     return reshape(t, shape)
 
 
+@_named("squeeze")
 def squeeze(x: Operand, dimensions: Sequence[int] | int | None = None) -> Tensor:
     """``x`` without the size-1 axes ``dimensions`` (every size-1 axis when ``None``), as
     ``jax.lax.squeeze`` / ``jax.numpy.squeeze`` (recorded as a ``reshape``)."""
@@ -266,6 +274,7 @@ def squeeze(x: Operand, dimensions: Sequence[int] | int | None = None) -> Tensor
     return reshape(t, [n for i, n in enumerate(t.shape) if i not in dims])
 
 
+@_named("tile")
 def tile(x: Operand, reps: Sequence[int] | int) -> Tensor:
     """``x`` repeated ``reps`` times along each axis (``jax.numpy.tile`` meaning: the shorter of
     ``x.shape`` and ``reps`` is padded with leading 1s); a ``broadcast_in_dim`` and a ``reshape``."""

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from runtime.core import dtypes as dt
 from runtime.core import ops
 from runtime.core.executor import as_tensor, asarray
-from runtime.core.lax._common import Operand, _one
+from runtime.core.lax._common import Operand, _named, _one
 from runtime.core.lax.binary import add, complex, div, ge, le, logical_or, mul, ne, sub  # noqa: A004
 from runtime.core.lax.contraction import select
 from runtime.core.lax.conversion import convert
@@ -182,6 +182,7 @@ def exp2(x: Operand) -> Tensor:
     return _one(ops.exp2, x)
 
 
+@_named("log2")
 def log2(x: Operand) -> Tensor:
     """Base-2 logarithm, as jax.numpy builds it: ``log(x) / log(2)`` (parts divided for complex).
 
@@ -199,6 +200,7 @@ def log2(x: Operand) -> Tensor:
 _ONE_OVER_LOG10 = 0.4342944819032518
 
 
+@_named("log10")
 def log10(x: Operand) -> Tensor:
     """Base-10 logarithm, as jax.numpy builds it: ``log(x) * (1 / log(10))`` (parts for complex).
 
@@ -262,6 +264,7 @@ def cbrt(x: Operand) -> Tensor:
     return _one(ops.cbrt, x)
 
 
+@_named("fmax")
 def fmax(x: Operand, y: Operand) -> Tensor:
     """PyTorch's ``fmax``: the larger operand, ignoring a NaN (NaN only where both are).
 
@@ -272,6 +275,7 @@ def fmax(x: Operand, y: Operand) -> Tensor:
     return select(logical_or(ge(x, y), ne(y, y)), x, y)
 
 
+@_named("fmin")
 def fmin(x: Operand, y: Operand) -> Tensor:
     """PyTorch's ``fmin``: the smaller operand, ignoring a NaN (NaN only where both are).
 
@@ -280,12 +284,16 @@ def fmin(x: Operand, y: Operand) -> Tensor:
     return select(logical_or(le(x, y), ne(y, y)), x, y)
 
 
+@_named("logical_not")
 def logical_not(x: Operand) -> Tensor:
     """``lax.bitwise_not``: not for bool, every bit flipped for integers (op ``not``)."""
     return _one(ops.logical_not, x)
 
 
-bitwise_not = logical_not
+@_named("bitwise_not")
+def bitwise_not(x: Operand) -> Tensor:
+    """``lax.bitwise_not``, ``logical_not`` under the name its errors carry (op ``not``)."""
+    return _one(ops.logical_not, x)
 
 
 def population_count(x: Operand) -> Tensor:
@@ -298,6 +306,7 @@ def clz(x: Operand) -> Tensor:
     return _one(ops.clz, x)
 
 
+@_named("logsumexp")
 def logsumexp(x: Operand, axis: Sequence[int] | int | None = None, keepdims: bool = False) -> Tensor:
     """``jax.nn.logsumexp`` (``jax.scipy.special.logsumexp``): ``log(sum(exp(x)))`` over ``axis``
     (every axis by default), computed stably as ``log(sum(exp(x - m))) + m`` with ``m`` the

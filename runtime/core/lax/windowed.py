@@ -15,8 +15,9 @@ import numpy as np
 
 from runtime.core import ops
 from runtime.core.executor import asarray, op_error
-from runtime.core.lax._common import Operand, _ints, _Invalid, _one
+from runtime.core.lax._common import Operand, _ints, _Invalid, _named, _one
 from runtime.core.lax.binary import div
+from runtime.core.promotion import get_policy
 from runtime.core.shapes import ShapeError
 from runtime.core.tensor import Tensor
 
@@ -48,7 +49,10 @@ def padtype_to_pads(
     if kind == "VALID":
         return tuple((0, 0) for _ in in_shape)
     if kind not in ("SAME", "SAME_LOWER"):
-        raise ShapeError(f"padding must be 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs, got {padding!r}")
+        raise ShapeError(
+            f"padtype_to_pads: padding must be 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs, got {padding!r} "
+            f"[policy {get_policy()!r}]"
+        )
     pads = []
     for n, k, s in zip(in_shape, window_shape, window_strides, strict=True):
         out = -(-n // s)
@@ -134,6 +138,7 @@ def reduce_window_min(
                                                           base_dilation, window_dilation))  # fmt: skip
 
 
+@_named("max_pool")
 def max_pool(
     x: Operand, window_shape: Sequence[int], strides: Sequence[int] | None = None, padding: str = "VALID"
 ) -> Tensor:
@@ -147,6 +152,7 @@ def max_pool(
     return reduce_window_max(x, window, step, padding)
 
 
+@_named("avg_pool")
 def avg_pool(
     x: Operand, window_shape: Sequence[int], strides: Sequence[int] | None = None, padding: str = "VALID"
 ) -> Tensor:

@@ -1,0 +1,730 @@
+"""Every public function names itself in its errors: a table over the whole public surface.
+
+The functions are enumerated from ``runtime`` (its ``__all__``), the NumPy-named modules of
+``rt.numpy`` (their ``__all__``), ``rt.nn`` and ``rt.linalg``; ``ROWS`` maps each to at least one
+bad call (an operand that is no array, a shape mismatch, an unknown dtype, a non-integer axis ...).
+A public function without a row fails ``test_every_public_function_has_error_rows``, naming it,
+so a new function cannot arrive without its errors checked.
+
+Each row must raise a castwise error (one of the exception classes ``runtime`` exports, never
+NumPy's own TypeError/ValueError nor a bare "could not convert string to float") whose message
+starts with the name the user called (``nn.relu:``, ``linalg.solve:``, ``sum:``), names the active
+policy, and names no internal op (``dot_general:``, ``[full operands``) nor ``asarray``. The rows
+run under every registered policy (each a call that raises before any computation, so the file
+stays cheap: no JAX, no Hypothesis; the policies loop inside each row's test).
+tests/runtime/test_bad_inputs.py checks the op vocabulary through ``apply`` (every operand
+position, every malformed param); this file checks the names.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+import runtime as rt
+from runtime.core import ops
+from runtime.numpy import creation, elementwise, manipulation
+
+#: loosely typed handles: the rows pass ill-typed arguments on purpose
+R: Any = rt
+NN: Any = rt.nn
+LA: Any = rt.linalg
+
+#: the exceptions castwise raises (there is no common base class: each subclasses the builtin
+#: a caller would catch, TypeError, ValueError or MemoryError)
+CASTWISE: tuple[type[Exception], ...] = (
+    rt.ShapeError,
+    rt.OpTypeError,
+    rt.OpValueError,
+    rt.KernelDTypeError,
+    rt.ArityError,
+    rt.OpMemoryError,
+    rt.PromotionError,
+    rt.ConcretizationError,
+    rt.GraphError,
+    rt.InPlaceError,
+    rt.TracedConstantError,
+)
+
+#: public callables of ``runtime`` that are no function to call with bad data, each with why
+EXCLUDED: dict[str, str] = {
+    "get_policy": "takes no arguments: nothing to get wrong but the arity, which Python checks",
+    "policies": "takes no arguments: nothing to get wrong but the arity, which Python checks",
+}
+
+# -- the public surface ---------------------------------------------------------------------------
+
+
+def _callables(namespace: Any, names: list[str], prefix: str = "") -> dict[str, Callable[..., Any]]:
+    """``namespace``'s public functions by the name its errors carry: classes (Tensor, DType,
+    the exceptions, NamedTuples), modules, dtypes and constants are not functions."""
+    out = {}
+    for name in names:
+        obj = getattr(namespace, name)
+        if inspect.isclass(obj) or inspect.ismodule(obj) or isinstance(obj, rt.DType) or not callable(obj):
+            continue
+        out[prefix + name] = obj
+    return out
+
+
+def public_functions() -> dict[str, Callable[..., Any]]:
+    """Every public function of ``runtime``, ``rt.numpy`` (creation, elementwise, manipulation:
+    the top level re-exports them all), ``rt.nn`` and ``rt.linalg``, by its public name."""
+    found = _callables(rt, list(rt.__all__))
+    for module in (creation, elementwise, manipulation):
+        for name, fn in _callables(module, list(module.__all__)).items():
+            assert found.get(name) is fn, f"rt.numpy's {name} is not rt.{name}: it needs a name of its own here"
+    found.update(_callables(rt.nn, list(rt.nn.__all__), "nn."))
+    found.update(_callables(rt.linalg, list(rt.linalg.__all__), "linalg."))
+    return {name: fn for name, fn in found.items() if name not in EXCLUDED}
+
+
+# -- operands ---------------------------------------------------------------------------------------
+
+
+def f64(*shape: int) -> Any:
+    return rt.asarray(np.arange(1, 1 + int(np.prod(shape)), dtype=np.float64).reshape(shape) / 7)
+
+
+def i32(*shape: int) -> Any:
+    return rt.asarray(np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape))
+
+
+def spd(n: int) -> Any:
+    a = np.arange(n * n, dtype=np.float64).reshape(n, n) / 10
+    return rt.asarray(a @ a.T + n * np.eye(n))
+
+
+@dataclass(frozen=True)
+class Bad:
+    """A bad call of a public function: ``call()`` raises ``cls`` naming the function and ``words``."""
+
+    label: str
+    call: Callable[[], Any]
+    cls: type[Exception]
+    words: tuple[str, ...] = ()
+
+
+def bad(label: str, call: Callable[[], Any], cls: type[Exception], *words: str) -> Bad:
+    return Bad(label, call, cls, words)
+
+
+def _no_array(fn: str, *before: Callable[[], Any]) -> Bad:
+    """``fn(..., 'abc')``: a string where an array operand goes (after the operands ``before``)."""
+    return bad("str-operand", lambda: getattr(R, fn)(*[b() for b in before], "abc"), rt.OpTypeError)
+
+
+def _mismatch(fn: str, make: Callable[[int], Any] = f64) -> Bad:
+    return bad("shape-mismatch", lambda: getattr(R, fn)(make(3), make(4)), rt.ShapeError)
+
+
+UNARY = [
+    "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "bessel_i0e",
+    "bessel_i1e",
+    "bitwise_not",
+    "cbrt",
+    "ceil",
+    "clz",
+    "conj",
+    "cos",
+    "cosh",
+    "digamma",
+    "erf",
+    "erf_inv",
+    "erfc",
+    "exp",
+    "exp2",
+    "expm1",
+    "floor",
+    "imag",
+    "is_finite",
+    "lgamma",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logical_not",
+    "logistic",
+    "neg",
+    "population_count",
+    "real",
+    "reciprocal",
+    "round",
+    "rsqrt",
+    "sign",
+    "sin",
+    "sinh",
+    "sqrt",
+    "square",
+    "tan",
+    "tanh",
+    "absolute",
+    "negative",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "ravel",
+]
+BINARY = [
+    "add",
+    "atan2",
+    "complex",
+    "div",
+    "eq",
+    "floor_div",
+    "fmax",
+    "fmin",
+    "ge",
+    "gt",
+    "igamma",
+    "igamma_grad_a",
+    "igammac",
+    "le",
+    "lt",
+    "max",
+    "min",
+    "mod",
+    "mul",
+    "ne",
+    "nextafter",
+    "polygamma",
+    "pow",
+    "rem",
+    "sub",
+    "zeta",
+    "maximum",
+    "minimum",
+    "power",
+    "divide",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+]
+INTEGER_BINARY = [
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+]
+REDUCE = ["reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "reduce_xor"]
+CUMULATIVE = ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"]
+POOLS = ["reduce_window_max", "reduce_window_min", "reduce_window_sum"]
+SCATTERS = ["scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul"]
+_DN = rt.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+_ROWS_DN = rt.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+
+
+def _lu() -> tuple[Any, Any]:
+    return LA.lu_factor(spd(3))
+
+
+ROWS: dict[str, list[Bad]] = {
+    **{fn: [_no_array(fn)] for fn in UNARY},
+    **{fn: [_mismatch(fn), _no_array(fn, lambda: f64(3))] for fn in BINARY},
+    **{fn: [_mismatch(fn, i32), _no_array(fn, lambda: i32(3))] for fn in INTEGER_BINARY},
+    **{
+        fn: [
+            bad("float-axes", lambda fn=fn: getattr(R, fn)(i32(2, 3), 1.5), rt.ShapeError),
+            bad("str-operand", lambda fn=fn: getattr(R, fn)("abc", 0), rt.OpTypeError),
+        ]
+        for fn in REDUCE
+    },
+    **{
+        fn: [bad("float-axis", lambda fn=fn: getattr(R, fn)(f64(2, 3), 0.5), rt.ShapeError), _no_array(fn)]
+        for fn in CUMULATIVE
+    },
+    **{
+        fn: [
+            bad("axis-out-of-range", lambda fn=fn: getattr(R, fn)(f64(3), 1), rt.ShapeError),
+            bad("str-operand", lambda fn=fn: getattr(R, fn)("abc", 0), rt.OpTypeError),
+        ]
+        for fn in ("argmax", "argmin")
+    },
+    **{
+        fn: [bad("float-window", lambda fn=fn: getattr(R, fn)(f64(3), (1.5,), (1,), ((0, 0),)), rt.ShapeError)]
+        for fn in POOLS
+    },
+    **{
+        fn: [bad("str-updates", lambda fn=fn: getattr(R, fn)(f64(5), i32(2, 1), "ab", _DN), rt.OpTypeError)]
+        for fn in SCATTERS
+    },
+    # -- the rest of the op functions, one by one
+    "argsort": [bad("float-axis", lambda: R.argsort(f64(3), 0.5), rt.ShapeError), _no_array("argsort")],
+    "avg_pool": [
+        bad("str-operand", lambda: R.avg_pool("abc", (2,), (1,), "VALID"), rt.OpTypeError),
+        bad("bad-padding", lambda: R.avg_pool(f64(1, 4, 1), (2,), (1,), "NOPE"), rt.ShapeError),
+    ],
+    "max_pool": [
+        bad("str-operand", lambda: R.max_pool("abc", (2,), (1,), "VALID"), rt.OpTypeError),
+        bad("bad-padding", lambda: R.max_pool(f64(1, 4, 1), (2,), (1,), "NOPE"), rt.ShapeError),
+    ],
+    "basic_index": [bad("float-index", lambda: R.basic_index(f64(3), 1.5), rt.OpTypeError)],
+    "broadcast_in_dim": [
+        bad("float-shape", lambda: R.broadcast_in_dim(f64(3), (2.5, 3), (1,)), rt.ShapeError),
+        bad("str-operand", lambda: R.broadcast_in_dim("abc", (3,), ()), rt.OpTypeError),
+    ],
+    "cholesky": [bad("not-square", lambda: R.cholesky(f64(2, 3)), rt.ShapeError), _no_array("cholesky")],
+    "clamp": [
+        bad("shape-mismatch", lambda: R.clamp(f64(2), f64(3), f64(4)), rt.ShapeError),
+        bad("str-operand", lambda: R.clamp(0.0, "abc", 1.0), rt.OpTypeError),
+    ],
+    "concatenate": [
+        bad("float-dimension", lambda: R.concatenate([f64(3), f64(3)], 0.5), rt.ShapeError),
+        bad("str-operand", lambda: R.concatenate([f64(3), "abc"], 0), rt.OpTypeError),
+    ],
+    "conv": [
+        bad("rank-mismatch", lambda: R.conv(f64(1, 1, 4), f64(1, 1, 2, 2), (1,), "VALID"), rt.ShapeError),
+        bad("str-operand", lambda: R.conv("abc", f64(1, 1, 2), (1,), "VALID"), rt.OpTypeError),
+    ],
+    "conv_general_dilated": [
+        bad(
+            "rank-mismatch",
+            lambda: R.conv_general_dilated(f64(1, 1, 4), f64(1, 1, 2, 2), (1,), ((0, 0),)),
+            rt.ShapeError,
+        ),
+        bad("str-operand", lambda: R.conv_general_dilated("abc", f64(1, 1, 2), (1,), ((0, 0),)), rt.OpTypeError),
+    ],
+    "convert": [
+        bad("unknown-dtype", lambda: R.convert(f64(3), "float99"), rt.OpTypeError, "float99"),
+        bad("str-operand", lambda: R.convert("abc", rt.float32), rt.OpTypeError),
+    ],
+    "det": [bad("not-square", lambda: R.det(f64(2, 3)), rt.ShapeError), _no_array("det")],
+    "dot_general": [
+        bad(
+            "contracting-mismatch", lambda: R.dot_general(f64(2, 3), f64(2, 3), (((1,), (0,)), ((), ()))), rt.ShapeError
+        ),
+        bad("str-operand", lambda: R.dot_general(f64(3), "abc", (((0,), (0,)), ((), ()))), rt.OpTypeError),
+    ],
+    "dynamic_slice": [
+        bad("float-start", lambda: R.dynamic_slice(f64(5), [1.5], (2,)), rt.OpTypeError),
+        bad("str-operand", lambda: R.dynamic_slice("abc", [0], (1,)), rt.OpTypeError),
+    ],
+    "dynamic_update_slice": [bad("bool-start", lambda: R.dynamic_update_slice(f64(5), f64(2), [True]), rt.OpTypeError)],
+    "eig": [bad("not-square", lambda: R.eig(f64(2, 3)), rt.ShapeError), _no_array("eig")],
+    "eigh": [bad("not-square", lambda: R.eigh(f64(2, 3)), rt.ShapeError), _no_array("eigh")],
+    "eigvals": [bad("not-square", lambda: R.eigvals(f64(2, 3)), rt.ShapeError), _no_array("eigvals")],
+    "expand_dims": [
+        bad("float-dimension", lambda: R.expand_dims(f64(3), 0.5), rt.ShapeError),
+        bad("str-operand", lambda: R.expand_dims("abc", 0), rt.OpTypeError),
+    ],
+    "full": [
+        bad("float-shape", lambda: R.full((2.5,), 1.0), rt.ShapeError),
+        bad("unknown-dtype", lambda: R.full((2,), 1.0, "float99"), rt.OpTypeError, "float99"),
+    ],
+    "ones": [
+        bad("float-shape", lambda: R.ones((2.5,)), rt.ShapeError),
+        bad("unknown-dtype", lambda: R.ones((2,), "float99"), rt.OpTypeError, "float99"),
+    ],
+    "zeros": [
+        bad("float-shape", lambda: R.zeros((2.5,)), rt.ShapeError),
+        bad("unknown-dtype", lambda: R.zeros((2,), "float99"), rt.OpTypeError, "float99"),
+    ],
+    "gather": [
+        bad("float-slice-sizes", lambda: R.gather(f64(5, 3), i32(1, 1), _ROWS_DN, (1.0, 3)), rt.ShapeError),
+        bad("str-operand", lambda: R.gather("abc", i32(1, 1), _ROWS_DN, (1, 3)), rt.OpTypeError),
+    ],
+    "inv": [bad("not-square", lambda: R.inv(f64(2, 3)), rt.ShapeError), _no_array("inv")],
+    "iota": [
+        bad("float-shape", lambda: R.iota(rt.int32, (3.5,)), rt.ShapeError),
+        bad("unknown-dtype", lambda: R.iota("float99", (3,)), rt.OpTypeError, "float99"),
+    ],
+    "logsumexp": [bad("float-axis", lambda: R.logsumexp(f64(3), 0.5), rt.ShapeError), _no_array("logsumexp")],
+    "svd": [bad("1-d", lambda: R.svd(f64(3)), rt.ShapeError), _no_array("svd")],
+    "lu": [bad("1-d", lambda: R.lu(f64(3)), rt.ShapeError), _no_array("lu")],
+    "lu_solve": [
+        bad(
+            "pivot-out-of-range",
+            lambda: R.lu_solve(spd(3), rt.asarray(np.array([0, 5, 1], np.int32)), f64(3, 1)),
+            rt.OpValueError,
+        ),
+        bad(
+            "str-operand", lambda: R.lu_solve(spd(3), rt.asarray(np.array([0, 1, 2], np.int32)), "abc"), rt.OpTypeError
+        ),
+    ],
+    "matmul": [
+        bad("shape-mismatch", lambda: R.matmul(f64(2, 3), f64(2, 3)), rt.ShapeError),
+        _no_array("matmul", lambda: f64(3)),
+    ],
+    "pad": [
+        bad("float-config", lambda: R.pad(f64(3), 0.0, [(1.5, 1, 0)]), rt.ShapeError),
+        bad("str-operand", lambda: R.pad("abc", 0.0, [(1, 1, 0)]), rt.OpTypeError),
+    ],
+    "padtype_to_pads": [bad("bad-padding", lambda: R.padtype_to_pads((4,), (2,), (1,), "NOPE"), rt.ShapeError)],
+    "qr": [bad("0-d", lambda: R.qr(f64()), rt.ShapeError), _no_array("qr")],
+    "reduce_precision": [
+        bad("zero-exponent", lambda: R.reduce_precision(f64(3), 0, 2), rt.ShapeError),
+        bad("str-operand", lambda: R.reduce_precision("abc", 5, 2), rt.OpTypeError),
+    ],
+    "repeat": [
+        bad("negative-repeats", lambda: R.repeat(f64(3), -1), rt.ShapeError),
+        bad("str-operand", lambda: R.repeat("abc", 2), rt.OpTypeError),
+    ],
+    "reshape": [
+        bad("size-mismatch", lambda: R.reshape(f64(6), (4, 2)), rt.ShapeError),
+        bad("str-operand", lambda: R.reshape("abc", (1,)), rt.OpTypeError),
+    ],
+    "reverse": [
+        bad("float-dimension", lambda: R.reverse(f64(3), 0.5), rt.ShapeError),
+        bad("str-operand", lambda: R.reverse("abc", (0,)), rt.OpTypeError),
+    ],
+    "select": [
+        bad("shape-mismatch", lambda: R.select(rt.asarray([True, False]), f64(3), f64(3)), rt.ShapeError),
+        bad("str-operand", lambda: R.select(rt.asarray([True]), "abc", f64(1)), rt.OpTypeError),
+    ],
+    "select_n": [bad("shape-mismatch", lambda: R.select_n(i32(2), f64(3), f64(3)), rt.ShapeError)],
+    "select_and_gather_add": [
+        bad(
+            "float-window",
+            lambda: R.select_and_gather_add(f64(3), f64(3), "ge", (1.5,), (1,), ((0, 0),), (1,), (1,)),
+            rt.ShapeError,
+        )
+    ],
+    "select_and_scatter_add": [
+        bad(
+            "float-window",
+            lambda: R.select_and_scatter_add(f64(2), f64(3), "ge", (1.5,), (1,), ((0, 0),), (1,), (1,)),
+            rt.ShapeError,
+        )
+    ],
+    "slice": [
+        bad("float-start", lambda: R.slice(f64(5), (1.5,), (4,)), rt.ShapeError),
+        bad("str-operand", lambda: R.slice("abc", (0,), (1,)), rt.OpTypeError),
+    ],
+    "slogdet": [bad("not-square", lambda: R.slogdet(f64(2, 3)), rt.ShapeError), _no_array("slogdet")],
+    "solve": [
+        bad("shape-mismatch", lambda: R.solve(spd(3), f64(4)), rt.ShapeError),
+        _no_array("solve", lambda: spd(2)),
+    ],
+    "sort": [bad("float-dimension", lambda: R.sort(f64(3), 0.5), rt.ShapeError), _no_array("sort")],
+    "split": [
+        bad("sizes-mismatch", lambda: R.split(f64(4), (1, 2)), rt.ShapeError),
+        bad("str-operand", lambda: R.split("abc", (1,)), rt.OpTypeError),
+    ],
+    "squeeze": [bad("not-size-1", lambda: R.squeeze(f64(3), 0), rt.ShapeError), _no_array("squeeze")],
+    "stack": [
+        bad("shape-mismatch", lambda: R.stack([f64(3), f64(4)]), rt.ShapeError),
+        bad("str-operand", lambda: R.stack([f64(3), "abc"]), rt.OpTypeError),
+    ],
+    "sum_": [bad("float-axis", lambda: R.sum_(f64(3), 0.5), rt.ShapeError), _no_array("sum_")],
+    "tile": [
+        bad("float-reps", lambda: R.tile(f64(3), 1.5), rt.ShapeError),
+        bad("str-operand", lambda: R.tile("abc", 2), rt.OpTypeError),
+    ],
+    "top_k": [
+        bad("k-too-large", lambda: R.top_k(f64(3), 5), rt.ShapeError),
+        bad("str-operand", lambda: R.top_k("abc", 1), rt.OpTypeError),
+    ],
+    "transpose": [
+        bad("float-permutation", lambda: R.transpose(f64(2, 3), (1.0, 0)), rt.ShapeError),
+        bad("str-operand", lambda: R.transpose("abc", (0,)), rt.OpTypeError),
+    ],
+    "triangular_solve": [
+        bad("shape-mismatch", lambda: R.triangular_solve(spd(3), f64(4, 4)), rt.ShapeError),
+        bad("str-operand", lambda: R.triangular_solve(spd(3), "abc"), rt.OpTypeError),
+    ],
+    # -- creation
+    "arange": [
+        bad("huge", lambda: R.arange(10**13), rt.OpMemoryError),
+        bad("unknown-dtype", lambda: R.arange(3, dtype="float99"), rt.OpTypeError, "float99"),
+        bad("str-bound", lambda: R.arange("abc"), rt.OpTypeError),
+    ],
+    "linspace": [
+        bad("huge", lambda: R.linspace(0.0, 1.0, 10**13), rt.OpMemoryError),
+        bad("str-bound", lambda: R.linspace("a", 1.0), rt.OpTypeError),
+        bad("float-num", lambda: R.linspace(0.0, 1.0, 2.5), rt.OpTypeError),
+    ],
+    "eye": [
+        bad("huge", lambda: R.eye(10**7), rt.OpMemoryError),
+        bad("unknown-dtype", lambda: R.eye(2, dtype="float99"), rt.OpTypeError, "float99"),
+        bad("float-n", lambda: R.eye(2.5), rt.OpTypeError),
+    ],
+    "identity": [
+        bad("huge", lambda: R.identity(10**7), rt.OpMemoryError),
+        bad("float-n", lambda: R.identity(2.5), rt.OpTypeError),
+    ],
+    "zeros_like": [
+        _no_array("zeros_like"),
+        bad("unknown-dtype", lambda: R.zeros_like(f64(3), "float99"), rt.OpTypeError, "float99"),
+    ],
+    "ones_like": [
+        _no_array("ones_like"),
+        bad("unknown-dtype", lambda: R.ones_like(f64(3), "float99"), rt.OpTypeError, "float99"),
+    ],
+    "full_like": [
+        bad("str-fill", lambda: R.full_like(f64(2), "a"), rt.ShapeError),
+        bad("str-operand", lambda: R.full_like("abc", 1.0), rt.OpTypeError),
+        bad("unknown-dtype", lambda: R.full_like(f64(3), 1.0, "float99"), rt.OpTypeError, "float99"),
+    ],
+    "tril": [bad("1-d", lambda: R.tril(f64(3)), rt.ShapeError), _no_array("tril")],
+    "triu": [bad("1-d", lambda: R.triu(f64(3)), rt.ShapeError), _no_array("triu")],
+    "diagonal": [bad("same-axes", lambda: R.diagonal(f64(2, 2), 0, 1, 1), rt.ShapeError), _no_array("diagonal")],
+    "diag": [bad("3-d", lambda: R.diag(f64(2, 2, 2)), rt.ShapeError), _no_array("diag")],
+    "meshgrid": [
+        bad("bad-indexing", lambda: R.meshgrid(f64(2), f64(3), indexing="nope"), rt.ShapeError),
+        bad("str-operand", lambda: R.meshgrid(f64(2), "abc"), rt.OpTypeError),
+    ],
+    # -- manipulation
+    **{
+        fn: [bad("str-operand", lambda fn=fn: getattr(R, fn)(f64(2), "abc"), rt.OpTypeError)]
+        for fn in ("atleast_1d", "atleast_2d", "atleast_3d")
+    },
+    "broadcast_to": [
+        bad("incompatible", lambda: R.broadcast_to(f64(3), (4,)), rt.ShapeError),
+        bad("str-operand", lambda: R.broadcast_to("abc", (3,)), rt.OpTypeError),
+    ],
+    "dot": [bad("shape-mismatch", lambda: R.dot(f64(3), f64(4)), rt.ShapeError), _no_array("dot", lambda: f64(3))],
+    "inner": [
+        bad("shape-mismatch", lambda: R.inner(f64(3), f64(4)), rt.ShapeError),
+        _no_array("inner", lambda: f64(3)),
+    ],
+    "outer": [_no_array("outer", lambda: f64(3))],
+    "tensordot": [
+        bad("shape-mismatch", lambda: R.tensordot(f64(3), f64(4), 1), rt.ShapeError),
+        _no_array("tensordot", lambda: f64(3)),
+    ],
+    "einsum": [
+        bad("shape-mismatch", lambda: R.einsum("i,i", f64(3), f64(4)), rt.ShapeError),
+        bad("str-operand", lambda: R.einsum("i", "abc"), rt.OpTypeError, "operand 0"),
+    ],
+    "flip": [bad("float-axis", lambda: R.flip(f64(3), 0.5), rt.ShapeError), _no_array("flip")],
+    "hstack": [bad("str-operand", lambda: R.hstack([f64(2), "abc"]), rt.OpTypeError)],
+    "vstack": [
+        bad("shape-mismatch", lambda: R.vstack([f64(2), f64(3)]), rt.ShapeError),
+        bad("str-operand", lambda: R.vstack([f64(2), "abc"]), rt.OpTypeError),
+    ],
+    "moveaxis": [
+        bad("axis-out-of-range", lambda: R.moveaxis(f64(2, 3), 5, 0), rt.ShapeError, "source"),
+        bad("str-operand", lambda: R.moveaxis("abc", 0, 0), rt.OpTypeError),
+    ],
+    "roll": [
+        bad("float-shift", lambda: R.roll(f64(3), 0.5), rt.ShapeError),
+        bad("str-operand", lambda: R.roll("abc", 1), rt.OpTypeError),
+    ],
+    "swapaxes": [
+        bad("float-axis", lambda: R.swapaxes(f64(2, 3), 0.5, 1), rt.ShapeError),
+        bad("str-operand", lambda: R.swapaxes("abc", 0, 0), rt.OpTypeError),
+    ],
+    "take": [
+        bad("bad-mode", lambda: R.take(f64(3), [0], mode=3), rt.ShapeError, "mode"),
+        bad("str-operand", lambda: R.take("abc", [0]), rt.OpTypeError),
+    ],
+    "take_along_axis": [
+        bad("float-axis", lambda: R.take_along_axis(f64(3), i32(1), 0.5), rt.ShapeError),
+        bad("str-operand", lambda: R.take_along_axis("abc", i32(1), 0), rt.OpTypeError),
+    ],
+    # -- elementwise, reductions and statistics under NumPy's names
+    "clip": [bad("str-bound", lambda: R.clip(f64(3), "a", 1.0), rt.OpTypeError), _no_array("clip")],
+    "nan_to_num": [
+        bad("str-nan", lambda: R.nan_to_num(f64(3), nan="a"), rt.OpTypeError, "nan"),
+        _no_array("nan_to_num"),
+    ],
+    "isclose": [
+        bad("str-rtol", lambda: R.isclose(f64(3), f64(3), rtol="a"), rt.OpTypeError, "rtol"),
+        bad("shape-mismatch", lambda: R.isclose(f64(3), f64(4)), rt.ShapeError),
+    ],
+    "allclose": [
+        bad("str-atol", lambda: R.allclose(f64(3), f64(3), atol="a"), rt.OpTypeError, "atol"),
+        bad("shape-mismatch", lambda: R.allclose(f64(3), f64(4)), rt.ShapeError),
+    ],
+    **{
+        fn: [bad("float-axis", lambda fn=fn: getattr(R, fn)(f64(2, 3), axis=0.5), rt.ShapeError), _no_array(fn)]
+        for fn in ("all", "any", "count_nonzero", "mean", "prod", "std", "sum", "var")
+    },
+    "where": [
+        bad("shape-mismatch", lambda: R.where(rt.asarray([True, False]), f64(3), f64(3)), rt.ShapeError),
+        bad("str-operand", lambda: R.where(rt.asarray([True]), "abc", f64(1)), rt.OpTypeError),
+    ],
+    # -- the rest of the top level
+    "asarray": [
+        bad("str-data", lambda: R.asarray("abc"), rt.OpTypeError),
+        bad("unknown-dtype", lambda: R.asarray([1.0], "float99"), rt.OpTypeError, "float99"),
+    ],
+    "trace": [bad("not-callable", lambda: R.trace("abc", f64(3)), rt.OpTypeError)],
+    "evaluate": [bad("not-a-graph", lambda: R.evaluate("abc", f64(3)), rt.OpTypeError)],
+    "plan": [bad("unknown-op", lambda: R.plan("nope", [rt.float32]), rt.OpTypeError, "nope")],
+    "dtype": [bad("unknown-dtype", lambda: R.dtype("float99"), rt.OpTypeError, "float99")],
+    "result_type": [bad("unknown-dtype", lambda: R.result_type("float99"), rt.OpTypeError, "float99")],
+    "promote_types": [bad("unknown-dtype", lambda: R.promote_types("float99", rt.float32), rt.OpTypeError, "float99")],
+    "get_policy_object": [bad("unknown-policy", lambda: R.get_policy_object("nope"), rt.OpValueError, "nope")],
+    **{
+        fn: [bad("unknown-policy", lambda fn=fn: getattr(R, fn)("nope").__enter__(), rt.OpValueError, "nope")]
+        for fn in ("policy", "use_policy")
+    },
+    # -- rt.nn
+    **{
+        f"nn.{fn}": [
+            bad("str-operand", lambda fn=fn: getattr(NN, fn)("abc"), rt.OpTypeError),
+            bad("object-operand", lambda fn=fn: getattr(NN, fn)(object()), rt.OpTypeError),
+        ]
+        for fn in ("relu", "relu6", "sigmoid", "silu", "swish", "softplus", "log_sigmoid", "gelu", "elu", "leaky_relu")
+    },
+    **{
+        f"nn.{fn}": [
+            bad("float-axis", lambda fn=fn: getattr(NN, fn)(f64(2, 3), axis=0.5), rt.ShapeError),
+            bad("str-operand", lambda fn=fn: getattr(NN, fn)("abc"), rt.OpTypeError),
+        ]
+        for fn in ("softmax", "log_softmax", "standardize")
+    },
+    "nn.one_hot": [
+        bad("unknown-dtype", lambda: NN.one_hot(i32(3), 3, dtype="float99"), rt.OpTypeError, "dtype"),
+        bad("float-classes", lambda: NN.one_hot(i32(3), 2.5), rt.OpTypeError, "num_classes"),
+    ],
+    # -- rt.linalg
+    **{
+        f"linalg.{fn}": [
+            bad("1-d", lambda fn=fn: getattr(LA, fn)(f64(3)), rt.ShapeError),
+            bad("str-operand", lambda fn=fn: getattr(LA, fn)("abc"), rt.OpTypeError),
+        ]
+        for fn in (
+            "cholesky",
+            "det",
+            "eig",
+            "eigh",
+            "eigvals",
+            "eigvalsh",
+            "inv",
+            "lu_factor",
+            "matrix_norm",
+            "qr",
+            "slogdet",
+            "svd",
+            "svdvals",
+        )
+    },
+    "linalg.solve": [
+        bad("shape-mismatch", lambda: LA.solve(spd(3), f64(4)), rt.ShapeError),
+        bad("str-operand", lambda: LA.solve(spd(2), "a"), rt.OpTypeError),
+    ],
+    "linalg.lu_solve": [
+        bad(
+            "pivot-out-of-range",
+            lambda: LA.lu_solve((spd(3), rt.asarray(np.array([0, 5, 1], np.int32))), f64(3)),
+            rt.OpValueError,
+            "piv",
+        ),
+        bad("str-operand", lambda: LA.lu_solve(_lu(), "abc"), rt.OpTypeError),
+    ],
+    "linalg.matrix_power": [
+        bad("float-exponent", lambda: LA.matrix_power(spd(2), 1.5), rt.OpTypeError),
+        bad("str-operand", lambda: LA.matrix_power("abc", 2), rt.OpTypeError),
+    ],
+    "linalg.norm": [
+        bad("float-axis", lambda: LA.norm(f64(3), axis=0.5), rt.ShapeError),
+        bad("str-operand", lambda: LA.norm("abc"), rt.OpTypeError),
+    ],
+    "linalg.vector_norm": [
+        bad("float-axis", lambda: LA.vector_norm(f64(3), axis=0.5), rt.ShapeError),
+        bad("str-operand", lambda: LA.vector_norm("abc"), rt.OpTypeError),
+    ],
+}
+
+#: rows whose function still names another, or raises a builtin error, each with the file that owns
+#: the fix (strict xfail: a fix there makes the row pass and the mark must go)
+_DTYPES = "runtime/core/dtypes.py: dtype() raises a builtin TypeError ('unexpected dtype')"
+_EXECUTOR = "runtime/core/executor.py: asarray raises builtin TypeErrors (_infer_dtype, dtype())"
+_POLICIES = "runtime/core/promotion.py: an unknown policy is a builtin ValueError without the caller's name"
+_GRAPH = "runtime/core/graph.py: trace/evaluate do not check their function or graph argument"
+_PLAN = "runtime/core/plan.py: an unknown op is a builtin KeyError"
+PENDING: dict[tuple[str, str], str] = {
+    ("asarray", "str-data"): _EXECUTOR,
+    ("asarray", "unknown-dtype"): _EXECUTOR,
+    ("dtype", "unknown-dtype"): _DTYPES,
+    ("result_type", "unknown-dtype"): _DTYPES,
+    ("promote_types", "unknown-dtype"): _DTYPES,
+    ("get_policy_object", "unknown-policy"): _POLICIES,
+    ("policy", "unknown-policy"): _POLICIES,
+    ("use_policy", "unknown-policy"): _POLICIES,
+    ("trace", "not-callable"): _GRAPH,
+    ("evaluate", "not-a-graph"): _GRAPH,
+    ("plan", "unknown-op"): _PLAN,
+}
+
+POLICIES = rt.policies()
+#: the op labels an internal error would carry (``dot_general: ``, ``[full operands``)
+_OP_NAMES = sorted(set(ops.OPS) | {"asarray"})
+_ALTERNATIVES = "|".join(re.escape(op) for op in sorted(_OP_NAMES, key=len, reverse=True))
+_INTERNAL = re.compile(rf"(?<![\w.])({_ALTERNATIVES}): |\[({_ALTERNATIVES}) operands ")
+
+
+def test_every_public_function_has_error_rows() -> None:
+    functions = public_functions()
+    missing = sorted(set(functions) - set(ROWS))
+    assert not missing, f"public functions without error rows (add them to ROWS): {missing}"
+    stale = sorted(set(ROWS) - set(functions))
+    assert not stale, f"rows for names that are no public function: {stale}"
+    assert all(ROWS[name] for name in functions), "each function needs at least one bad call"
+
+
+def _cases() -> list[Any]:
+    out = []
+    for name, rows in ROWS.items():
+        for r in rows:
+            owner = PENDING.get((name, r.label))
+            marks = [pytest.mark.xfail(strict=True, reason=owner)] if owner else []
+            out.append(pytest.param(name, r, marks=marks, id=f"{name}-{r.label}"))
+    return out
+
+
+def check(name: str, r: Bad, policy: str) -> None:
+    """``r`` raises its castwise error, saying ``name:`` first, the policy, no internal op."""
+    with rt.use_policy(policy), pytest.raises(Exception) as info:
+        r.call()
+    err = info.value
+    message = str(err)
+    assert isinstance(err, r.cls), f"{type(err).__name__} where {r.cls.__name__} was expected: {message}"
+    assert isinstance(err, CASTWISE) and type(err).__module__.startswith("runtime."), (
+        f"{type(err).__module__}.{type(err).__name__} is not castwise's: {message}"
+    )
+    assert message.startswith(f"{name}:"), message
+    assert f"policy {policy!r}" in message, message
+    internal = {m.group(1) or m.group(2) for m in _INTERNAL.finditer(message)} - {name}
+    assert not internal, f"names the internal {sorted(internal)}: {message}"
+    for word in r.words:
+        assert word in message, message
+
+
+@pytest.mark.parametrize(("name", "r"), _cases())
+def test_a_bad_call_raises_a_castwise_error_naming_the_function(name: str, r: Bad) -> None:
+    """Under every registered policy (one test per row, the policies in a loop: pytest's own cost
+    per test would otherwise be most of this file's time)."""
+    if r.cls is rt.OpMemoryError and rt.core.executor.MAX_OUTPUT_BYTES is None:
+        pytest.skip("this machine does not report its memory: nothing refuses a huge array before allocating")
+    for policy in POLICIES:
+        check(name, r, policy)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "matmul: dot_general: sizes differ [dot_general operands x:f64[3]; policy 'jax']",
+        "matmul: sizes differ [dot_general operands x:f64[3]; policy 'jax']",
+        "power: an operand is no array: asarray: cannot infer [power operands x:f64[3]; policy 'jax']",
+        "matmul: sizes differ [matmul operands x:f64[3]; policy 'numpy']",
+        "dot_general: sizes differ [matmul operands x:f64[3]; policy 'jax']",
+    ],
+)
+def test_the_check_refuses_what_it_is_there_to_refuse(message: str) -> None:
+    """The check itself: an internal label, a missing policy or another function's name fails."""
+
+    def raise_it() -> None:
+        raise rt.OpTypeError(message)
+
+    with pytest.raises(AssertionError):
+        check("matmul" if "matmul" in message else "power", Bad("fake", raise_it, rt.OpTypeError), "jax")
+    with pytest.raises(AssertionError):  # a builtin error, though its words are right
+        check("matmul", Bad("fake", lambda: np.add("a", 1.0), TypeError), "jax")
