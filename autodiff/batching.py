@@ -20,9 +20,9 @@ Arguments and results are pytrees (``autodiff.pytree``): ``in_axes`` and
 ``out_axes`` are tree prefixes of them, as ``jax.vmap`` reads its own, and
 every error names the leaf at fault by its path.
 
-What is fixed at recording time, as with ``jax.jit``: Python control flow and
-anything that leaves the recording as a Python value (``.numpy()``, ``.item()``)
-sees the first example only; JAX raises in these places. The recording is
+As with ``jax.jit``, a recorded value turned into a Python or NumPy value (``bool``,
+``float``, ``.numpy()``, ``.item()``: Python control flow on it too) raises
+``ConcretizationError`` instead of giving every example the first one's. The recording is
 checked before it is replayed (``runtime.core.capture``): a value computed from
 a mapped argument outside the recording (``detach()``, ``no_grad`` blocks) that
 the replay would hold as a constant, the first example's for every example,

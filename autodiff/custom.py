@@ -128,6 +128,7 @@ class _Call:
         #: while traced, and the custom calls they made (``captured_arrays``, for ``jit``'s guard)
         self.captured: dict[int, np.ndarray] = {}
         self.nested: list[_Call] = []
+        self._checked: Callable[..., list[Tensor]] | None = None
 
     def rebuild(self, xs: Sequence[Any]) -> list[Any]:
         """All arguments, the differentiable ones rebuilt from leaves ``xs``."""
@@ -149,15 +150,26 @@ class _Call:
             )
         return leaves
 
-    def flat_fun(self) -> Callable[..., list[Tensor]]:
+    def flat_fun(self, check: bool = False) -> Callable[..., list[Tensor]]:
+        """The function on flat Tensors. ``check``: run it as the rules run (``_user_run``), so
+        that an array it closes over that was written after the call was recorded raises
+        (a batched replay, which runs the function again on each example after ``f`` returned)."""
+        what = "the function (run again on each example of a batch)" if check else "the function"
+
         def fun(*xs: Tensor) -> list[Tensor]:
             # (a replay reads what the function reads now: only a trace's constants are noted)
-            out = _user_run(self, "the function", lambda ys: self.fun(*self.rebuild(ys)), list(xs), check=False)
+            out = _user_run(self, what, lambda ys: self.fun(*self.rebuild(ys)), list(xs), check=check)
             return self.outputs(out, "the function's output")
 
         fun.__name__ = self.name
         fun.call = self  # type: ignore[attr-defined]
         return fun
+
+    def checked_fun(self) -> Callable[..., list[Tensor]]:
+        """``flat_fun(check=True)``, made once per call."""
+        if self._checked is None:
+            self._checked = self.flat_fun(check=True)
+        return self._checked
 
     def record(self, op: ops.OpDef, params: dict[str, Any], outs: Sequence[Tensor]) -> Any:
         """Record ``op`` (the call) on the input leaves; return the output pytree."""
@@ -326,9 +338,17 @@ def captured_arrays(calls: Sequence[_Call]) -> Iterator[tuple[_Call, np.ndarray]
 
 def example_params(op: ops.OpDef, params: dict[str, Any], args: Sequence[Tensor]) -> dict[str, Any]:
     """The params of one example's call where a batching rule runs a user call per example
-    (``autodiff.batching_rules.batch_user_call``): a ``custom_vjp_call``'s ``residuals`` are what ``fwd``
-    saved for the example the call was recorded on, so each example gets its own (``fwd`` run on
-    it, as an eager call saves them), or none where the call is not recorded (nothing reads them)."""
+    (``autodiff.batching_rules.batch_user_call``).
+
+    The function runs checked (``_Call.checked_fun``): the replay runs it after the batched
+    function returned, so it reads what it closes over as it is then, where the recorded example
+    read it at the call; a write in between raises ``SavedValueModifiedError`` instead of batching
+    the new values. A ``custom_vjp_call``'s ``residuals`` are what ``fwd`` saved for the example
+    the call was recorded on, so each example gets its own (``fwd`` run on it, checked too, as an
+    eager call saves them), or none where the call is not recorded (nothing reads them)."""
+    call = getattr(params.get("fun"), "call", None)
+    if isinstance(call, _Call):
+        params = {**params, "fun": call.checked_fun()}
     if op is not ops.custom_vjp_call or params.get("residuals") is None:
         return params
     if not _recording(args):

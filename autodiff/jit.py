@@ -245,8 +245,24 @@ class Jitted:
 
         For staying in JAX (device-resident data, ``jax.sharding``, composing
         with JAX code). Graphs with 64-bit values must be called with x64 on.
+        Each call first checks, as ``__call__`` does, that nothing the program
+        holds the traced values of was written in place since the trace
+        (``SavedValueModifiedError``); under a JAX trace that check runs when JAX
+        traces the call.
         """
-        return self._entry(args)[0].compiled  # type: ignore[no-any-return]
+        entry = self._entry(args)[0]
+        compiled = entry.compiled
+        check = _staleness_check(entry)
+        if check is None:
+            return compiled  # type: ignore[no-any-return]
+        checked = check
+
+        @functools.wraps(compiled)
+        def guarded(*arrays: Any) -> list[Any]:
+            checked()
+            return compiled(*arrays)  # type: ignore[no-any-return]
+
+        return guarded
 
     def compile_seconds(self, *args: Any) -> float | None:
         """Seconds the first call for ``args``' signature spent in ``jax.jit`` compilation (None before it)."""
@@ -259,7 +275,8 @@ class Jitted:
         # argument's dtype and shape, one dict lookup, the entry's runner. Anything else takes the
         # general path: a Python scalar or a NumPy array (no ``_array``), a tracked tensor (its node
         # is not None: an outer recording may need the ops), a signature not run yet.
-        key: list[Any] = [_policies.get(_policy_state.name)]  # the active Policy object (as _entry keys)
+        # the active Policy object (as _entry keys; one activated by object is not in the registry)
+        key: list[Any] = [_policies.get(_policy_state.name) or get_policy_object()]
         arrays = []
         for a in args:
             try:
@@ -322,10 +339,24 @@ def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) ->
     compiled program (the first call, the general path, ``__call__``'s cached-signature
     path) runs this. One compare per call while no in-place write happened anywhere (the
     write clock is unchanged)."""
+    check = _staleness_check(entry)
+    if check is None:
+        return run
+
+    def guarded(arrays: Sequence[np.ndarray]) -> Any:
+        check()
+        return run(arrays)
+
+    return guarded
+
+
+def _staleness_check(entry: _Entry) -> Callable[[], None] | None:
+    """The check ``_closure_guard`` runs before the compiled program (``SavedValueModifiedError``
+    when something it holds was written since the trace); None when there is nothing to check."""
     captured: Captured | None = entry.graph.meta.get("captured")
     calls = calls_in(entry.graph)
     if (captured is None or not captured.watched) and not calls:
-        return run
+        return None
     clock = versions.CLOCK
     traced = clock[0] if captured is None else captured.clock
     checked = [traced]
@@ -342,7 +373,7 @@ def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) ->
             "again."
         )
 
-    def guarded(arrays: Sequence[np.ndarray]) -> Any:
+    def check() -> None:
         now = clock[0]
         if now != checked[0]:
             found = None if captured is None else captured.stale()
@@ -354,9 +385,8 @@ def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) ->
                     where = f"the {call.kind} function {call.name!r} (its function or rules)"
                     raise stale(f"a {owner.dtype}{list(owner.shape)} array {where} closes over", hit)
             checked[0] = now
-        return run(arrays)
 
-    return guarded
+    return check
 
 
 #: the storage of a result Tensor between dispatch and the program's completion (never seen outside

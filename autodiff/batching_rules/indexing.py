@@ -62,7 +62,9 @@ def batch_gather(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) 
         operand_batching_dims=(0, *_up(dn.operand_batching_dims)),
         start_indices_batching_dims=(0, *_up(dn.start_indices_batching_dims)),
     )
-    sizes = (1, *params["slice_sizes"])
+    # (one example per batch index: a slice of size 1 along the batch dimension, 0 when the batch is
+    # empty, as JAX's rule sizes it, since a size-1 slice does not fit in an empty dimension)
+    sizes = (min(size, 1), *params["slice_sizes"])
     return _run(op, [operand, indices], {**params, "dimension_numbers": new_dn, "slice_sizes": sizes}), [0]
 
 
@@ -136,7 +138,8 @@ def batch_dynamic_slice(op: OpDef, args: Sequence[Tensor], dims: Dims, params: P
     dn = GatherDimensionNumbers(offset_dims=tuple(range(1, n + 1)), collapsed_slice_dims=(),
                                 start_index_map=tuple(range(1, n + 1)), operand_batching_dims=(0,),
                                 start_indices_batching_dims=(0,))  # fmt: skip
-    gather_params = {"dimension_numbers": dn, "slice_sizes": (1, *sizes), "mode": "clip", "fill_value": None}
+    gather_params = {"dimension_numbers": dn, "slice_sizes": (min(size, 1), *sizes), "mode": "clip",
+                     "fill_value": None}  # fmt: skip
     return _run(ops.gather, [operand, starts], gather_params), [0]
 
 

@@ -191,6 +191,11 @@ def lower_to_jax(graph: Graph) -> Callable[..., list[Any]]:
     if missing:
         raise LoweringError(f"JAX/XLA has no {', '.join(missing)}: this graph cannot be lowered")
     x64 = bool(used & X64_DTYPES)
+    # what the trace captured by reference (runtime.core.capture): a write since then would be baked
+    # in here, or (after this) be missed by the constants made here; either way a disagreement
+    captured = graph.meta.get("captured")
+    if captured is not None:
+        captured.check("lower_to_jax")
     if x64 and not x64_enabled():
         with jax.enable_x64(True):
             consts = [_const_value(v) for v in graph.consts]
@@ -198,6 +203,8 @@ def lower_to_jax(graph: Graph) -> Callable[..., list[Any]]:
         consts = [_const_value(v) for v in graph.consts]
 
     def lowered(*args: Any) -> list[Any]:
+        if captured is not None:  # (one compare while no in-place write happened anywhere)
+            captured.check("lower_to_jax")
         if not x64 or x64_enabled():
             return _interpret(graph, consts, args)
         if any(isinstance(a, jax.core.Tracer) for a in args):

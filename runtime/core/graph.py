@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from runtime.core import hooks, kernels, ops, shapes
+from runtime.core import tensor as tensor_module
 from runtime.core import weak as weak_rules
 from runtime.core.capture import Captured as Captured
 from runtime.core.capture import TracedConstantError as TracedConstantError
@@ -683,6 +684,27 @@ def is_traced(t: Tensor) -> bool:
     graph would hold them). Also inside a ``grad`` (or ``no_grad``) nested in the trace, whose own
     recorder is the current one: their values derive from the trace's inputs too."""
     return t.node is not None and tracing()
+
+
+def _refuse_concrete(t: Tensor, fn: str) -> None:
+    """``fn`` (``bool``, ``float``, ``Tensor.item`` ...) of a traced ``t`` raises, as ``jax.jit``
+    raises ``ConcretizationTypeError`` for a tracer: the trace would hand back this call's value,
+    and a replay (the compiled program, every example of a ``vmap``, ``evaluate``) would keep it,
+    so a Python branch or number computed from it would silently be the trace's."""
+    if not tracing():
+        return
+    from runtime.core.promotion import get_policy
+
+    raise ConcretizationError(
+        f"{fn}: the value of a traced {t.dtype.name}{list(t.shape)} Tensor is not known when the program "
+        "replays (inside autodiff.jit, autodiff.vmap or rt.trace it stands for every call's, or every "
+        "example's, value), so it cannot become a Python or NumPy value here. Keep it a Tensor (rt.where "
+        "instead of an if, array ops instead of .item()), or pass the value in as a Python number. "
+        f"[policy {get_policy()!r}]"
+    )
+
+
+tensor_module.CONCRETE[0] = _refuse_concrete
 
 
 def new_leaf(tensor: Tensor) -> Var:

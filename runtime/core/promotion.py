@@ -315,6 +315,13 @@ def policies() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
+#: policies activated by object (``use_policy(policy)``) that are not the one registered under
+#: their name, by the key the active-policy state holds for them (``name@id``: the plan caches,
+#: keyed by that state, then never mix them up with the registered one). Held for good, so an
+#: id is never reused for another policy while a cache may still hold its key.
+_UNREGISTERED: dict[str, Policy] = {}
+
+
 def get_policy_object(name: str | Policy | None = None) -> Policy:
     """Resolve ``name`` (or the active policy when ``None``) to a Policy."""
     if name is None:
@@ -324,6 +331,9 @@ def get_policy_object(name: str | Policy | None = None) -> Policy:
     try:
         return _REGISTRY[name]
     except KeyError:
+        found = _UNREGISTERED.get(name)
+        if found is not None:
+            return found
         raise ValueError(f"unknown promotion policy {name!r}; known: {', '.join(_REGISTRY)}") from None
 
 
@@ -336,15 +346,23 @@ _STATE = _PolicyState()
 
 def get_policy() -> str:
     """Name of the policy active in this thread (default ``"jax"``)."""
-    return _STATE.name
+    name = _STATE.name
+    found = _UNREGISTERED.get(name) if name not in _REGISTRY else None
+    return name if found is None else found.name
 
 
 @contextmanager
-def use_policy(name: str) -> Iterator[Policy]:
-    """Make ``name`` the active policy in this thread for the ``with`` block."""
+def use_policy(name: str | Policy) -> Iterator[Policy]:
+    """Make ``name`` (a registered policy's name, or a ``Policy`` object) the active policy in
+    this thread for the ``with`` block. An object is activated itself, also where another policy
+    is registered under its name (nothing is registered)."""
     policy = get_policy_object(name)
     previous = _STATE.name
-    _STATE.name = policy.name
+    key = policy.name
+    if _REGISTRY.get(key) is not policy:
+        key = f"{policy.name}@{id(policy):x}"
+        _UNREGISTERED[key] = policy
+    _STATE.name = key
     try:
         yield policy
     finally:

@@ -20,7 +20,7 @@ from runtime.core.promotion import get_policy
 from runtime.core.versions import version
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from runtime.core.ops import OpDef
 
@@ -109,20 +109,32 @@ class Tensor:
         """A read-only NumPy view of the storage: shared, not copied (``np.shares_memory`` holds),
         and not writable, so no write can bypass castwise's version counters (a recording or an
         ``autodiff.jit`` cache may hold this memory). ``t.numpy().copy()`` is a writable copy;
-        in-place writes go through castwise (``t += 1``, ``t.at[i].set(v)``)."""
+        in-place writes go through castwise (``t += 1``, ``t.at[i].set(v)``). A traced Tensor
+        (inside ``jit`` / ``vmap`` / ``trace``) raises ``ConcretizationError``, as the
+        conversions below do."""
+        if self.node is not None:
+            _concrete(self, "Tensor.numpy")
         return _read_only(self._array)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(t)``: the read-only view ``numpy()`` gives; ``copy=True`` or a ``dtype``:
         a fresh, writable array."""
+        if self.node is not None:
+            _concrete(self, "numpy.asarray")
         if dtype is None:
             return self._array.copy() if copy else _read_only(self._array)
         return self._array.astype(dtype)
 
     def item(self) -> Scalar:
+        """The one element as a Python scalar (``ConcretizationError`` when traced)."""
+        if self.node is not None:
+            _concrete(self, "Tensor.item")
         return self._array.item()  # type: ignore[no-any-return]
 
     def tolist(self) -> Any:
+        """The values as nested Python lists (``ConcretizationError`` when traced)."""
+        if self.node is not None:
+            _concrete(self, "Tensor.tolist")
         return self._array.tolist()
 
     def __repr__(self) -> str:
@@ -147,6 +159,8 @@ class Tensor:
                 f"({self.size} elements) is ambiguous; use .any() or .all() "
                 f"[policy {get_policy()!r}]"
             )
+        if self.node is not None:
+            _concrete(self, "bool")
         return bool(self._array.reshape(()))
 
     def _scalar(self, kind: str) -> Any:
@@ -162,6 +176,8 @@ class Tensor:
                 f"{kind}() of a {self.dtype.name} tensor would drop the imaginary part; "
                 f"use .real or abs() first, or complex() [policy {get_policy()!r}]"
             )
+        if self.node is not None:
+            _concrete(self, kind)
         return self._array.reshape(())
 
     def __float__(self) -> float:
@@ -273,6 +289,18 @@ class Tensor:
         def __ifloordiv__(self, other: Any) -> Tensor: ...
 
         clamp = clip
+
+
+#: ``CONCRETE[0](t, fn)`` raises ``ConcretizationError`` when ``t`` is traced (set by
+#: ``runtime.core.graph``, which knows what a trace is; the array type does not import it).
+#: The conversions to Python and NumPy values call it for a Tensor on a graph.
+CONCRETE: list[Callable[[Tensor, str], None] | None] = [None]
+
+
+def _concrete(t: Tensor, fn: str) -> None:
+    check = CONCRETE[0]
+    if check is not None:
+        check(t, fn)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

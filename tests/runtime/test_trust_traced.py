@@ -530,7 +530,6 @@ def test_nan_to_num_of_integers_is_a_fresh_copy(dtype: Any) -> None:
 # -- F: bad inputs name the function the user called --------------------------------------------
 
 V = rt.asarray(np.array([1.0, 2.0]))
-_BATCHING = "the gather/scatter batching rules (autodiff/rules_batching.py) give a size-0 batch slice size 1"
 
 
 def _bad(call: Callable[[], Any], fn: str, *words: str, cls: type[Exception] = Exception, owner: str = "") -> Any:
@@ -601,27 +600,52 @@ def test_stacking_zero_d_operands_matches_numpy(fn: str) -> None:
     assert mixed.shape == getattr(np, fn)([np.float32(1.0), np.array([2.0], np.float32)]).shape
 
 
-def _empty_batch(ours: Callable[..., Any], theirs: Callable[..., Any], *args: Any, fixed: bool = True) -> Any:
-    marks = [] if fixed else [pytest.mark.xfail(strict=True, reason=_BATCHING)]
-    return pytest.param(ours, theirs, args, marks=marks)
+@autodiff.custom_vjp
+def _csin(u: Any) -> Any:
+    return rt.sin(u)
 
 
-@pytest.mark.parametrize(
-    ("ours", "theirs", "args"),
-    [
-        _empty_batch(lambda i: mp.take(rt.asarray(XI), i), lambda i: jnp.take(XI, i), np.zeros((0, 2), np.int64)),
-        _empty_batch(lambda i: rt.asarray(XI)[i], lambda i: jnp.asarray(XI)[i], np.zeros((0, 2), np.int64)),
-        _empty_batch(lambda r: mp.take(r, np.array([0, 1])), lambda r: jnp.take(r, np.array([0, 1])),
-                     np.zeros((0, 3)), fixed=False),
-        _empty_batch(lambda r: r[np.array([0, 1])], lambda r: r[np.array([0, 1])], np.zeros((0, 3)), fixed=False),
-        _empty_batch(lambda r, i: r[i], lambda r, i: r[i], np.zeros((0, 3)), np.zeros((0,), np.int64), fixed=False),
-        _empty_batch(lambda i: rt.asarray(XI).at[i].set(1.0), lambda i: jnp.asarray(XI).at[i].set(1.0),
-                     np.zeros((0,), np.int64), fixed=False),
-    ],
-)  # fmt: skip
+_csin.defvjp(lambda u: (rt.sin(u), u), lambda u, g: (g * rt.cos(u),))
+
+
+@jax.custom_vjp
+def _jsin(u: Any) -> Any:
+    return jnp.sin(u)
+
+
+_jsin.defvjp(lambda u: (jnp.sin(u), u), lambda u, g: (g * jnp.cos(u),))
+
+_EMPTY_BATCHES = [
+    (lambda i: mp.take(rt.asarray(XI), i), lambda i: jnp.take(XI, i), (np.zeros((0, 2), np.int64),)),
+    (lambda i: rt.asarray(XI)[i], lambda i: jnp.asarray(XI)[i], (np.zeros((0, 2), np.int64),)),
+    (lambda r: mp.take(r, np.array([0, 1])), lambda r: jnp.take(r, np.array([0, 1])), (np.zeros((0, 3)),)),
+    (lambda r: r[np.array([0, 1])], lambda r: r[np.array([0, 1])], (np.zeros((0, 3)),)),
+    (lambda r, i: r[i], lambda r, i: r[i], (np.zeros((0, 3)), np.zeros((0,), np.int64))),
+    (lambda i: rt.asarray(XI).at[i].set(1.0), lambda i: jnp.asarray(XI).at[i].set(1.0), (np.zeros((0,), np.int64),)),
+    (lambda r, i: r.at[i].add(1.0), lambda r, i: r.at[i].add(1.0), (np.zeros((0, 3)), np.zeros((0, 2), np.int64))),
+    (lambda r: r.at[np.array([0, 2])].set(2.0), lambda r: r.at[np.array([0, 2])].set(2.0), (np.zeros((0, 3)),)),
+    (lambda r, i: mp.take_along_axis(r, i, axis=0), lambda r, i: jnp.take_along_axis(r, i, axis=0),
+     (np.zeros((0, 3)), np.zeros((0, 2), np.int64))),
+    (_csin, _jsin, (np.zeros((0, 3)),)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("ours", "theirs", "args"), _EMPTY_BATCHES)
 def test_vmap_over_an_empty_batch_of_indexing_is_empty_as_in_jax(
     ours: Callable[..., Any], theirs: Callable[..., Any], args: tuple[np.ndarray, ...]
 ) -> None:
     got = autodiff.vmap(ours)(*[rt.asarray(a) for a in args])
     want = jax.vmap(theirs)(*args)
     assert got.shape == want.shape and got.shape[0] == 0
+    assert got.dtype.name == want.dtype.name
+
+
+@pytest.mark.parametrize(("ours", "theirs", "args"), [row for row in _EMPTY_BATCHES if row[2][0].dtype.kind == "f"])
+def test_grad_of_a_vmap_over_an_empty_batch_is_empty_as_in_jax(
+    ours: Callable[..., Any], theirs: Callable[..., Any], args: tuple[np.ndarray, ...]
+) -> None:
+    """The derivative of a batched gather is a batched scatter-add into an empty dimension."""
+    x, *rest = args
+    got = autodiff.grad(lambda r: autodiff.vmap(ours)(r, *[rt.asarray(a) for a in rest]).sum())(rt.asarray(x))
+    want = jax.grad(lambda r: jax.vmap(theirs)(r, *rest).sum())(x)
+    assert got.shape == want.shape == x.shape

@@ -93,14 +93,25 @@ def check_integer_power(x: Operand, y: Operand, name: str = "pow") -> None:
     jax.numpy refuse ``x ** -2`` for integer ``x``), an exponent array holding a negative value
     where the policy says so (``Policy.negative_int_power``: NumPy's ``np.power`` raises;
     PyTorch's ``pow`` of two tensors gives the value truncated toward zero, as the kernel does).
-    Only the values at hand are checked: a replayed graph (``jit``) gives the truncated value."""
+    A traced exponent (``jit``, ``vmap``, ``trace``) under a policy that raises is refused
+    (``ConcretizationError``): a replay cannot raise, and would give the truncated value."""
     if _int_kind(y) != "int" or _int_kind(x) is None:
         return  # only a signed exponent can be negative, and only integer results are refused
+    from runtime.core.promotion import get_policy_object, result_type
+
+    if isinstance(y, Tensor) and y.node is not None:
+        from runtime.core.graph import ConcretizationError, is_traced
+
+        if is_traced(y) and get_policy_object(None).negative_int_power == "raise" and result_type(x, y).is_integer:
+            raise op_error(
+                ConcretizationError, ops.pow, (x, y),
+                f"{name}: a traced integer exponent cannot be checked when the program replays (the active "
+                "policy refuses a negative one, as np.power raises): convert the base to a float first, or "
+                "pass the exponent in as a Python int",
+            )  # fmt: skip
     values = y._array if isinstance(y, Tensor) else np.asarray(y)
     if not (values < 0).any():
         return
-    from runtime.core.promotion import get_policy_object, result_type
-
     if not result_type(x, y).is_integer:
         return
     scalar = not isinstance(y, Tensor) and values.ndim == 0

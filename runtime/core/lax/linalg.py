@@ -168,8 +168,21 @@ def _broadcast_batch(x: Tensor, batch: tuple[int, ...]) -> Tensor:
 
 def _check_permutation(packed: Tensor, permutation: Tensor, b: Tensor) -> None:
     """``permutation`` must hold each row ``0 .. m-1`` once per matrix (as ``lu`` gives it): a
-    value out of range or repeated would make the permutation matrix drop a row of ``b``."""
-    perm = permutation.numpy()
+    value out of range or repeated would make the permutation matrix drop a row of ``b``.
+    Traced (``jit``, ``vmap``, ``trace``), a replay could not check it: ``lu``'s own permutation
+    (``solve``, ``inv``) is one by construction and passes; any other is refused."""
+    node = permutation.node
+    if node is not None:
+        from runtime.core.graph import ConcretizationIndexError, is_traced
+
+        if is_traced(permutation):
+            if node.producer is not None and node.producer.op is ops.lu:
+                return
+            raise ConcretizationIndexError(
+                f"lu_solve: a traced permutation ({permutation.dtype.short}{list(permutation.shape)}) cannot be "
+                "checked when the program replays; pass lu's permutation of a traced matrix, or a concrete one"
+            )
+    perm = permutation._array  # (the storage: numpy() refuses a traced Tensor)
     m = perm.shape[-1] if perm.ndim else 0
     if perm.size and not np.array_equal(np.sort(perm, axis=-1), np.broadcast_to(np.arange(m), perm.shape)):
         from runtime.core.promotion import get_policy

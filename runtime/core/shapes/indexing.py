@@ -259,7 +259,8 @@ def _scatter(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any], kinds:
         raise _fail(ShapeError, op, avals, f"updates scatter dims {scatter_dims} != indices batch dims {batch}")
     window = scatter_window(operand, updates, dn)
     for d, (w, n) in enumerate(zip(window, operand, strict=True)):
-        if w > n:
+        # (inserted and batching dims hold no window: an empty one is fine, as in lax.scatter)
+        if w > n and d not in dn.inserted_window_dims and d not in dn.operand_batching_dims:
             raise _fail(ShapeError, op, avals, f"update window size {w} exceeds operand dim {d} (size {n})")
     for od, bd in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, strict=True):
         if operand[od] != batch[bd]:
