@@ -771,11 +771,12 @@ def transpose(x: Tensor, axes: tuple[Any, ...]) -> Tensor:
 
 
 def cumulative(x: Tensor, axis: Any, dtype: Any, product: bool) -> Tensor:
-    """``cumsum``/``cumprod`` as NumPy and jax.numpy: over the flattened tensor without ``axis``;
-    bool and small integers accumulate in ``sum``'s dtype (int64, uint64 for unsigned)."""
+    """``cumsum``/``cumprod`` as NumPy and jax.numpy: over the flattened tensor without ``axis``.
+    bool accumulates in ``sum``'s dtype (int64); small integers keep theirs under jax.numpy
+    (``jnp.cumsum`` of int8 is int8) and accumulate in ``sum``'s under NumPy and PyTorch."""
     method = "cumprod" if product else "cumsum"
     t = _prepared(x, dtype, method)
-    if dtype is None:
+    if dtype is None and (library() != "jax" or t.dtype is dt.bool_):
         wide = sum_dtype(t.dtype)
         if wide is not t.dtype:
             t = lax.convert(t, wide)

@@ -8,12 +8,12 @@ checked both ways: memory castwise hands out is read-only, memory it imports is 
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
 
-import jax
-import jax.numpy as jnp
 import runtime as rt
 from runtime.core import interop
 from runtime.core.inplace import ReadOnlyTensorError
@@ -58,7 +58,7 @@ def _jax_has(d: rt.DType) -> bool:
 def test_dtype_equals_what_numpy_calls_it(d: rt.DType) -> None:
     storage = d.storage
     for other in (storage, storage.type, storage.name, str(storage), d.name, d.short):
-        assert d == other and not (d != other), other
+        assert d == other and (d != other) is False, other
     assert np.dtype(d) == storage and d.dtype == storage
     assert np.zeros(3, dtype=d).dtype == storage
     assert np.arange(3).astype(d).dtype == storage
