@@ -59,6 +59,8 @@ from runtime.core.graph import (
     trace,
 )
 from runtime.core.inplace import InPlaceError, SavedValueModifiedError
+from runtime.core.interop import CPU as cpu
+from runtime.core.interop import Device, from_dlpack, register_with_jax
 from runtime.core.lax import *  # noqa: F403  (every op as a function)
 from runtime.core.lax import __all__ as _function_names
 from runtime.core.plan import plan
@@ -132,6 +134,7 @@ __all__ = [
     "trace",
     "DEFAULT_POLICY",
     "DType",
+    "Device",
     "Policy",
     "PromotionError",
     "bcomplex32",
@@ -140,7 +143,10 @@ __all__ = [
     "complex32",
     "complex64",
     "complex128",
+    "cpu",
     "dtype",
+    "from_dlpack",
+    "register_with_jax",
     "float4_e2m1fn",
     "float6_e2m3fn",
     "float6_e3m2fn",

@@ -133,7 +133,7 @@ def _python_int_out_of_narrow_range(case: Case, operands: Sequence[Any], ours_re
     if not ours_refused or jax_refused:
         return False
     ints = [x for s, x in zip(case.operand_slots, operands, strict=True) if isinstance(s, PyScalar) and s.kind == "int"]
-    ranges = [ml_dtypes.iinfo(d.storage) for d in case.slots if d in NARROW_INT_DTYPES]
+    ranges = [ml_dtypes.iinfo(d.storage) for d in case.slots if isinstance(d, dt.DType) and d in NARROW_INT_DTYPES]
     return any(not int(r.min) <= v <= int(r.max) for v in ints for r in ranges)
 
 

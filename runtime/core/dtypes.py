@@ -21,8 +21,16 @@ KIND_CATEGORY: Final[dict[str, int]] = {"bool": 0, "uint": 1, "int": 1, "float":
 class DType:
     """One element type of the catalog.
 
-    Instances are singletons created by this module: compare them with ``is`` or
-    ``==`` (identity) and use them as dictionary keys.
+    Instances are singletons created by this module: compare them with ``is``, and
+    use them as dictionary keys (hashing is by identity). ``==`` is identity between
+    two ``DType`` objects, and, as for ``np.dtype`` and JAX's dtypes, a ``DType``
+    also equals the NumPy dtype, scalar type and name it stands for
+    (``float32 == np.float32 == np.dtype("float32") == "float32"``; ``bfloat16 ==
+    ml_dtypes.bfloat16``). ``float32r``, which has no NumPy type of its own, equals the
+    float32 NumPy stores it as (``np.float32``, ``"float32"``: NumPy decides
+    ``np.dtype("float32") == float32r`` so through ``.dtype``, and castwise agrees), though
+    not castwise's ``float32``. ``.dtype`` is the NumPy (storage) dtype, which is how
+    NumPy accepts a ``DType`` wherever it takes a dtype (``np.zeros(3, rt.int4)``).
     """
 
     __slots__ = ("bits", "category", "index", "is_inexact", "itemsize", "kind", "name", "short", "storage")
@@ -55,6 +63,25 @@ class DType:
     def is_integer(self) -> bool:
         """True for signed and unsigned integer dtypes (bool excluded)."""
         return self.kind in ("int", "uint")
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The NumPy dtype that stores this dtype (``np.dtype(d)``, ``arr.astype(d)`` and every
+        ``dtype=`` of NumPy read this attribute); float32r's is float32."""
+        return self.storage
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if type(other) is DType:  # singletons: two DType objects are equal only when identical
+            return False
+        return _equals_foreign(self, other)
+
+    # Identity hashing (the executor's plan cache and every dtype table key on DType objects).
+    # Python asks ``a == b`` to imply ``hash(a) == hash(b)`` among keys of one dict; two DTypes are
+    # equal only when identical, so that holds. Like ``np.dtype`` (``np.dtype("f4") == "f4"`` yet
+    # their hashes differ), the equality with a NumPy dtype, type or name does not extend to hashing.
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"castwise.{self.name}"
@@ -167,6 +194,20 @@ def dtype(x: Any) -> DType:
     if found is None:
         raise TypeError(f"unexpected dtype: {x!r}")
     return found
+
+
+def _equals_foreign(d: DType, other: object) -> bool:
+    """``d == other`` for an ``other`` that is not a DType: a castwise name of ``d`` (long or
+    short), or a NumPy dtype, type or dtype string equal to ``d``'s NumPy storage dtype."""
+    if isinstance(other, str):
+        if _BY_NAME.get(other) is d:
+            return True
+    elif other is None or isinstance(other, (int, float, complex)):
+        return False  # np.dtype(None) is float64, and a number is no dtype
+    try:
+        return bool(np.dtype(other) == d.storage)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return False
 
 
 def from_numpy(np_dtype: np.dtype[Any]) -> DType:

@@ -16,6 +16,7 @@ raises ``SavedValueModifiedError`` instead of returning a wrong gradient.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -91,11 +92,9 @@ def check_result_fits(name: str, result: DType, target: DType) -> None:
         )
 
 
-def apply_inplace(x: Tensor, op: OpDef, other: Any, name: str) -> Tensor:
-    """Compute ``op(x, other)`` and store it into ``x`` (same dtype, same storage)."""
-    from runtime.core.executor import apply, convert_array
-    from runtime.core.tensor import Tensor
-
+def check_writable(x: Tensor, name: str) -> None:
+    """Raise unless castwise may write into ``x``'s storage in place: ``x`` is untracked, no
+    recording holds its array as a constant, and the array is writable."""
     if x._requires_grad:
         raise InPlaceError(
             f"{name}: {x.dtype.name}{list(x.shape)} requires grad; an in-place write would change a "
@@ -111,12 +110,37 @@ def apply_inplace(x: Tensor, op: OpDef, other: Any, name: str) -> Tensor:
             f"{name}: {x.dtype.name}{list(x.shape)} is read-only (a view of memory castwise does not own, "
             "such as an autodiff.jit result); write into x.copy() or use the out-of-place op."
         )
+
+
+def fill_inplace(x: Tensor, value: Any, name: str) -> Tensor:
+    """Store the scalar ``value`` into every element of ``x`` (``zero_``, ``fill_``), with the
+    refusals and version counting of every in-place write."""
+    from runtime.core.executor import asarray
+
+    check_writable(x, name)
+    stored = asarray(value, dtype=x.dtype)._array  # castwise's conversion, as a stored result takes
+    bump(x._array)
+    np.copyto(x._array, stored, casting="unsafe")
+    return x
+
+
+def apply_inplace(x: Tensor, op: OpDef | Callable[[Tensor, Any], Tensor], other: Any, name: str) -> Tensor:
+    """Compute ``op(x, other)`` and store it into ``x`` (same dtype, same storage).
+
+    ``op`` is one op, or an op function composed of several (``lax.mod`` for ``%=``,
+    ``lax.matmul`` for ``@=``): the result is computed out of place either way, then
+    checked and stored by the one path below, so every in-place operator follows the
+    same refusals, category rule and version counting."""
+    from runtime.core.executor import apply, convert_array
+    from runtime.core.tensor import Tensor
+
+    check_writable(x, name)
     if isinstance(other, Tensor) and other._requires_grad:
         raise InPlaceError(
             f"{name}: the operand {other.dtype.name}{list(other.shape)} requires grad and would be lost in "
             "an in-place write into an untracked tensor. Use the out-of-place op."
         )
-    result = apply(op, (x, other), {})
+    result = apply(op, (x, other), {}) if isinstance(op, OpDef) else op(x, other)
     assert isinstance(result, Tensor)
     check_result_fits(name, result.dtype, x.dtype)
     if result.shape != x.shape:

@@ -3,8 +3,11 @@ the array type, attached to ``Tensor`` (``runtime.core.tensor.attach_methods``) 
 the executor, so ``runtime.core.tensor`` imports no op.
 
 Each operator is one op through the executor (``x + y`` is ``add`` with the active policy's
-promotion); ``%`` and ``@`` are ``lax.mod`` and ``lax.matmul``; an in-place operator writes
-through ``runtime.core.inplace`` (checked and version-bumped there).
+promotion); ``%`` and ``@`` are ``lax.mod`` and ``lax.matmul``; ``~``, ``<<`` and ``>>`` are
+NumPy's ``invert``, ``left_shift`` and ``right_shift`` (``>>`` fills with the sign bit for signed
+integers and with zeros for unsigned ones, as NumPy and jax.numpy do). Every in-place operator
+(``+=`` ... ``%=``, ``&=``, ``@=``, ``<<=``) writes through ``runtime.core.inplace`` (checked and
+version-bumped there), so ``y = x; x %= 2`` changes ``y`` as ``x += 1`` does.
 """
 
 from __future__ import annotations
@@ -12,11 +15,44 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from runtime.core import dtypes as dt
-from runtime.core import lax, ops
+from runtime.core import interop, lax, ops
 from runtime.core.executor import apply, apply_binary
-from runtime.core.inplace import apply_inplace
+from runtime.core.inplace import apply_inplace, fill_inplace
 from runtime.core.ops import OpDef
+from runtime.core.promotion import PromotionError, get_policy, result_type
+from runtime.core.shapes import OpTypeError, ShapeError
 from runtime.core.tensor import Tensor, attach_methods
+
+
+def _integer_op(name: str, symbol: str, fn: Any, *operands: Any) -> Tensor:
+    """``fn(*operands)``, an op on integers (and bool for ``~``): a dtype the op refuses raises
+    naming the operator the user wrote (NumPy's and jax.numpy's ufunc name and the symbol)."""
+    try:
+        return fn(*operands)  # type: ignore[no-any-return]
+    except OpTypeError as err:
+        raise OpTypeError(f"{name} ({symbol}): {err}") from None
+
+
+def right_shift(x: Any, y: Any) -> Tensor:
+    """NumPy's ``x >> y``: an arithmetic shift (sign fill) of signed integers, a logical one
+    (zero fill) of unsigned ones, decided by the operands' promoted dtype."""
+    try:
+        unsigned = result_type(x, y).kind == "uint"
+    except (PromotionError, TypeError):
+        unsigned = False  # the op itself raises the policy's refusal, naming the operands
+    shift = lax.shift_right_logical if unsigned else lax.shift_right_arithmetic
+    return _integer_op("right_shift", "x >> y", shift, x, y)
+
+
+def _matrix_transpose(x: Tensor) -> Tensor:
+    if x.ndim < 2:
+        raise ShapeError(
+            f"mT: the matrix transpose needs at least 2 dimensions, got {x.dtype.name}{list(x.shape)} "
+            f"[policy {get_policy()!r}]"
+        )
+    perm = (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2)
+    return apply(ops.transpose, (x,), {"permutation": perm})  # type: ignore[return-value]
+
 
 if TYPE_CHECKING:
     _Base = Tensor
@@ -48,6 +84,51 @@ class TensorOperators(_Base):
 
     def conj(self) -> Tensor:
         return apply(ops.conj, (self,), {})  # type: ignore[return-value]
+
+    @property
+    def mT(self) -> Tensor:
+        """The last two axes swapped (the array API's ``matrix_transpose``; a ``transpose``)."""
+        return _matrix_transpose(self)
+
+    @property
+    def device(self) -> interop.Device:
+        """The device the tensor lives on: castwise computes on the CPU only (``rt.cpu``)."""
+        return interop.CPU
+
+    def __index__(self) -> int:
+        """A 0-d integer tensor as a Python int (``range(t)``, ``lst[t]``), as NumPy's
+        ``__index__``: through ``int()``, so a traced tensor raises as ``int()`` does."""
+        if self.ndim != 0 or not self.dtype.is_integer:
+            raise TypeError(
+                f"__index__: only a 0-d integer tensor is an index, got {self.dtype.name}{list(self.shape)} "
+                f"(as NumPy: only integer scalar arrays can be converted to a scalar index) [policy {get_policy()!r}]"
+            )
+        return int(self)
+
+    def zero_(self) -> Tensor:
+        """Fill with zeros in place and return the tensor (PyTorch's ``zero_``; ``grad.zero_()``)."""
+        return fill_inplace(self, 0, "zero_")
+
+    def fill_(self, value: Any) -> Tensor:
+        """Fill with the scalar ``value`` (converted to the tensor's dtype) in place (PyTorch's ``fill_``)."""
+        return fill_inplace(self, value, "fill_")
+
+    def __dlpack__(
+        self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None, copy: bool | None = None,
+    ) -> Any:  # fmt: skip
+        """A DLPack capsule of the values (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``,
+        ``jax.dlpack.from_dlpack(t)``): read-only shared memory for a DLPack >= 1.0 consumer, a
+        copy for a legacy one (``runtime.core.interop.dlpack``)."""
+        return interop.dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(1, 0)``: DLPack's CPU device."""
+        return interop.dlpack_device(self)
+
+    def __jax_array__(self) -> Any:
+        """``jnp.asarray(t)``: the values as a ``jax.Array`` (``runtime.core.interop.jax_array``)."""
+        return interop.jax_array(self)
 
     # -- operators ---------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
@@ -134,6 +215,22 @@ class TensorOperators(_Base):
     def __ge__(self, other: Any) -> Tensor:
         return apply_binary(ops.ge, self, other)
 
+    def __lshift__(self, other: Any) -> Tensor:
+        return _integer_op("left_shift", "x << y", lax.shift_left, self, other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return _integer_op("left_shift", "x << y", lax.shift_left, other, self)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return right_shift(other, self)
+
+    def __invert__(self) -> Tensor:
+        # NumPy's invert: logical not of bool, every bit flipped of an integer (lax's ``not``)
+        return _integer_op("invert", "~x", lax.logical_not, self)
+
     def __neg__(self) -> Tensor:
         return apply(ops.neg, (self,), {})  # type: ignore[return-value]
 
@@ -183,6 +280,30 @@ class TensorOperators(_Base):
 
     def __ifloordiv__(self, other: Any) -> Tensor:
         return self._inplace(ops.floor_div, other, "floor_divide_")
+
+    def __imod__(self, other: Any) -> Tensor:
+        return apply_inplace(self, lax.mod, other, "remainder_")
+
+    def __imatmul__(self, other: Any) -> Tensor:
+        # NumPy's ``a @= b`` writes a @ b into a, whose shape it must keep (b square)
+        return apply_inplace(self, lax.matmul, other, "matmul_")
+
+    def __iand__(self, other: Any) -> Tensor:
+        return self._inplace(ops.logical_and, other, "bitwise_and_")
+
+    def __ior__(self, other: Any) -> Tensor:
+        return self._inplace(ops.logical_or, other, "bitwise_or_")
+
+    def __ixor__(self, other: Any) -> Tensor:
+        return self._inplace(ops.logical_xor, other, "bitwise_xor_")
+
+    def __ilshift__(self, other: Any) -> Tensor:
+        return apply_inplace(
+            self, lambda x, y: _integer_op("left_shift", "x <<= y", lax.shift_left, x, y), other, "bitwise_left_shift_"
+        )
+
+    def __irshift__(self, other: Any) -> Tensor:
+        return apply_inplace(self, right_shift, other, "bitwise_right_shift_")
 
 
 attach_methods(TensorOperators)

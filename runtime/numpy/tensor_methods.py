@@ -31,74 +31,13 @@ from runtime.core.executor import as_tensor, asarray
 from runtime.core.promotion import PromotionError, get_policy, get_policy_object
 from runtime.core.shapes import GatherDimensionNumbers, OpTypeError, ScatterDimensionNumbers, ShapeError
 from runtime.core.tensor import Tensor, attach_methods
+
+# re-exported: the other modules of this layer (and users) reach them as tensor_methods.<name>
+from runtime.numpy.common import LIBRARY, api_error, library, normalize_axes
+from runtime.numpy.common import describe_operand as _describe  # noqa: F401
+from runtime.numpy.common import is_int as _is_int
+from runtime.numpy.common import keep_dims as _keep
 from runtime.numpy.params import concrete_flag, dtype_param, refuse_traced
-
-#: The library whose semantics a policy's Tensor API follows where NumPy, jax.numpy and
-#: PyTorch disagree (``var``'s default ddof, ``squeeze`` of a non-1 axis, ``sum``'s integer
-#: dtype, ``any`` of uint8, out-of-bounds indices). Policies not named follow jax.numpy.
-LIBRARY: dict[str, str] = {"jax": "jax", "jax-strict": "jax", "numpy": "numpy", "torch": "torch", "kael": "torch"}
-
-
-def library() -> str:
-    """The library (``"jax"``, ``"numpy"`` or ``"torch"``) the active policy's Tensor API follows."""
-    return LIBRARY.get(get_policy(), "jax")
-
-
-def _describe(x: Any) -> str:
-    if isinstance(x, Tensor):
-        return f"{x.dtype.short}[{', '.join(map(str, x.shape))}]"
-    return type(x).__name__
-
-
-def api_error(cls: type[Exception], method: str, x: Any, message: str) -> Exception:
-    """``cls`` with a message naming the method, the operand's dtype and shape, and the policy."""
-    return cls(f"{method}: {message} [operand {_describe(x)}; policy {get_policy()!r}]")
-
-
-# -- axes --------------------------------------------------------------------------------------
-
-
-def normalize_axes(x: Tensor, axis: Any, method: str) -> tuple[int, ...]:
-    """``axis`` (None, an int or a sequence of ints; negative ones count from the end) as
-    sorted non-negative axes of ``x``; anything else raises naming ``method``."""
-    ndim = x.ndim
-    if axis is None:
-        return tuple(range(ndim))
-    items = (axis,) if _is_int(axis) else axis
-    try:
-        items = tuple(items)
-    except TypeError:
-        raise api_error(ShapeError, method, x, f"axis must be an int or a sequence of ints, got {axis!r}") from None
-    out = []
-    for a in items:
-        if not _is_int(a):
-            raise api_error(ShapeError, method, x, f"axis must be an int or a sequence of ints, got {axis!r}")
-        a = operator.index(a)
-        if not -ndim <= a < ndim:
-            raise api_error(ShapeError, method, x, f"axis {a} is out of range for rank {ndim}")
-        out.append(a % ndim)
-    if len(set(out)) != len(out):
-        raise api_error(ShapeError, method, x, f"axis {axis!r} repeats an axis")
-    return tuple(sorted(out))
-
-
-def _is_int(value: Any) -> bool:
-    if isinstance(value, (builtins.bool, np.bool_)):
-        return False
-    try:
-        operator.index(value)
-    except TypeError:
-        return False
-    return True
-
-
-def _keep(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-    """``out`` with the reduced ``axes`` kept as size 1 (a recorded ``reshape``)."""
-    if not keepdims:
-        return out
-    shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
-    return out if out.shape == shape else lax.reshape(out, shape)
-
 
 # -- dtype rules ---------------------------------------------------------------------------------
 
@@ -622,6 +561,14 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     offset, _ = _layout(parsed, t.shape, batch)
     axes = tuple(a.axis for a in parsed.advanced)
     dn = GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=axes, start_index_map=axes)
+    if builtins.any(t.shape[a] == 0 for a in axes):
+        # an indexed axis of size 0 has no element to gather (the only valid indices select
+        # nothing, as an empty mask does): the result is empty, as NumPy's; a recorded
+        # slice of x keeps it x's (empty) function
+        _, out_shape = _layout(parsed, t.shape, batch)
+        if math.prod(out_shape):
+            raise api_error(IndexError, "__getitem__", x, "index out of bounds for an axis of size 0")
+        return lax.reshape(lax.basic_index(t, tuple(builtins.slice(0, 0) for _ in t.shape)), out_shape)
     sizes = tuple(1 if i in axes else n for i, n in enumerate(t.shape))
     return lax.gather(t, indices, dn, sizes, mode="clip")
 
@@ -752,6 +699,33 @@ class IndexUpdateRef:
         """A copy of ``x`` with ``maximum(x[index], values)`` at ``index`` (``scatter_max``)."""
         return update(self.x, self.index, values, "max", indices_are_sorted, unique_indices)
 
+    def multiply(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
+        """jax.numpy's name of ``mul``: ``x[index] *= values`` on a copy (``scatter_mul``)."""
+        return update(self.x, self.index, values, "mul", indices_are_sorted, unique_indices)
+
+    def divide(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
+        """``x[index] /= values`` on a copy, as jax.numpy computes it: ``x`` truly divided by ones
+        multiplied by ``values`` at ``index`` (repeats multiply the divisor; integers divide into
+        the policy's float, as ``jnp.divide``)."""
+        divisor = _ones_times(self.x, self.index, values, indices_are_sorted, unique_indices, "at[...].divide")
+        x = self.x
+        if not x.dtype.is_inexact:
+            target = mean_dtype(x.dtype, "at[...].divide", x)
+            x, divisor = lax.convert(x, target), lax.convert(divisor, target)
+        return lax.div(x, divisor)
+
+    def power(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
+        """``x[index] **= values`` on a copy, as jax.numpy computes it: ``x`` to the power of ones
+        multiplied by ``values`` at ``index`` (repeats multiply the exponent)."""
+        exponent = _ones_times(self.x, self.index, values, indices_are_sorted, unique_indices, "at[...].power")
+        return lax.pow(self.x, exponent)
+
+
+def _ones_times(x: Tensor, index: Any, values: Any, sorted_: bool, unique: bool, method: str) -> Tensor:
+    """Ones of ``x``'s dtype and shape, multiplied by ``values`` at ``index`` (one ``scatter_mul``)."""
+    ones = lax.full(x.shape, 1, x.dtype)
+    return update(ones, index, values, "mul", sorted_, unique)
+
 
 class IndexUpdateHelper:
     """``x.at``: index it to get an ``IndexUpdateRef``."""
@@ -763,6 +737,81 @@ class IndexUpdateHelper:
 
     def __getitem__(self, index: Any) -> IndexUpdateRef:
         return IndexUpdateRef(self.x, index)
+
+
+# -- habits of NumPy and PyTorch: transpose, ravel, cumsum, math methods, out= -------------------
+
+
+def no_out(method: str, x: Tensor, out: Any) -> None:
+    """NumPy's functions (``np.max(t)``, ``np.sum(t)``, ``np.clip(t, ...)``) call a non-NumPy
+    array's method with ``out=None``: accepted; an actual ``out`` array is refused, as castwise
+    results are new tensors (jax.numpy refuses it too)."""
+    if out is not None:
+        raise api_error(
+            TypeError, method, x, "out= is not supported: castwise returns a new tensor (write y = x.{method}(...))"
+        )
+
+
+def transpose(x: Tensor, axes: tuple[Any, ...]) -> Tensor:
+    """``x.transpose()`` (all axes reversed), ``x.transpose(1, 0, 2)`` or ``x.transpose((1, 0, 2))``
+    (NumPy, jax.numpy). Two axes of a tensor of another rank, or under the torch policy
+    always two: PyTorch's ``transpose(dim0, dim1)``, which swaps them."""
+    if len(axes) == 1 and (axes[0] is None or not _is_int(axes[0])):
+        axes = () if axes[0] is None else tuple(axes[0])
+    if not axes:
+        return lax.transpose(x, tuple(range(x.ndim))[::-1])
+    if len(axes) == 2 and (library() == "torch" or x.ndim != 2):
+        a, b = (normalize_axes(x, axis, "transpose")[0] for axis in axes)
+        perm = list(range(x.ndim))
+        perm[a], perm[b] = perm[b], perm[a]
+        return lax.transpose(x, tuple(perm))
+    if len(axes) != x.ndim:
+        raise api_error(ShapeError, "transpose", x, f"axes {tuple(axes)} do not match the rank {x.ndim}")
+    return lax.transpose(x, tuple(operator.index(a) for a in axes))
+
+
+def cumulative(x: Tensor, axis: Any, dtype: Any, product: bool) -> Tensor:
+    """``cumsum``/``cumprod`` as NumPy and jax.numpy: over the flattened tensor without ``axis``.
+    bool accumulates in ``sum``'s dtype (int64); small integers keep theirs under jax.numpy
+    (``jnp.cumsum`` of int8 is int8) and accumulate in ``sum``'s under NumPy and PyTorch."""
+    method = "cumprod" if product else "cumsum"
+    t = _prepared(x, dtype, method)
+    if dtype is None and (library() != "jax" or t.dtype is dt.bool_):
+        wide = sum_dtype(t.dtype)
+        if wide is not t.dtype:
+            t = lax.convert(t, wide)
+    if axis is None:
+        t = t if t.ndim == 1 else lax.reshape(t, (t.size,))
+        axis = 0
+    (a,) = normalize_axes(t, axis, method) if _is_int(axis) else (None,)
+    if a is None:
+        raise api_error(ShapeError, method, x, f"axis must be an int or None, got {axis!r}")
+    return (lax.cumprod if product else lax.cumsum)(t, a)
+
+
+#: The elementwise math methods PyTorch's Tensor has, under its names (and NumPy's ``arc*``
+#: spellings), each the op function of the same meaning; integer inputs to a float function
+#: compute in the policy's float, as the function does.
+MATH_METHODS: dict[str, Any] = {
+    "abs": lax.abs, "absolute": lax.abs, "neg": lax.neg, "negative": lax.neg, "sign": lax.sign,
+    "exp": lax.exp, "exp2": lax.exp2, "expm1": lax.expm1, "log": lax.log, "log1p": lax.log1p,
+    "log2": lax.log2, "log10": lax.log10, "sqrt": lax.sqrt, "rsqrt": lax.rsqrt, "square": lax.square,
+    "reciprocal": lax.reciprocal, "sin": lax.sin, "cos": lax.cos, "tan": lax.tan, "asin": lax.asin,
+    "acos": lax.acos, "atan": lax.atan, "arcsin": lax.asin, "arccos": lax.acos, "arctan": lax.atan,
+    "sinh": lax.sinh, "cosh": lax.cosh, "tanh": lax.tanh, "asinh": lax.asinh, "acosh": lax.acosh,
+    "atanh": lax.atanh, "arcsinh": lax.asinh, "arccosh": lax.acosh, "arctanh": lax.atanh,
+    "floor": lax.floor, "ceil": lax.ceil, "sigmoid": lax.logistic, "erf": lax.erf, "erfc": lax.erfc,
+    "lgamma": lax.lgamma, "digamma": lax.digamma,
+}  # fmt: skip
+
+
+def _math_method(name: str, fn: Any) -> Any:
+    def method(self: Tensor) -> Tensor:
+        return fn(self)  # type: ignore[no-any-return]
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{fn.__name__}(x)`` elementwise (PyTorch's ``x.{name}()``; ``runtime.{fn.__name__}``)."
+    return method
 
 
 # -- the Tensor methods of this layer -------------------------------------------------
@@ -789,19 +838,41 @@ class TensorMethods(_Base):
         """Drop size-1 axes (all, or ``axis``; a non-1 ``axis`` raises, except under torch)."""
         return squeeze(self, axis)
 
-    def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    def clip(self, min: Any = None, max: Any = None, out: None = None) -> Tensor:  # noqa: A002
         """``minimum(maximum(x, min), max)``; either bound may be ``None``."""
+        no_out("clip", self, out)
         return clip(self, min, max)
 
     clamp = clip  # PyTorch's name
 
-    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    def transpose(self, *axes: Any) -> Tensor:
+        """NumPy's ``x.transpose()``, ``x.transpose(1, 0, 2)``, ``x.transpose((1, 0, 2))``; two axes of
+        a tensor that is not a matrix (or under torch): PyTorch's swap of ``dim0`` and ``dim1``."""
+        return transpose(self, axes)
+
+    def ravel(self) -> Tensor:
+        """The tensor as one axis (a ``reshape``), as ``np.ravel``."""
+        return reshape(self, (-1,), "ravel")
+
+    def cumsum(self, axis: int | None = None, dtype: Any = None, out: None = None) -> Tensor:
+        """Running sums along ``axis`` (the flattened tensor by default), as ``np.cumsum``/``jnp.cumsum``."""
+        no_out("cumsum", self, out)
+        return cumulative(self, axis, dtype, product=False)
+
+    def cumprod(self, axis: int | None = None, dtype: Any = None, out: None = None) -> Tensor:
+        """Running products along ``axis`` (the flattened tensor by default), as ``np.cumprod``."""
+        no_out("cumprod", self, out)
+        return cumulative(self, axis, dtype, product=True)
+
+    def argmax(self, axis: int | None = None, out: None = None, *, keepdims: bool = False) -> Tensor:
         """The int64 index of the largest value along ``axis`` (of the flattened tensor when
         ``None``), as ``np.argmax``: the first index on ties, the first NaN's if any."""
+        no_out("argmax", self, out)
         return self._arg_extreme(axis, keepdims, largest=True)
 
-    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    def argmin(self, axis: int | None = None, out: None = None, *, keepdims: bool = False) -> Tensor:
         """The int64 index of the smallest value along ``axis``, as ``np.argmin``."""
+        no_out("argmin", self, out)
         return self._arg_extreme(axis, keepdims, largest=False)
 
     def _arg_extreme(self, axis: int | None, keepdims: bool, largest: bool) -> Tensor:
@@ -817,48 +888,66 @@ class TensorMethods(_Base):
             out = lax.reshape(out, (*out.shape[:a], 1, *out.shape[a:]))
         return out
 
-    def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+    def sum(
+        self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None, out: None = None
+    ) -> Tensor:
         """``jnp.sum``/``np.sum``/``torch.sum``: small integers and bool sum in int64 (uint64 for
         unsigned under jax/numpy); float16/bfloat16 accumulate in float32."""
+        no_out("sum", self, out)
         return sum_(self, axis, keepdims, dtype)
 
-    def prod(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+    def prod(
+        self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None, out: None = None
+    ) -> Tensor:
         """The product over ``axis`` (integers as in ``sum``)."""
+        no_out("prod", self, out)
         return prod(self, axis, keepdims, dtype)
 
-    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, out: None = None) -> Tensor:
         """The maximum over ``axis``; an empty reduced axis raises (no identity)."""
+        no_out("max", self, out)
         return extreme(self, axis, keepdims, largest=True)
 
-    def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, out: None = None) -> Tensor:
         """The minimum over ``axis``; an empty reduced axis raises (no identity)."""
+        no_out("min", self, out)
         return extreme(self, axis, keepdims, largest=False)
 
-    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+    def mean(
+        self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None, out: None = None
+    ) -> Tensor:
         """Sum divided by the count, as ``jnp.mean`` (integer tensors divide into the policy's
         float; float16/bfloat16 accumulate in float32, so a long mean does not overflow)."""
+        no_out("mean", self, out)
         return mean(self, axis, keepdims, dtype)
 
     def var(
         self, axis: int | Sequence[int] | None = None, ddof: Any = None, keepdims: bool = False, *,
-        correction: Any = None,
+        correction: Any = None, dtype: Any = None, out: None = None,
     ) -> Tensor:  # fmt: skip
-        """The variance (``ddof``/``correction`` default: 0, or 1 under torch)."""
-        return var(self, axis, ddof, keepdims, correction=correction)
+        """The variance (``ddof``/``correction`` default: 0, or 1 under torch; ``dtype``: the
+        input converted first, as ``np.var(dtype=)``)."""
+        no_out("var", self, out)
+        x = self if dtype is None else self.astype(dtype_param("var", dtype, (self,)))
+        return var(x, axis, ddof, keepdims, correction=correction)
 
     def std(
         self, axis: int | Sequence[int] | None = None, ddof: Any = None, keepdims: bool = False, *,
-        correction: Any = None,
+        correction: Any = None, dtype: Any = None, out: None = None,
     ) -> Tensor:  # fmt: skip
         """The standard deviation, ``sqrt(var(...))``."""
-        return std(self, axis, ddof, keepdims, correction=correction)
+        no_out("std", self, out)
+        x = self if dtype is None else self.astype(dtype_param("std", dtype, (self,)))
+        return std(x, axis, ddof, keepdims, correction=correction)
 
-    def any(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    def any(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, out: None = None) -> Tensor:
         """Whether any element over ``axis`` is nonzero (bool; uint8 for uint8 under torch)."""
+        no_out("any", self, out)
         return any_all(self, axis, keepdims, is_any=True)
 
-    def all(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    def all(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, out: None = None) -> Tensor:
         """Whether every element over ``axis`` is nonzero (bool; uint8 for uint8 under torch)."""
+        no_out("all", self, out)
         return any_all(self, axis, keepdims, is_any=False)
 
     def _strong(self) -> Tensor:
@@ -885,3 +974,5 @@ class TensorMethods(_Base):
 
 
 attach_methods(TensorMethods)
+for _name, _fn in MATH_METHODS.items():
+    setattr(Tensor, _name, _math_method(_name, _fn))

@@ -45,24 +45,45 @@ def dot_general(lhs: Operand, rhs: Operand, dimension_numbers: Any, *, preferred
 
 @_named("matmul")
 def matmul(x: Operand, y: Operand, *, preferred_element_type: Any = None) -> Tensor:
-    """``x @ y`` for 1-D and 2-D operands, and batched matrices with equal batch dims
-    (``preferred_element_type`` as in ``dot_general``)."""
+    """``x @ y`` as NumPy's and jax.numpy's ``matmul`` (``preferred_element_type`` as in ``dot_general``).
+
+    1-D and 2-D operands are one ``dot_general``. Batched operands broadcast their batch
+    dimensions (``(2, 3, 4) @ (4, 5)``, ``(4,) @ (2, 4, 5)``, ``(2, 1, 3, 4) @ (5, 4, 6)``): an
+    operand without batch dimensions is contracted as it is (the free dims come out in
+    matmul's order), otherwise each operand is broadcast to the common batch shape
+    (``broadcast_in_dim``, recorded) and contracted with batch dimensions, so the result
+    records, differentiates and batches as its ops do.
+    """
     xt = as_tensor(x)
     yt = as_tensor(y)
     if xt.ndim == 0 or yt.ndim == 0:
         raise op_error(ShapeError, ops.dot_general, (xt, yt), "matmul's operands must have at least one dimension")
-    if xt.ndim <= 2 and yt.ndim <= 2:
-        return dot_general(xt, yt, (((xt.ndim - 1,), (0,)), ((), ())), preferred_element_type=preferred_element_type)
-    if xt.ndim != yt.ndim or xt.shape[:-2] != yt.shape[:-2]:
+    pet = preferred_element_type
+    if yt.ndim <= 2:  # x's leading dims (and rows) are dot_general's lhs free dims, in order
+        return dot_general(xt, yt, (((xt.ndim - 1,), (0,)), ((), ())), preferred_element_type=pet)
+    if xt.ndim == 1:  # (k,) @ (..., k, m) -> (..., m)
+        return dot_general(xt, yt, (((0,), (yt.ndim - 2,)), ((), ())), preferred_element_type=pet)
+    try:
+        batch_shape = tuple(np.broadcast_shapes(xt.shape[:-2], yt.shape[:-2]))
+    except ValueError:
         raise op_error(
-            ShapeError,
-            ops.dot_general,
-            (xt, yt),
-            "matmul's batched operands need equal batch dimensions (no broadcasting)",
-        )
-    batch = tuple(range(xt.ndim - 2))
-    dims = (((xt.ndim - 1,), (yt.ndim - 2,)), (batch, batch))
-    return dot_general(xt, yt, dims, preferred_element_type=preferred_element_type)
+            ShapeError, ops.dot_general, (xt, yt),
+            f"matmul's batch dimensions {list(xt.shape[:-2])} and {list(yt.shape[:-2])} do not broadcast",
+        ) from None  # fmt: skip
+    xb, yb = _broadcast_batch(xt, batch_shape), _broadcast_batch(yt, batch_shape)
+    batch = tuple(range(len(batch_shape)))
+    dims = (((xb.ndim - 1,), (yb.ndim - 2,)), (batch, batch))
+    return dot_general(xb, yb, dims, preferred_element_type=pet)
+
+
+def _broadcast_batch(t: Tensor, batch_shape: tuple[int, ...]) -> Tensor:
+    """``t`` (a stack of matrices) broadcast to ``batch_shape`` + its last two dims."""
+    shape = (*batch_shape, *t.shape[-2:])
+    if t.shape == shape:
+        return t
+    lead = len(shape) - t.ndim
+    # the op itself (lax.structural imports this module's select through lax.binary)
+    return _one(ops.broadcast_in_dim, t, shape=shape, broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
 def _xla_rank(d: dt.DType) -> tuple[bool, int, int, int, bool]:
