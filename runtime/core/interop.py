@@ -29,6 +29,7 @@ import numpy as np
 from runtime.core import dtypes as dt
 from runtime.core.dtypes import DType
 from runtime.core.promotion import get_policy
+from runtime.core.shapes import OpTypeError
 
 if TYPE_CHECKING:
     from runtime.core.tensor import Tensor
@@ -206,7 +207,10 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tens
     if device is not None and device is not CPU and device != "cpu":
         raise BufferError(f"{fn}: castwise tensors live on the CPU, not on {device!r}")
     if not hasattr(x, "__dlpack__"):
-        raise TypeError(f"{fn}: a {type(x).__name__} has no __dlpack__; use rt.asarray for array-like data")
+        raise OpTypeError(
+            f"{fn}: a {type(x).__name__} has no __dlpack__; use rt.asarray for array-like data"
+            f" [policy {get_policy()!r}]"
+        )
     if isinstance(x, np.ndarray) and x.dtype not in _NUMPY_EXCHANGED:
         # an ml_dtypes array (bfloat16, float8 ...): NumPy's exporter refuses its dtype, so its
         # bits travel as unsigned integers and are viewed back

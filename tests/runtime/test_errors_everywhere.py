@@ -56,6 +56,7 @@ CASTWISE: tuple[type[Exception], ...] = (
 EXCLUDED: dict[str, str] = {
     "get_policy": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "policies": "takes no arguments: nothing to get wrong but the arity, which Python checks",
+    "register_with_jax": "takes no arguments: nothing to get wrong but the arity, which Python checks",
 }
 
 # -- the public surface ---------------------------------------------------------------------------
@@ -554,6 +555,7 @@ ROWS: dict[str, list[Bad]] = {
         bad("str-data", lambda: R.asarray("abc"), rt.OpTypeError),
         bad("unknown-dtype", lambda: R.asarray([1.0], "float99"), rt.OpTypeError, "float99"),
     ],
+    "from_dlpack": [bad("no-dlpack", lambda: R.from_dlpack("abc"), rt.OpTypeError, "__dlpack__")],
     "trace": [bad("not-callable", lambda: R.trace("abc", f64(3)), rt.OpTypeError)],
     "evaluate": [bad("not-a-graph", lambda: R.evaluate("abc", f64(3)), rt.OpTypeError)],
     "plan": [bad("unknown-op", lambda: R.plan("nope", [rt.float32]), rt.OpTypeError, "nope")],
