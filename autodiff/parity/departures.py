@@ -356,7 +356,7 @@ DEPARTURES: Final[tuple[Departure, ...]] = (
         explains=_e8m0_derivative_formula,
     ),
     Departure(
-        "triangular_solve-singular-columns",
+        "triangular_solve-singular",
         "triangular_solve of a singular triangle (a zero pivot, as the sweep's integer and bool matrices have) "
         "divides by zero: substitution gives inf (5/0) and NaN (0/0, inf - inf, 0 * inf) in the order the "
         "definition computes them, which castwise follows and XLA's unbatched solve matches. jax.vmap with "

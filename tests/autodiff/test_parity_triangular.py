@@ -7,7 +7,7 @@ of operations. The definition's order is substitution row by row; castwise
 computes exactly that, and so does XLA's solve of one system. ``jax.vmap`` with
 only ``b`` batched solves one system with the batch folded into ``b``'s columns,
 and XLA's CPU BLAS kernel for that many columns places NaN elsewhere on some
-machines: the departure ``triangular_solve-singular-columns`` explains those
+machines: the departure ``triangular_solve-singular`` explains those
 checks, and nothing else.
 """
 
@@ -30,7 +30,7 @@ from runtime.core import kernels
 #: the cases that failed the full sweep on an AMD EPYC machine (jax 0.10, ml_dtypes 0.7)
 FAILED = ["triangular_solve[bool,u8]@jax", "triangular_solve[i16,u8]@jax", "triangular_solve[u16,i32]@jax",
           "triangular_solve[u32,i8]@jax", "triangular_solve[i64,u64]@neuron"]  # fmt: skip
-DEPARTURE = "triangular_solve-singular-columns"
+DEPARTURE = "triangular_solve-singular"
 
 
 def _cases() -> dict[str, Case]:
