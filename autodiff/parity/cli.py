@@ -865,6 +865,10 @@ def cmd_parity(args: Any) -> int:
     except _UsageError as err:
         print(f"castwise parity: {err}", file=sys.stderr)
         return 2
+    # XLA's C++ log lines (argmax of int2: "RET_CHECK failure ... reduce_decomposer.cc:95") duplicate
+    # the errors JAX raises, which the report gives on their cases (unsupported: JAX's message in
+    # --json): raw logs are not a report. Set before JAX loads (workers inherit it); a user's own wins.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     try:
         _jax_modules()
     except ImportError:
