@@ -6,7 +6,6 @@ import fnmatch
 import functools
 import io
 import itertools
-import json
 import math
 import os
 import sys
@@ -18,6 +17,7 @@ from typing import Any, Final, TextIO
 import numpy as np
 
 import autodiff
+from autodiff.parity import shards
 from autodiff.parity._common import (
     DEFAULT_DTYPES,
     DEFAULT_POLICIES,
@@ -46,7 +46,7 @@ from autodiff.parity._common import (
 )
 from autodiff.parity.cases import build_cases, parse_dtypes
 from autodiff.parity.departures import departure_for
-from autodiff.parity.report import Report, markdown, splice_markdown, terminal_width
+from autodiff.parity.report import Report, markdown, splice_markdown, terminal_width, write_json
 from autodiff.parity.runner import CASTWISE_REFUSALS, CaseResult, compare, tolerance
 from autodiff.record import enable_grad
 from autodiff.testing import close_over
@@ -544,6 +544,8 @@ class Options:
     strict: bool = False
     #: JAX's persistent compilation cache directory, shared by the workers ("": none)
     compile_cache: str = ""
+    #: ``(K, N)``: run shard K of N of the selection only (``autodiff.parity.shards``)
+    shard: tuple[int, int] | None = None
 
 
 def _duration(seconds: float) -> str:
@@ -626,6 +628,9 @@ class Progress:
 @functools.lru_cache(maxsize=2)
 def _cases_for(options: Options) -> list[Case]:
     """The case list of a run (each worker builds it once; it is deterministic)."""
+    if options.shard is not None:
+        selection = _cases_for(replace(options, shard=None))
+        return [selection[i] for i in shards.shard_indices(selection, options.shard)]
     return build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
 
 
@@ -641,6 +646,8 @@ def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report
     """Run the sweep and return its report."""
     start = time.monotonic()
     cases = build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
+    if options.shard is not None:  # (as _cases_for, which the workers index into)
+        cases = [cases[i] for i in shards.shard_indices(cases, options.shard)]
     if options.compile_cache:
         use_compile_cache(options.compile_cache)
     bar = Progress(len(cases), progress)
@@ -727,6 +734,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--no-compile-cache", action="store_true", help="compile every JAX executable afresh")
     p.add_argument("--max-failures", type=int, default=10, metavar="N", help="failures printed in full (default 10)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--shard", metavar="K/N", default=None,
+                   help="run shard K of N (1 to N) of the selected cases, balanced by expected cost, for a CI "
+                   "matrix; --merge combines the shards' --json reports")  # fmt: skip
+    p.add_argument("--merge", nargs="+", metavar="JSON", default=None,
+                   help="print (and --json/--markdown write) the report of the whole run from its shards' "
+                   "--json reports, with its exit status; runs nothing")  # fmt: skip
     p.set_defaults(func=cmd_parity)
 
 
@@ -835,35 +848,77 @@ def _options(args: Any) -> Options:
     for flag, path in (("--json", args.json_file), ("--markdown", args.markdown_file)):
         if path:
             _writable(flag, path)
+    try:
+        shard = shards.parse_shard(args.shard) if args.shard is not None else None
+    except ValueError as err:
+        raise _UsageError(str(err)) from None
     cache = "" if args.no_compile_cache else (args.compile_cache or default_compile_cache())
-    return Options(policies, patterns, dtypes, args.seed, args.quick, jobs, args.strict, cache)
+    return Options(policies, patterns, dtypes, args.seed, args.quick, jobs, args.strict, cache, shard)
 
 
 def cmd_parity(args: Any) -> int:
     """``castwise parity``: check the arguments, run, print the report, write JSON; 1 on any failure."""
+    if args.merge:
+        return _cmd_merge(args)
     try:
         options = _options(args)
     except _UsageError as err:
         print(f"castwise parity: {err}", file=sys.stderr)
         return 2
+    # XLA's C++ log lines (argmax of int2: "RET_CHECK failure ... reduce_decomposer.cc:95") duplicate
+    # the errors JAX raises, which the report gives on their cases (unsupported: JAX's message in
+    # --json): raw logs are not a report. Set before JAX loads (workers inherit it); a user's own wins.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     try:
         _jax_modules()
     except ImportError:
         print("castwise parity: JAX is needed: pip install 'castwise[jax]'", file=sys.stderr)
         return 2
     n_cases = len(_cases_for(options))
-    if not n_cases:
+    selected = len(_cases_for(replace(options, shard=None))) if options.shard else n_cases
+    if not selected:
         print(f"castwise parity: no cases match --ops {args.ops!r} and --dtypes {args.dtypes!r}", file=sys.stderr)
         return 2
     if options.jobs == 0:
         # Each worker imports JAX and compiles its own primitives (seconds): small runs stay in process.
         options = replace(options, jobs=1 if n_cases < 200 else min(_cpus(), 4))
     report = run_parity(options, None if args.no_progress else sys.stderr)
+    report.shard = {"k": 1, "n": 1, "selected": selected, "ops": list(options.ops),
+                    "dtypes": [d.name for d in options.dtypes]}  # fmt: skip
+    if options.shard:
+        k, n = options.shard
+        report.shard.update(k=k, n=n)
+        report.indices = shards.shard_indices(_cases_for(replace(options, shard=None)), options.shard)
+        print(f"shard {k}/{n}: {n_cases} of the {selected} selected cases "
+              "(castwise parity --merge combines the shards' --json reports)")  # fmt: skip
+    return _write_report(args, report)
+
+
+def _cmd_merge(args: Any) -> int:
+    """``castwise parity --merge A.json B.json ...``: the whole run's report from its shards' (no JAX)."""
+    try:
+        given = shards.merge_conflicts(args)
+        if given:
+            raise _UsageError(f"--merge combines the shards' reports and runs nothing: {', '.join(given)} "
+                              "belong to the shards' own runs")  # fmt: skip
+        if args.max_failures < 0:
+            raise _UsageError(f"--max-failures takes 0 or more, got {args.max_failures}")
+        for flag, path in (("--json", args.json_file), ("--markdown", args.markdown_file)):
+            if path:
+                _writable(flag, path)
+        report = shards.merge_reports([(p, shards.load_report(p)) for p in args.merge], args.strict)
+    except (_UsageError, shards.MergeError) as err:
+        print(f"castwise parity: {err}", file=sys.stderr)
+        return 2
+    return _write_report(args, report)
+
+
+def _write_report(args: Any, report: Report) -> int:
+    """Print the report, write its JSON and Markdown; 1 on any failure."""
     print(report.render(args.max_failures, width=terminal_width()))
     if args.json_file:
         with open(args.json_file, "w") as fh:
-            json.dump(report.to_json(), fh, indent=1)
-            fh.write("\n")
+            write_json(report.to_json(), fh)
     if args.markdown_file:
         text = markdown(report)
         if os.path.exists(args.markdown_file):  # a page with a generated block (docs/parity.md): that block

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import IO, Any, Final
 
 from autodiff.parity._common import CHECKS, CheckResult
 from autodiff.parity.departures import DEPARTURES, KNOWN_FAILURES
@@ -46,6 +47,11 @@ class Report:
     policies: tuple[str, ...]
     elapsed_s: float = 0.0
     strict: bool = False
+    #: which part of the selection this is (``--shard K/N``): ``k``, ``n``, ``selected`` (the
+    #: selection's case count), ``ops`` and ``dtypes``; the JSON report carries it for ``--merge``
+    shard: dict[str, Any] | None = None
+    #: each result's position in the selection (``None``: the results are the whole selection)
+    indices: Sequence[int] | None = None
 
     @property
     def failed(self) -> list[CaseResult]:
@@ -183,7 +189,13 @@ class Report:
             ],
             "departed_checks": [failure(r, c) for r, c in self.departed_checks],
             "cpu_s_by_op": _cpu_by_spec(self.results),
+            "shard": self.shard or {"k": 1, "n": 1, "selected": len(self.results)},
+            "cases": [case_to_json(r, i) for r, i in zip(self.results, self.positions(), strict=True)],
         }
+
+    def positions(self) -> Sequence[int]:
+        """Each result's position in the selection (0, 1, ... for a whole run)."""
+        return self.indices if self.indices is not None else range(len(self.results))
 
     def render(self, max_failures: int = 10, width: int | None = None) -> str:
         """The text report: summary table, unsupported and departures, known failures, first failures in full.
@@ -357,6 +369,52 @@ def markdown(report: Report) -> str:
     knowns = ", ".join(f"{k.name} {known.get(k.name, 0)}" for k in KNOWN_FAILURES) or "none"
     lines += ["", f"Documented departures (cases): {deps}. Known failures (checks): {knowns}."]
     return "\n".join(lines) + "\n"
+
+
+def case_to_json(r: CaseResult, index: int) -> dict[str, Any]:
+    """A case's entry in the JSON report's ``cases``: all ``--merge`` needs to rebuild its result.
+
+    ``i`` is its position in the selection; each check is ``[check, ok, ratio, active]``, followed by
+    ``[message, expected, got, known, departure]`` where any of them is set. Empty strings are left out.
+    """
+    checks: list[list[Any]] = []
+    for c in r.checks:
+        row: list[Any] = [c.check, c.ok, _json_float(c.ratio), None if c.active is None else list(c.active)]
+        extra = [c.message, c.expected, c.got, c.known, c.departure]
+        checks.append(row + extra if any(extra) else row)
+    entry: dict[str, Any] = {"i": index, "id": r.case_id, "spec": r.spec, "family": r.family, "policy": r.policy,
+                             "slots": list(r.slots), "description": r.description, "status": r.status,
+                             "castwise": r.castwise_error, "jax": r.jax_error, "departure": r.departure,
+                             "cpu_s": round(r.cpu_s, 4), "checks": checks}  # fmt: skip
+    return {k: v for k, v in entry.items() if v != ""}
+
+
+def case_from_json(entry: dict[str, Any]) -> CaseResult:
+    """The ``CaseResult`` a ``case_to_json`` entry was made from (its ratios rounded as in the report)."""
+    checks = []
+    for row in entry["checks"]:
+        check, ok, ratio, active, *extra = row
+        message, expected, got, known, departure = extra or ["", "", "", "", ""]
+        checks.append(CheckResult(check, ok, math.inf if ratio == "inf" else float(ratio),
+                                  None if active is None else tuple(active), message, expected, got, known,
+                                  departure))  # fmt: skip
+    return CaseResult(entry["id"], entry["spec"], entry["family"], entry["policy"], tuple(entry["slots"]),
+                      entry["description"], entry["status"], checks, entry.get("castwise", ""),
+                      entry.get("jax", ""), entry.get("departure", ""), float(entry.get("cpu_s", 0.0)))  # fmt: skip
+
+
+def write_json(data: dict[str, Any], fh: IO[str]) -> None:
+    """Write a JSON report: indented, except for ``cases``, written one case per line (the full sweep's
+    32,000 cases stay 32,000 lines)."""
+    head = {k: v for k, v in data.items() if k != "cases"}
+    text = json.dumps(head, indent=1)
+    if "cases" not in data:
+        fh.write(text + "\n")
+        return
+    fh.write(text[: text.rindex("}")].rstrip() + (',\n "cases": [' if head else '{\n "cases": ['))
+    for k, entry in enumerate(data["cases"]):
+        fh.write(("," if k else "") + "\n  " + json.dumps(entry, separators=(",", ":")))
+    fh.write("\n ]\n}\n")
 
 
 def _cpu_by_spec(results: Sequence[CaseResult]) -> dict[str, float]:

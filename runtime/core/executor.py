@@ -20,6 +20,7 @@ from runtime.core import chunked, hooks, kernels, memory, ops, shapes
 from runtime.core import dtypes as dt
 from runtime.core import weak as weak_rules
 from runtime.core.dtypes import DType
+from runtime.core.kernels import FPE_IGNORE, FPE_STATE
 from runtime.core.ops import OpDef
 from runtime.core.plan import REWRITE_RULES, Expansion, PlanInput, plan, rewrite
 from runtime.core.promotion import _STATE as _policy_state
@@ -44,6 +45,10 @@ _NDARRAY = np.ndarray
 #: Python scalar types that are weakly typed in JAX (bool is not)
 _WEAK_SCALARS = (int, float, complex)
 
+
+#: NumPy's floating-point error state, set to "ignore" around every ufunc and kernel call (bound
+#: methods: this is on every op's path; see runtime/core/kernels/_common.py)
+_fpe_set, _fpe_reset = FPE_STATE.set, FPE_STATE.reset
 
 #: the params of a parameterless op, shared by its recordings (equations never mutate params)
 _NO_PARAMS: dict[str, Any] = {}
@@ -79,11 +84,15 @@ def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
     ufunc = plan.binary_ufunc
     if ufunc is not None:  # add/sub/mul on NumPy-native storage: one ufunc call, casting inside its loop
         cast = plan.cast
-        if a.nbytes < memory.POOL_MIN_BYTES and b.nbytes < memory.POOL_MIN_BYTES:
-            array = ufunc(a, b) if cast is None else ufunc(a, b, dtype=cast, casting="unsafe")
-        else:  # a large result goes to a cached buffer (both operands share the output storage)
-            out = memory.empty_like_broadcast(a, b, cast)
-            array = ufunc(a, b, out=out) if cast is None else chunked.ufunc_into(ufunc, a, b, out, cast)
+        token = _fpe_set(FPE_IGNORE)  # IEEE results (inf - inf), no NumPy warning: as every kernel
+        try:
+            if a.nbytes < memory.POOL_MIN_BYTES and b.nbytes < memory.POOL_MIN_BYTES:
+                array = ufunc(a, b) if cast is None else ufunc(a, b, dtype=cast, casting="unsafe")
+            else:  # a large result goes to a cached buffer (both operands share the output storage)
+                out = memory.empty_like_broadcast(a, b, cast)
+                array = ufunc(a, b, out=out) if cast is None else chunked.ufunc_into(ufunc, a, b, out, cast)
+        finally:
+            _fpe_reset(token)
         result = Tensor(array, plan.out_dtype)
     else:  # the kernel, on each operand converted to its target
         t0, t1 = plan.targets
@@ -477,7 +486,11 @@ def _apply_known(plan: _Plan, op: OpDef, xs: Sequence[Any], params: dict[str, An
             a, b = inputs[0]._array, inputs[1]._array
             storage = plan.in_storage[0]
             out = memory.empty_like_broadcast(a, b, storage)
-            outs: Any = (chunked.ufunc_into(plan.ufunc, a, b, out, storage),)
+            token = _fpe_set(FPE_IGNORE)  # (as run_kernel: IEEE results without NumPy's warnings)
+            try:
+                outs: Any = (chunked.ufunc_into(plan.ufunc, a, b, out, storage),)
+            finally:
+                _fpe_reset(token)
         else:
             for x, t, storage in zip(inputs, plan.targets, plan.in_storage, strict=True):
                 array = x._array
@@ -489,7 +502,11 @@ def _apply_known(plan: _Plan, op: OpDef, xs: Sequence[Any], params: dict[str, An
             if plan.bshapes is not None:
                 arrays = _broadcast_arrays(arrays, plan.bshapes)
     if plan.ufunc is None:
-        outs = kernels.KERNELS[plan.kernel_name](*arrays, **params)
+        token = _fpe_set(FPE_IGNORE)  # (as run_kernel: IEEE results without NumPy's warnings)
+        try:
+            outs = kernels.KERNELS[plan.kernel_name](*arrays, **params)
+        finally:
+            _fpe_reset(token)
         if len(outs) != len(plan.out_expect):
             return None
     if plan.single:
@@ -614,7 +631,13 @@ def _apply_general(
             # NumPy casts each operand inside its buffered loop: no converted copy,
             # and bit for bit what convert + kernel computes.
             a, b, storage = inputs[0]._array, inputs[1]._array, targets[0].storage
-            result = chunked.ufunc_into(_UFUNC_BINARY[op], a, b, memory.empty_like_broadcast(a, b, storage), storage)
+            token = _fpe_set(FPE_IGNORE)  # (as run_kernel: IEEE results without NumPy's warnings)
+            try:
+                result = chunked.ufunc_into(
+                    _UFUNC_BINARY[op], a, b, memory.empty_like_broadcast(a, b, storage), storage
+                )
+            finally:
+                _fpe_reset(token)
             outs: tuple[np.ndarray, ...] = (result,)
         else:
             # the shape rule (memoised; run_kernel asks it again) sizes the outputs first
@@ -705,7 +728,12 @@ def _broadcast_arrays(arrays: Sequence[np.ndarray], bshapes: Sequence[tuple[int,
 
 def convert_array(array: np.ndarray, source: DType, target: DType) -> np.ndarray:
     """Convert storage with the ``convert`` kernel (what a recorded convert replays)."""
-    if (out := chunked.convert_array(array, source, target)) is not None:
+    token = _fpe_set(FPE_IGNORE)  # (as run_kernel: a cast to float16 overflows to inf without a warning)
+    try:
+        out = chunked.convert_array(array, source, target)
+    finally:
+        _fpe_reset(token)
+    if out is not None:
         return out  # a large plain cast, into cached memory
     outs, _ = kernels.run_kernel(ops.convert, (source,), (array,), {"new_dtype": target})
     return outs[0]

@@ -479,7 +479,8 @@ def test_convert_to_half_complex_rounds_each_part_as_its_part_type_converts(d: D
         )
         assert np.array_equal(convert_array(x, d).astype(np.complex64), want, equal_nan=True), src
     other = HALF_COMPLEX[1 - HALF_COMPLEX.index(d)]
-    y = z.astype(other.storage)
+    with np.errstate(over="ignore"):  # 7e4 is past float16's range: inf in complex32, as intended
+        y = z.astype(other.storage)
     want = round_parts(y.astype(np.complex64), d).astype(np.complex64)
     assert np.array_equal(convert_array(y, d).astype(np.complex64), want, equal_nan=True)
 

@@ -177,7 +177,8 @@ def test_float_only_ops_on_integers_follow_numpy(op: ops.OpDef, d: rt.DType) -> 
     args = [rt.asarray(x, d)] * (op.arity or 1)
     if op is ops.reciprocal:
         # np.reciprocal keeps integers integral (1 // x): castwise's reciprocal is float-only, so it refuses
-        assert np.reciprocal(x).dtype.kind in "iu"
+        with np.errstate(divide="ignore", invalid="ignore"):  # (the oracle's 1 // 0)
+            assert np.reciprocal(x).dtype.kind in "iu"
         with rt.use_policy("numpy"), pytest.raises(PromotionError, match="reciprocal.*NumPy"):
             apply(op, args, {})
         return
@@ -191,7 +192,8 @@ def test_float_only_ops_on_integers_follow_numpy(op: ops.OpDef, d: rt.DType) -> 
     assert isinstance(got, rt.Tensor)
     assert got.dtype is rt.dtype(expected_dtype), (op.name, d.name)
     if op.name in NUMPY_FUNCS:
-        expected = NUMPY_FUNCS[op.name](*[x] * (op.arity or 1))
+        with np.errstate(all="ignore"):  # the oracle's own IEEE results (acos(2) is NaN), NumPy's warning aside
+            expected = NUMPY_FUNCS[op.name](*[x] * (op.arity or 1))
         np.testing.assert_allclose(got.numpy(), expected, rtol=1e-3 if expected.dtype == np.float16 else 1e-12)
 
 

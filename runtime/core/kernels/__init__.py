@@ -27,6 +27,8 @@ follow ``jax.lax`` on CPU, not NumPy, where the two differ:
   values is zero (so all convert to True);
 * ``max`` / ``min`` and their reductions order -0.0 < +0.0, as XLA does;
   complex ``max`` / ``min`` pick ``x`` or ``y`` as XLA does (docs/parity.md);
+* kernels give IEEE results (``inf - inf`` is NaN, ``1 / 0`` is inf) without NumPy's
+  RuntimeWarnings, as XLA and JAX do (``_common.FPE_STATE``);
 * ``reduce_sum`` / ``reduce_prod`` fold in XLA CPU's order, rounding after
   every step (``_xla_fold``: windows of 32, then left to right); float8_e8m0fnu
   sums, maxima and minima are NaN, like XLA's, whose identity converts to NaN.
@@ -79,6 +81,8 @@ from runtime.core.kernels import (
     windowed,
 )
 from runtime.core.kernels._common import (  # noqa: F401
+    FPE_IGNORE,
+    FPE_STATE,
     KERNELS,
     Array,
     Kernel,
@@ -267,6 +271,10 @@ def _storage_error(name: str, in_dtypes: Sequence[Any], arrays: Sequence[Array])
     raise AssertionError("no storage mismatch")  # pragma: no cover
 
 
+#: NumPy's floating-point error state, set to "ignore" around each kernel call (``_common.FPE_STATE``)
+_fpe_set, _fpe_reset = FPE_STATE.set, FPE_STATE.reset
+
+
 def run_kernel(
     op: OpDef | str, in_dtypes: Sequence[DType], arrays: Sequence[Array], params: Mapping[str, Any]
 ) -> tuple[tuple[Array, ...], tuple[Aval, ...]]:
@@ -300,8 +308,13 @@ def run_kernel(
     # Built-in NumPy dtypes are singletons, so ``is`` settles the common case.
     if [a.dtype for a in arrays] != plan.in_storage:
         raise _storage_error(name, in_dtypes, arrays)
-    # Looked up per call (not memoised) so a kernel replaced in KERNELS takes effect.
-    outs = KERNELS[name](*arrays, **params)
+    # Looked up per call (not memoised) so a kernel replaced in KERNELS takes effect; IEEE results
+    # without NumPy's floating-point warnings (_common.FPE_STATE)
+    token = _fpe_set(FPE_IGNORE)
+    try:
+        outs = KERNELS[name](*arrays, **params)
+    finally:
+        _fpe_reset(token)
     if plan.single and len(outs) == 1:
         out = outs[0]
         storage, shape = plan.out_expect[0]

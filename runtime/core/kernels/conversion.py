@@ -23,6 +23,8 @@ from runtime.core.kernels._common import (
     _SMALL_COMPLEX,
     _SUB_BYTE_INT,
     _WIDEN,
+    FPE_IGNORE,
+    FPE_STATE,
     KERNELS,
     Array,
     _from_f32,
@@ -101,6 +103,17 @@ def _float_to_int(x: Array, target: np.dtype[Any]) -> Array:
 
 
 def convert_array(x: Array, target: DType) -> Array:
+    """``x`` converted to ``target`` with ``jax.lax.convert_element_type`` semantics (``_convert_array``),
+    overflow to inf and NaN to 0 without NumPy's warnings: other kernels and tests call it directly,
+    not through ``run_kernel`` (``_common.FPE_STATE``)."""
+    token = FPE_STATE.set(FPE_IGNORE)
+    try:
+        return _convert_array(x, target)
+    finally:
+        FPE_STATE.reset(token)
+
+
+def _convert_array(x: Array, target: DType) -> Array:
     """``x`` converted to ``target`` with ``jax.lax.convert_element_type`` semantics.
 
     complex -> float or int takes the real part; float -> int truncates and saturates
