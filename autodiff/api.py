@@ -33,6 +33,7 @@ from autodiff.rules import load_rules
 from autodiff.zeros import TangentLike, Zero, instantiate
 from runtime.core import hooks
 from runtime.core import lax as F
+from runtime.core.errors import CastwiseError
 from runtime.core.executor import asarray
 from runtime.core.tensor import Tensor
 from runtime.core.versions import memory_owner
@@ -40,7 +41,7 @@ from runtime.core.versions import memory_owner
 load_rules()
 
 
-class NonDifferentiableInputError(TypeError):
+class NonDifferentiableInputError(CastwiseError, TypeError):
     """Asked for the derivative with respect to an integer or bool input."""
 
 

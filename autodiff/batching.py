@@ -45,6 +45,7 @@ from autodiff.pytree import NAMESPACE, TreeDef, leaf_paths, tree_flatten, tree_l
 from autodiff.record import FRESH_INPUTS
 from runtime.core import hooks, ops, versions
 from runtime.core.capture import check_capture
+from runtime.core.errors import CastwiseError
 from runtime.core.executor import apply, asarray
 from runtime.core.graph import Eqn, Var, emit, new_leaf, primal_value, record_holding_all
 from runtime.core.tensor import Tensor
@@ -54,7 +55,7 @@ __all__ = ["VmapError", "vmap"]
 Axis = int | None
 
 
-class VmapError(ValueError):
+class VmapError(CastwiseError, ValueError):
     """A ``vmap`` call is malformed: in_axes / out_axes, batch sizes, argument kinds."""
 
 

@@ -61,6 +61,7 @@ from autodiff.record import enable_grad, is_recording
 from autodiff.rules import JVP_RULES, VJP_RULES, VJP_SAVES
 from autodiff.zeros import TangentLike, Zero, instantiate
 from runtime.core import hooks, ops, versions
+from runtime.core.errors import CastwiseError
 from runtime.core.graph import PRINT_RULES, Graph, Var, new_leaf, record_holding_all, record_op
 from runtime.core.inplace import SavedValueModifiedError
 from runtime.core.tensor import Tensor
@@ -70,7 +71,7 @@ __all__ = ["CustomRuleError", "CustomVJPForwardError", "custom_jvp", "custom_vjp
 Aval = tuple[Any, tuple[int, ...]]
 
 
-class CustomRuleError(TypeError):
+class CustomRuleError(CastwiseError, TypeError):
     """A custom derivative rule returned something of the wrong structure, dtype or shape."""
 
 
@@ -80,7 +81,7 @@ class CustomClosureError(CustomRuleError):
     that dependence, so its derivative would silently miss it (JAX raises here too)."""
 
 
-class CustomVJPForwardError(TypeError):
+class CustomVJPForwardError(CastwiseError, TypeError):
     """Forward mode reached a ``custom_vjp`` function (its rule is reverse mode only, as in JAX)."""
 
     def __init__(self, name: str) -> None:

@@ -25,6 +25,7 @@ from passes.build import GraphBuilder
 from runtime.core import lax as F
 from runtime.core import ops, shapes
 from runtime.core.dtypes import DType
+from runtime.core.errors import CastwiseError
 from runtime.core.executor import apply
 from runtime.core.graph import Graph
 from runtime.core.plan import plan, promotes, rewrite
@@ -33,7 +34,7 @@ from runtime.core.promotion import use_policy
 N = 3
 
 
-class ExplainInputError(ValueError):
+class ExplainInputError(CastwiseError, ValueError):
     """``castwise explain`` was given something it cannot read (an unknown op or dtype, a bad spec)."""
 
 

@@ -17,7 +17,6 @@ from runtime.core.dtypes import (
     complex32,
     complex64,
     complex128,
-    dtype,
     float4_e2m1fn,
     float6_e2m3fn,
     float6_e3m2fn,
@@ -48,6 +47,7 @@ from runtime.core.dtypes import (
     uint32,
     uint64,
 )
+from runtime.core.errors import CastwiseError
 from runtime.core.executor import asarray
 from runtime.core.graph import (
     ConcretizationError,
@@ -68,9 +68,11 @@ from runtime.core.promotion import (
     DEFAULT_POLICY,
     Policy,
     PromotionError,
+    dtype,
     get_policy,
     get_policy_object,
     policies,
+    policy,
     promote_types,
     result_type,
     use_policy,
@@ -95,7 +97,6 @@ from runtime.numpy.elementwise import __all__ as _elementwise_names
 from runtime.numpy.manipulation import *  # noqa: F403
 from runtime.numpy.manipulation import __all__ as _manipulation_names
 
-policy = use_policy  # the castwise design spells it ``with runtime.policy("torch"):``
 bool = bool_  # noqa: A001  (``runtime.bool`` mirrors ``jnp.bool``)
 
 __all__ = [
@@ -109,6 +110,7 @@ __all__ = [
     "numpy",
     "ALL_DTYPES",
     "ArityError",
+    "CastwiseError",
     "ConcretizationError",
     "ConcretizationIndexError",
     "GatherDimensionNumbers",

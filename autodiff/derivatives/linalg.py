@@ -40,6 +40,7 @@ from typing import Any
 from autodiff.rules import JVP_RULES, VJP_RULES
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
 from runtime.core import lax as F
+from runtime.core.errors import CastwiseError
 from runtime.core.tensor import Tensor
 from runtime.numpy.linalg import _H, _mm, _mT
 
@@ -232,7 +233,7 @@ VJP_RULES["triangular_solve"] = triangular_solve_vjp
 # -- lu, qr, svd, eig: shared pieces ------------------------------------------------------------
 
 
-class LinalgDerivativeError(NotImplementedError):
+class LinalgDerivativeError(CastwiseError, NotImplementedError):
     """A derivative JAX does not define either (qr / svd with full matrices, eigenvectors of eig)."""
 
 

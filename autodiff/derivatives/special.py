@@ -17,6 +17,7 @@ import ml_dtypes
 from autodiff.derivatives._common import _jvp_out, _scalar, _single_ct, _vjp_in
 from autodiff.rules import JVP_RULES, SAVES_INPUT, SAVES_OUTPUT, VJP_RULES, VJP_SAVES, Positions
 from autodiff.zeros import TangentLike, Zero, add_any, is_zero
+from runtime.core.errors import CastwiseError
 from runtime.core.lax import (
     abs,  # noqa: A004
     add,
@@ -148,7 +149,7 @@ VJP_RULES["digamma"] = digamma_vjp
 VJP_SAVES["digamma"] = SAVES_INPUT
 
 
-class NoDerivativeError(NotImplementedError):
+class NoDerivativeError(CastwiseError, NotImplementedError):
     """A derivative JAX does not define either (polygamma in m)."""
 
 

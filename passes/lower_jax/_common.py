@@ -14,6 +14,7 @@ import numpy as np
 from runtime.core import dtypes as dt
 from runtime.core import shapes
 from runtime.core.dtypes import DType
+from runtime.core.errors import CastwiseError
 from runtime.core.graph import Eqn
 
 #: What a rule returns: one JAX array per equation output.
@@ -28,7 +29,7 @@ LOWERINGS: dict[str, LoweringRule] = {}
 X64_DTYPES: Final[frozenset[DType]] = frozenset({dt.int64, dt.uint64, dt.float64, dt.complex128})
 
 
-class LoweringError(RuntimeError):
+class LoweringError(CastwiseError, RuntimeError):
     """lax produced a value whose dtype or shape differs from the graph's record (a castwise bug),
     or the graph uses something JAX cannot express (a dtype XLA lacks)."""
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from runtime.core.errors import CastwiseError
 from runtime.core.inplace import InPlaceError, SavedValueModifiedError
 from runtime.core.versions import CLOCK, Fold, memory_owner, written_between, written_since
 
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from runtime.core.graph import Eqn, Var
 
 
-class TracedConstantError(ValueError):
+class TracedConstantError(CastwiseError, ValueError):
     """A traced program (``runtime.trace``, ``autodiff.jit``, ``autodiff.vmap``) would hold
     values of its arguments as a constant: the function read them outside the recording
     (an op on ``detach()`` of a traced value, or inside ``no_grad()``), so every later call

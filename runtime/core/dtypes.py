@@ -12,6 +12,8 @@ from typing import Any, Final, Literal
 import ml_dtypes
 import numpy as np
 
+from runtime.core.errors import OpTypeError, did_you_mean
+
 Kind = Literal["bool", "int", "uint", "float", "complex"]
 
 #: Order of kinds, lowest first; used for category rules (bool < int < float < complex).
@@ -174,26 +176,33 @@ def dtype(x: Any) -> DType:
     Accepts a ``DType``, a name or short name (``"float32"``, ``"f32"``), a NumPy
     dtype or scalar type (``np.float32``), an ml_dtypes type, a JAX dtype or
     Python's ``bool``/``int``/``float``/``complex`` types. Anything else raises
-    ``TypeError("unexpected dtype: ...")``.
+    ``OpTypeError("unexpected dtype: ...")`` (a ``TypeError``), with the near names
+    for a misspelt one; ``runtime.dtype`` adds its name and the active policy.
     """
     if isinstance(x, DType):
         return x
     if isinstance(x, str):
         found = _BY_NAME.get(x)
         if found is None:
-            raise TypeError(f"unexpected dtype: {x!r}")
+            raise _unexpected(x)
         return found
     if x is None or isinstance(x, (bool, int, float, complex)):
         # np.dtype(None) is float64 and np.dtype(3) fails oddly: refuse clearly.
-        raise TypeError(f"unexpected dtype: {x!r}")
+        raise _unexpected(x)
     try:
         np_dtype = np.dtype(x)
     except (TypeError, ValueError):
-        raise TypeError(f"unexpected dtype: {x!r}") from None
+        raise _unexpected(x) from None
     found = _BY_STORAGE.get(np_dtype)
     if found is None:
-        raise TypeError(f"unexpected dtype: {x!r}")
+        raise _unexpected(x)
     return found
+
+
+def _unexpected(x: Any) -> OpTypeError:
+    """The error for what names no castwise dtype: a misspelt name gets the near names."""
+    hint = did_you_mean(x, _BY_NAME) if isinstance(x, str) and x else ""
+    return OpTypeError(f"unexpected dtype: {x!r}" + (f" ({hint})" if hint else " (runtime.ALL_DTYPES lists them)"))
 
 
 def _equals_foreign(d: DType, other: object) -> bool:
@@ -214,5 +223,5 @@ def from_numpy(np_dtype: np.dtype[Any]) -> DType:
     """Fast path of ``dtype()`` for a NumPy dtype (used on every eager op)."""
     found = _BY_STORAGE.get(np_dtype)
     if found is None:
-        raise TypeError(f"unexpected dtype: {np_dtype!r}")
+        raise _unexpected(np_dtype)
     return found

@@ -33,7 +33,7 @@ from runtime.core.promotion import (
     get_policy_object,
 )
 from runtime.core.shape_plan import BROADCASTING, broadcast_targets
-from runtime.core.shapes import ArityError, KernelDTypeError, OpMemoryError, OpTypeError, ShapeError
+from runtime.core.shapes import ArityError, KernelDTypeError, OpMemoryError, OpTypeError, OpValueError, ShapeError
 from runtime.core.tensor import Scalar, Tensor
 from runtime.core.versions import WATCHING as _WATCHING
 from runtime.core.versions import note_untracked
@@ -121,9 +121,22 @@ def asarray(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
     ``jax-strict``) a Python int, float or complex without ``dtype`` gives a
     weakly typed 0-d tensor, as ``jax.numpy.asarray(2.5)`` does.
     ``requires_grad=True`` makes a tracked leaf.
+
+    Nested lists holding recorded Tensors (tracked for ``grad``, or traced inside ``rt.trace``,
+    ``autodiff.jit`` and ``autodiff.vmap``) are stacked by recorded ops, as ``jnp.asarray([x, y])``
+    is: the result follows their values (and gradients), never the values this call saw.
+    Data castwise cannot hold raises ``OpTypeError`` (``OpValueError`` for values a dtype cannot
+    store), naming the active policy.
     """
-    target = dt.dtype(dtype) if dtype is not None else None
-    if isinstance(data, Tensor):
+    target = None
+    if dtype is not None:
+        try:
+            target = dt.dtype(dtype)
+        except OpTypeError as err:
+            raise OpTypeError(f"asarray: {err} [policy {get_policy()!r}]") from None
+    if isinstance(data, (list, tuple)) and _holds_recorded(data):
+        out = _stack_recorded(data, target if target is not None else _infer_dtype(data))
+    elif isinstance(data, Tensor):
         out = data if target is None or target is data.dtype else data.astype(target)
     elif isinstance(data, (np.ndarray, np.generic)) or (
         hasattr(data, "__array__") and hasattr(data, "dtype") and not isinstance(data, (list, tuple))
@@ -145,11 +158,14 @@ def asarray(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
         try:
             array = np.asarray(data, dtype=target.storage)
         except (OverflowError, ValueError, TypeError) as err:
-            raise type(err)(f"asarray: cannot store {data!r} as {target.name}: {err}") from None
+            cls = OpTypeError if isinstance(err, TypeError) else OpValueError
+            raise cls(
+                f"asarray: cannot store {_short_repr(data)} as {target.name}: {err} [policy {get_policy()!r}]"
+            ) from None
         out = Tensor(array, target)
         out.weak = weak
     if requires_grad:
-        if out is data:
+        if out is data or out.node is not None:
             out = out.detach()
         out.requires_grad_()
     return out
@@ -167,8 +183,42 @@ def _infer_dtype(data: Any) -> DType:
         return dt.dtype(data.dtype)
     kind = _python_kind(data)
     if kind is None:
-        raise TypeError(f"asarray: cannot infer a dtype from {type(data).__name__} data")
+        raise OpTypeError(
+            f"asarray: cannot infer a dtype from {type(data).__name__} data {_short_repr(data)} (an array, a "
+            f"Tensor, a Python scalar or nested lists of them) [policy {get_policy()!r}]"
+        )
     return get_policy_object(None).scalar_default(kind, None)  # type: ignore[arg-type]
+
+
+def _holds_recorded(data: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether nested lists hold a Tensor on a graph (tracked, or traced)."""
+    stack: list[Any] = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, Tensor) and item.node is not None:
+            return True
+    return False
+
+
+def _stack_recorded(data: Any, target: DType) -> Tensor:
+    """Nested lists of Tensors and scalars as one ``target`` Tensor, built by recorded ops
+    (``convert``, ``reshape``, ``concatenate``), so a traced or tracked element stays so."""
+    if isinstance(data, (list, tuple)):
+        parts = [_stack_recorded(item, target) for item in data]
+        if not parts:
+            return Tensor(np.zeros(0, target.storage), target)
+        shapes = {p.shape for p in parts}
+        if len(shapes) != 1:
+            raise OpValueError(
+                f"asarray: the nested sequences are ragged (elements of shapes {sorted(map(list, shapes))}) "
+                f"[policy {get_policy()!r}]"
+            )
+        rows = [apply(ops.reshape, (p,), {"new_sizes": (1, *p.shape)}) for p in parts]
+        return rows[0] if len(rows) == 1 else apply(ops.concatenate, rows, {"dimension": 0})  # type: ignore[return-value]
+    t = data if isinstance(data, Tensor) else asarray(data, target)
+    return t if t.dtype is target else apply(ops.convert, (t,), {"new_dtype": target})  # type: ignore[return-value]
 
 
 def _python_kind(data: Any) -> str | None:
@@ -182,7 +232,7 @@ def _python_kind(data: Any) -> str | None:
             stack.extend(item)
             continue
         if isinstance(item, Tensor):
-            item = item.numpy()
+            item = item._array  # (its dtype only: reading a traced value's storage decides nothing)
         if isinstance(item, (np.ndarray, np.generic)):
             kind = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}.get(item.dtype.kind)
         else:

@@ -29,6 +29,7 @@ from runtime.core.capture import Captured as Captured
 from runtime.core.capture import TracedConstantError as TracedConstantError
 from runtime.core.capture import check_capture
 from runtime.core.dtypes import DType
+from runtime.core.errors import CastwiseError, OpTypeError
 from runtime.core.executor import apply, as_tensor, asarray
 from runtime.core.inplace import is_referenced as is_referenced
 from runtime.core.ops import OpDef
@@ -50,7 +51,7 @@ else:
 Keep = tuple[Sequence[int], Sequence[int]] | None
 
 
-class GraphError(ValueError):
+class GraphError(CastwiseError, ValueError):
     """A graph is malformed (raised by ``passes.verify`` and the interpreter)."""
 
 
@@ -573,8 +574,15 @@ def evaluate(graph: Graph, *args: Any) -> list[Tensor]:
     program over fixed types, nothing is promoted here. When an argument is
     tracked, each equation runs through the eager executor instead, so the
     replay is recorded and can be differentiated (derivative programs included).
+    ``graph`` that is no ``Graph`` raises ``OpTypeError``.
     """
+    if not isinstance(graph, Graph):
+        from runtime.core.promotion import get_policy
 
+        raise OpTypeError(
+            f"evaluate: graph must be a Graph (what rt.trace returns), got {type(graph).__name__} "
+            f"{_short(graph)} [policy {get_policy()!r}]"
+        )
     captured = graph.meta.get("captured")
     if captured is not None and captured.checked != _CLOCK[0]:
         captured.check("runtime.evaluate")  # an in-place write happened since the trace: was it here?
@@ -657,7 +665,7 @@ def record_holding_all(
             note_traced(t._array)
 
 
-class ConcretizationError(TypeError):
+class ConcretizationError(CastwiseError, TypeError):
     """A function needs a value that is only traced: known when this trace runs, not when the
     traced program replays (``rt.trace`` + ``evaluate``, ``autodiff.jit``, ``autodiff.vmap``).
 
@@ -748,8 +756,21 @@ def trace(f: Callable[..., Any], *example_args: Any) -> Graph:
     read it, or into a recorded value after it was computed raises, and so does a
     constant that holds the arguments' values (``runtime.core.capture``). ``evaluate``
     raises if a constant, or memory a constant was computed from, is written later.
+    ``f`` that is not callable raises ``OpTypeError``.
     """
+    if not callable(f):
+        from runtime.core.promotion import get_policy
+
+        raise OpTypeError(
+            f"trace: f must be a callable (the function to trace), got {type(f).__name__} {_short(f)} "
+            f"[policy {get_policy()!r}]"
+        )
     return trace_function(f, example_args, f"runtime.trace({_name(f)})")
+
+
+def _short(x: Any, limit: int = 60) -> str:
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _name(f: Any) -> str:
@@ -783,7 +804,7 @@ def trace_function(
     out_vars = []
     for r in results:
         if not isinstance(r, Tensor):
-            raise TypeError(f"trace: f must return Tensors, got {type(r).__name__}")
+            raise OpTypeError(f"trace: f must return Tensors, got {type(r).__name__} [policy {get_policy()!r}]")
         out_vars.append(r.node if r.node is not None else const_var(r))
     graph = collect(out_vars, [t.node for t in traced])
     graph.meta["policy"] = get_policy()

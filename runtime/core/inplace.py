@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from runtime.core.dtypes import DType
+from runtime.core.errors import CastwiseError
 from runtime.core.ops import OpDef
 from runtime.core.promotion import get_policy
 from runtime.core.shapes import ShapeError
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from runtime.core.tensor import Tensor
 
 
-class InPlaceError(RuntimeError):
+class InPlaceError(CastwiseError, RuntimeError):
     """An in-place write would corrupt a recording."""
 
 

@@ -34,8 +34,9 @@ from typing import Any
 from runtime.core import dtypes as dt
 from runtime.core import ops
 from runtime.core.dtypes import DType
+from runtime.core.errors import did_you_mean
 from runtime.core.ops import OpDef
-from runtime.core.promotion import Operand, Policy, PromotionError, get_policy_object
+from runtime.core.promotion import Operand, Policy, PromotionError, get_policy_object, lookup_policy
 from runtime.core.shapes import OpTypeError
 
 #: A plan input: a dtype, or a classified operand (Python scalar, 0-d value).
@@ -156,11 +157,12 @@ def plan(op: OpDef | str, input_dtypes: Sequence[PlanInput], policy: str | Polic
     ``Operand`` for Python scalars and 0-d values (they matter to the weak and
     category rules). Operands of non-promoting families keep their dtype, unless
     a per-op rule (``OP_RULES``) converts them.
-    Raises ``PromotionError`` naming the op, the operands and the policy.
+    Raises ``PromotionError`` naming the op, the operands and the policy; an ``op`` that names
+    no op of the vocabulary raises ``OpTypeError`` (with the near names for a misspelt one).
     """
-    opdef = op if isinstance(op, OpDef) else ops.get(op)
+    opdef = op if isinstance(op, OpDef) else _op_named(op, policy)
     rule = PLAN_RULES.get(opdef.family)
-    pol = get_policy_object(policy)
+    pol = lookup_policy(policy, "plan")
     if rule is None or not input_dtypes:
         index_from = 1 if opdef.family in (ops.GATHER, ops.DYNAMIC_SLICE) else len(input_dtypes)
         targets = tuple(_dtype_of(x, pol, index=i >= index_from) for i, x in enumerate(input_dtypes))
@@ -170,6 +172,22 @@ def plan(op: OpDef | str, input_dtypes: Sequence[PlanInput], policy: str | Polic
     if op_rule is not None and input_dtypes:
         targets = op_rule(opdef, input_dtypes, targets, pol)
     return targets
+
+
+def _op_named(name: Any, policy: str | Policy | None) -> OpDef:
+    """The op ``plan`` was given by name; an unknown one is an ``OpTypeError`` naming ``plan``."""
+    found = ops.OPS.get(name) if isinstance(name, str) else None
+    if found is not None:
+        return found
+    active = lookup_policy(policy, "plan").name
+    if not isinstance(name, str):
+        raise OpTypeError(
+            f"plan: op must be an OpDef or an op's name, got {type(name).__name__} {name!r} [policy {active!r}]"
+        )
+    hint = did_you_mean(name, ops.OPS)
+    raise OpTypeError(
+        f"plan: unknown op {name!r} ({hint or 'runtime.ops.OPS lists the vocabulary'}) [policy {active!r}]"
+    )
 
 
 # -- per-op rules ------------------------------------------------------------------------------

@@ -17,13 +17,14 @@ import numpy as np
 
 from runtime.core import dtypes as dt
 from runtime.core.dtypes import DType
+from runtime.core.errors import CastwiseError, OpTypeError, OpValueError, did_you_mean
 
 PyKind = Literal["bool", "int", "float", "complex"]
 
 DEFAULT_POLICY: Final = "jax"
 
 
-class PromotionError(TypeError):
+class PromotionError(CastwiseError, TypeError):
     """No implicit promotion path exists between dtypes under a policy."""
 
 
@@ -75,7 +76,7 @@ def classify(x: Any) -> Operand:
     if isinstance(x, (bool, int, float, complex)):
         # a subclass of a Python scalar that is not NumPy's (an IntEnum member, ...):
         # neither weak (JAX and NumPy key weak types on the exact type) nor a dtype
-        raise TypeError(
+        raise OpTypeError(
             f"unexpected operand {x!r} of type {type(x).__name__}: a subclass of a Python scalar is "
             f"neither a weak scalar nor a dtype; pass {type(x).__mro__[1].__name__}(x) or an array"
         )
@@ -95,7 +96,7 @@ def operand_dtype(x: Any) -> DType:
     (a NumPy scalar, an array, a tensor) by ``classify``; Python scalars have none."""
     op = classify(x)
     if op.dtype is None:
-        raise TypeError(
+        raise OpTypeError(
             f"promote_types takes dtypes; {x!r} is a weak Python {op.pykind} "
             "(use result_type for values, or name its dtype)"
         )
@@ -179,7 +180,7 @@ class Policy:
     def result_type(self, operands: Sequence[Operand]) -> DType:
         """The common dtype of classified operands."""
         if not operands:
-            raise TypeError(f"result_type: at least one operand is required (policy {self.name!r})")
+            raise OpTypeError(f"result_type: at least one operand is required (policy {self.name!r})")
         return self._result_type(operands)
 
     def _result_type(self, operands: Sequence[Operand]) -> DType:
@@ -323,18 +324,31 @@ _UNREGISTERED: dict[str, Policy] = {}
 
 
 def get_policy_object(name: str | Policy | None = None) -> Policy:
-    """Resolve ``name`` (or the active policy when ``None``) to a Policy."""
+    """Resolve ``name`` (or the active policy when ``None``) to a Policy; an unknown name raises
+    ``OpValueError`` with the registered names (and the near ones, for a misspelt name)."""
+    return lookup_policy(name, "get_policy_object")
+
+
+def lookup_policy(name: str | Policy | None, fn: str) -> Policy:
+    """``get_policy_object(name)`` for a function ``fn`` that takes a policy argument: an unknown
+    name is an ``OpValueError`` starting ``fn: ``, a name that is no string an ``OpTypeError``."""
     if name is None:
         name = _STATE.__dict__.get("name", DEFAULT_POLICY)
     if isinstance(name, Policy):
         return name
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        found = _UNREGISTERED.get(name)
-        if found is not None:
-            return found
-        raise ValueError(f"unknown promotion policy {name!r}; known: {', '.join(_REGISTRY)}") from None
+    if not isinstance(name, str):
+        raise OpTypeError(
+            f"{fn}: a policy is a registered policy's name or a Policy object, got {type(name).__name__} "
+            f"{name!r} [policy {get_policy()!r}]"
+        )
+    found = _REGISTRY.get(name) or _UNREGISTERED.get(name)
+    if found is not None:
+        return found
+    hint = did_you_mean(name, _REGISTRY)
+    raise OpValueError(
+        f"{fn}: unknown promotion policy {name!r}; {hint + ' ' if hint else ''}known: {', '.join(_REGISTRY)} "
+        f"(register_policy adds one) [policy {get_policy()!r}]"
+    )
 
 
 class _PolicyState(threading.local):
@@ -356,33 +370,67 @@ def use_policy(name: str | Policy) -> Iterator[Policy]:
     """Make ``name`` (a registered policy's name, or a ``Policy`` object) the active policy in
     this thread for the ``with`` block. An object is activated itself, also where another policy
     is registered under its name (nothing is registered)."""
-    policy = get_policy_object(name)
+    with _activate(lookup_policy(name, "use_policy")) as active:
+        yield active
+
+
+@contextmanager
+def policy(name: str | Policy) -> Iterator[Policy]:
+    """``use_policy`` under the design's spelling, ``with runtime.policy("torch"):`` (its errors
+    name ``policy``)."""
+    with _activate(lookup_policy(name, "policy")) as active:
+        yield active
+
+
+@contextmanager
+def _activate(chosen: Policy) -> Iterator[Policy]:
     previous = _STATE.name
-    key = policy.name
-    if _REGISTRY.get(key) is not policy:
-        key = f"{policy.name}@{id(policy):x}"
-        _UNREGISTERED[key] = policy
+    key = chosen.name
+    if _REGISTRY.get(key) is not chosen:
+        key = f"{chosen.name}@{id(chosen):x}"
+        _UNREGISTERED[key] = chosen
     _STATE.name = key
     try:
-        yield policy
+        yield chosen
     finally:
         _STATE.name = previous
 
 
+def dtype(x: Any) -> DType:
+    """The castwise ``DType`` that ``x`` names (``runtime.dtype``): a ``DType``, a name or short
+    name (``"float32"``, ``"f32"``), a NumPy or ml_dtypes type or dtype, a JAX dtype, or Python's
+    ``bool``/``int``/``float``/``complex``. Anything else raises ``OpTypeError`` starting
+    ``dtype: unexpected dtype``, with the near names for a misspelt one and the active policy."""
+    try:
+        return dt.dtype(x)
+    except OpTypeError as err:
+        raise OpTypeError(f"dtype: {err} [policy {get_policy()!r}]") from None
+
+
 def promote_types(a: Any, b: Any, policy: str | Policy | None = None) -> DType:
     """The dtype two dtypes promote to under ``policy`` (default: the active one)."""
-    return get_policy_object(policy).promote_types(operand_dtype(a), operand_dtype(b))
+    pol = lookup_policy(policy, "promote_types")
+    try:
+        da, db = operand_dtype(a), operand_dtype(b)
+    except OpTypeError as err:
+        raise OpTypeError(f"promote_types: {err} [policy {pol.name!r}]") from None
+    return pol.promote_types(da, db)
 
 
 def result_type(*operands: Any, policy: str | Policy | None = None) -> DType:
     """The common dtype of ``operands``: dtypes, tensors, arrays, 0-d values and
     Python scalars (weak), under ``policy`` (default: the active one)."""
-    return get_policy_object(policy).result_type([classify(x) for x in operands])
+    pol = lookup_policy(policy, "result_type")
+    try:
+        classified = [classify(x) for x in operands]
+    except OpTypeError as err:
+        raise OpTypeError(f"result_type: {err} [policy {pol.name!r}]") from None
+    return pol.result_type(classified)
 
 
 def table(policy: str | Policy, dtypes: Iterable[DType] | None = None) -> dict[tuple[DType, DType], DType | None]:
     """The full pairwise promotion table of a policy (``None`` marks an error)."""
-    pol = get_policy_object(policy)
+    pol = lookup_policy(policy, "table")
     ds = tuple(pol.dtypes if dtypes is None else dtypes)
     out: dict[tuple[DType, DType], DType | None] = {}
     for a in ds:

@@ -82,7 +82,11 @@ def _dtype_arg(fn: str, dtype: Any, **operands: Any) -> DType | None:
 
 
 def _int_arg(fn: str, what: str, value: Any, **operands: Any) -> int:
-    """An integer argument (not a bool, not a float), else ``OpTypeError``."""
+    """An integer argument (not a bool, not a float), else ``OpTypeError``; a traced 0-d Tensor
+    raises ``ConcretizationError`` (a size or an offset is static, as in ``jnp.eye`` under
+    ``jax.jit``: ``operator.index`` would read the value this trace saw)."""
+    if isinstance(value, Tensor) and is_traced(value):
+        raise _traced(fn, what, "it decides the shape of the result", **operands)
     if isinstance(value, (builtins.bool, np.bool_)):
         raise _error(OpTypeError, fn, f"{what} must be an integer, got a bool", **operands)
     try:
@@ -139,6 +143,17 @@ def _wide(t: Tensor, shape: tuple[int, ...]) -> Tensor:
     return t if t.shape == shape else F.broadcast_in_dim(t, shape, ())
 
 
+def _traced(fn: str, name: str, why: str, **operands: Any) -> Exception:
+    """``ConcretizationError`` for a traced ``name`` that must be concrete (``why``: what it decides)."""
+    return _error(
+        ConcretizationError, fn,
+        f"{name} is traced (its value is known only when the traced program runs: rt.trace, autodiff.jit, "
+        f"autodiff.vmap), and {why}; pass it as a Python scalar (autodiff.jit makes Python scalars part of "
+        "its cache key) or compute it outside the traced function",
+        **operands,
+    )  # fmt: skip
+
+
 # -- arange --------------------------------------------------------------------------------------
 
 
@@ -151,14 +166,7 @@ def _scalar_value(fn: str, name: str, value: Any, **operands: Any) -> Any:
         if value.ndim != 0:
             raise _error(ShapeError, fn, f"{name} must be a scalar, got shape {value.shape}", **operands)
         if is_traced(value):
-            raise _error(
-                ConcretizationError, fn,
-                f"{name} is traced (its value is known only when the traced program runs: rt.trace, "
-                f"autodiff.jit, autodiff.vmap), and it decides the length of the result; pass it as a Python "
-                f"scalar (autodiff.jit makes Python scalars part of its cache key) or compute it outside the "
-                f"traced function",
-                **operands,
-            )  # fmt: skip
+            raise _traced(fn, name, "it decides the length of the result", **operands)
         value = value._array
     if isinstance(value, (np.ndarray, np.generic)):
         if value.ndim != 0:

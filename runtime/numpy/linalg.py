@@ -33,7 +33,7 @@ from runtime.core.executor import as_tensor
 from runtime.core.promotion import PromotionError, get_policy, result_type
 from runtime.core.shapes import OpTypeError, OpValueError, ShapeError
 from runtime.core.tensor import Tensor
-from runtime.numpy.params import named
+from runtime.numpy.params import named, refuse_traced
 
 __all__ = [
     "EigResult",
@@ -452,6 +452,14 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0) -> Tensor:
     n, batch = packed.shape[-1], packed.shape[:-2]
     if pivots.dtype.kind not in ("int", "uint") or pivots.shape != packed.shape[:-1]:
         raise _error(ShapeError, "lu_solve", (packed, pivots), "piv must be lu_factor's int32 pivots [..., n]")
+    # the bounds check below reads the pivots: traced (jit, vmap, rt.trace), a replay could not run
+    # it, and a permutation built from an out-of-range pivot silently drops a row of b
+    refuse_traced(
+        "linalg.lu_solve", "piv", pivots,
+        "its bounds (each pivot a row of the factors) are checked on its values",
+        "pass concrete pivots (lu_factor outside the traced function), or use linalg.solve on the matrix",
+        (packed, pivots), index=True,
+    )  # fmt: skip
     piv = pivots.numpy()
     outside = (piv < 0) | (piv >= n)
     if outside.any():

@@ -748,7 +748,8 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
     repeated in one operand (``"ii->i"`` a diagonal, ``"ii"`` a trace). Built from ``transpose``,
     ``reshape``, ``slice`` (diagonals), ``reduce_sum`` (indices used by one operand only),
     ``broadcast_in_dim`` and one ``dot_general`` per further operand, contracted left to right;
-    the operands promote through ``dot_general``'s plan. ``preferred_element_type``: the
+    the operands promote through ``dot_general``'s plan. The result is always new memory (a
+    write into an operand never shows in it). ``preferred_element_type``: the
     result's dtype, the products and sums accumulated in it (each ``dot_general`` takes it;
     an operand summed on its own is converted to it first).
     """
@@ -802,4 +803,8 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
     if preferred_element_type is not None and acc.dtype is not dt.dtype(preferred_element_type):
         acc = F.convert(acc, preferred_element_type)
     perm = [acc_row.index(lab) for lab in output]
-    return acc if perm == list(range(acc.ndim)) else F.transpose(acc, perm)
+    out = acc if perm == list(range(acc.ndim)) else F.transpose(acc, perm)
+    # one operand and no dot_general: the diagonal slices, reshapes and transposes may be views of
+    # it (or it itself, for "ij->ij"), depending on its layout; the result is new memory whatever
+    # the layout, as every op outside the view family's is (diagonal's rule; NumPy returns a view)
+    return F._fresh_copy(out) if len(ts) == 1 else out

@@ -193,16 +193,7 @@ def test_use_policy_activates_the_object() -> None:
         assert (a * b).dtype is rt.float64
 
 
-_EINSUM_VIEW = (
-    "runtime/numpy/manipulation.py (not this work package): einsum's result is a view of a contiguous operand "
-    "(a copy of a non-contiguous one), where docs/autodiff.md says every op outside the view family returns new "
-    "memory, as diagonal does"
-)
-
-
-@pytest.mark.parametrize(
-    "layout", [pytest.param("contiguous", marks=pytest.mark.xfail(strict=True, reason=_EINSUM_VIEW)), "transposed"]
-)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_einsum_diagonal_is_new_memory_whatever_the_layout(layout: str) -> None:
     x = rt.asarray(np.arange(9.0).reshape(3, 3))
     operand = x if layout == "contiguous" else x.T
@@ -210,3 +201,22 @@ def test_einsum_diagonal_is_new_memory_whatever_the_layout(layout: str) -> None:
     np.testing.assert_array_equal(d.numpy(), np.einsum("ii->i", operand.numpy()))
     x += 1.0
     np.testing.assert_array_equal(d.numpy(), [0.0, 4.0, 8.0])  # the write into x does not show in d
+
+
+@pytest.mark.parametrize("subscripts", ["ij->ij", "ij->ji", "ii->i", "ij->i", "ij"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_one_operand_einsum_never_shares_memory(subscripts: str, layout: str) -> None:
+    """Identity, transpose, diagonal, sum: NumPy's values, and new memory both ways (a write into
+    the operand does not show in the result, nor one into the result in the operand)."""
+    x = rt.asarray(np.arange(9.0).reshape(3, 3))
+    operand = x if layout == "contiguous" else x.T
+    before = operand.numpy().copy()
+    out = rt.einsum(subscripts, operand)
+    expected = np.einsum(subscripts, before)
+    np.testing.assert_array_equal(out.numpy(), expected)
+    assert not np.shares_memory(out.numpy(), x.numpy())
+    x += 1.0
+    np.testing.assert_array_equal(out.numpy(), expected)
+    if out.ndim:
+        out += 100.0
+        np.testing.assert_array_equal(operand.numpy(), before + 1.0)

@@ -168,10 +168,10 @@ def test_dtype_accepts_python_types(value, expected):
     ids=lambda v: "object" if type(v) is object else repr(v),
 )
 def test_dtype_rejects_junk_with_a_message_naming_it(junk):
-    with pytest.raises(TypeError) as info:
+    with pytest.raises(runtime.OpTypeError) as info:
         runtime.dtype(junk)
     message = str(info.value)
-    assert message.startswith("unexpected dtype:")
+    assert message.startswith("dtype: unexpected dtype:")
     assert repr(junk) in message
 
 

@@ -6,8 +6,8 @@ bad call (an operand that is no array, a shape mismatch, an unknown dtype, a non
 A public function without a row fails ``test_every_public_function_has_error_rows``, naming it,
 so a new function cannot arrive without its errors checked.
 
-Each row must raise a castwise error (one of the exception classes ``runtime`` exports, never
-NumPy's own TypeError/ValueError nor a bare "could not convert string to float") whose message
+Each row must raise a castwise error (an ``rt.CastwiseError``, never NumPy's own
+TypeError/ValueError nor a bare "could not convert string to float") whose message
 starts with the name the user called (``nn.relu:``, ``linalg.solve:``, ``sum:``), names the active
 policy, and names no internal op (``dot_general:``, ``[full operands``) nor ``asarray``. The rows
 run under every registered policy (each a call that raises before any computation, so the file
@@ -35,22 +35,6 @@ from runtime.numpy import creation, elementwise, manipulation
 R: Any = rt
 NN: Any = rt.nn
 LA: Any = rt.linalg
-
-#: the exceptions castwise raises (there is no common base class: each subclasses the builtin
-#: a caller would catch, TypeError, ValueError or MemoryError)
-CASTWISE: tuple[type[Exception], ...] = (
-    rt.ShapeError,
-    rt.OpTypeError,
-    rt.OpValueError,
-    rt.KernelDTypeError,
-    rt.ArityError,
-    rt.OpMemoryError,
-    rt.PromotionError,
-    rt.ConcretizationError,
-    rt.GraphError,
-    rt.InPlaceError,
-    rt.TracedConstantError,
-)
 
 #: public callables of ``runtime`` that are no function to call with bad data, each with why
 EXCLUDED: dict[str, str] = {
@@ -558,11 +542,22 @@ ROWS: dict[str, list[Bad]] = {
     "from_dlpack": [bad("no-dlpack", lambda: R.from_dlpack("abc"), rt.OpTypeError, "__dlpack__")],
     "trace": [bad("not-callable", lambda: R.trace("abc", f64(3)), rt.OpTypeError)],
     "evaluate": [bad("not-a-graph", lambda: R.evaluate("abc", f64(3)), rt.OpTypeError)],
-    "plan": [bad("unknown-op", lambda: R.plan("nope", [rt.float32]), rt.OpTypeError, "nope")],
-    "dtype": [bad("unknown-dtype", lambda: R.dtype("float99"), rt.OpTypeError, "float99")],
+    "plan": [
+        bad("unknown-op", lambda: R.plan("nope", [rt.float32]), rt.OpTypeError, "nope"),
+        bad("misspelt-op", lambda: R.plan("addd", [rt.float32, rt.float32]), rt.OpTypeError, "did you mean add"),
+        bad("op-not-a-name", lambda: R.plan(3, [rt.float32]), rt.OpTypeError, "int"),
+    ],
+    "dtype": [
+        bad("unknown-dtype", lambda: R.dtype("float99"), rt.OpTypeError, "float99"),
+        bad("misspelt-dtype", lambda: R.dtype("flaot32"), rt.OpTypeError, "flaot32", "did you mean float32"),
+    ],
     "result_type": [bad("unknown-dtype", lambda: R.result_type("float99"), rt.OpTypeError, "float99")],
     "promote_types": [bad("unknown-dtype", lambda: R.promote_types("float99", rt.float32), rt.OpTypeError, "float99")],
-    "get_policy_object": [bad("unknown-policy", lambda: R.get_policy_object("nope"), rt.OpValueError, "nope")],
+    "get_policy_object": [
+        bad("unknown-policy", lambda: R.get_policy_object("nope"), rt.OpValueError, "nope"),
+        bad("misspelt-policy", lambda: R.get_policy_object("nmupy"), rt.OpValueError, "did you mean numpy"),
+        bad("policy-not-a-name", lambda: R.get_policy_object(3.5), rt.OpTypeError, "float"),
+    ],
     **{
         fn: [bad("unknown-policy", lambda fn=fn: getattr(R, fn)("nope").__enter__(), rt.OpValueError, "nope")]
         for fn in ("policy", "use_policy")
@@ -636,25 +631,8 @@ ROWS: dict[str, list[Bad]] = {
 }
 
 #: rows whose function still names another, or raises a builtin error, each with the file that owns
-#: the fix (strict xfail: a fix there makes the row pass and the mark must go)
-_DTYPES = "runtime/core/dtypes.py: dtype() raises a builtin TypeError ('unexpected dtype')"
-_EXECUTOR = "runtime/core/executor.py: asarray raises builtin TypeErrors (_infer_dtype, dtype())"
-_POLICIES = "runtime/core/promotion.py: an unknown policy is a builtin ValueError without the caller's name"
-_GRAPH = "runtime/core/graph.py: trace/evaluate do not check their function or graph argument"
-_PLAN = "runtime/core/plan.py: an unknown op is a builtin KeyError"
-PENDING: dict[tuple[str, str], str] = {
-    ("asarray", "str-data"): _EXECUTOR,
-    ("asarray", "unknown-dtype"): _EXECUTOR,
-    ("dtype", "unknown-dtype"): _DTYPES,
-    ("result_type", "unknown-dtype"): _DTYPES,
-    ("promote_types", "unknown-dtype"): _DTYPES,
-    ("get_policy_object", "unknown-policy"): _POLICIES,
-    ("policy", "unknown-policy"): _POLICIES,
-    ("use_policy", "unknown-policy"): _POLICIES,
-    ("trace", "not-callable"): _GRAPH,
-    ("evaluate", "not-a-graph"): _GRAPH,
-    ("plan", "unknown-op"): _PLAN,
-}
+#: the fix (strict xfail: a fix there makes the row pass and the mark must go); none today
+PENDING: dict[tuple[str, str], str] = {}
 
 POLICIES = rt.policies()
 #: the op labels an internal error would carry (``dot_general: ``, ``[full operands``)
@@ -689,7 +667,7 @@ def check(name: str, r: Bad, policy: str) -> None:
     err = info.value
     message = str(err)
     assert isinstance(err, r.cls), f"{type(err).__name__} where {r.cls.__name__} was expected: {message}"
-    assert isinstance(err, CASTWISE) and type(err).__module__.startswith("runtime."), (
+    assert isinstance(err, rt.CastwiseError) and type(err).__module__.startswith("runtime."), (
         f"{type(err).__module__}.{type(err).__name__} is not castwise's: {message}"
     )
     assert message.startswith(f"{name}:"), message

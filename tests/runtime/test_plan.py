@@ -110,5 +110,5 @@ def test_plan_errors_name_the_op_operands_and_policy() -> None:
 
 def test_plan_accepts_op_names() -> None:
     assert plan("add", (f64, c128)) == (c128, c128)
-    with pytest.raises(KeyError, match="unknown op 'frobnicate'"):
+    with pytest.raises(rt.OpTypeError, match="^plan: unknown op 'frobnicate'"):
         plan("frobnicate", (f64,))

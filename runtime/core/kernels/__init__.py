@@ -66,6 +66,7 @@ import numpy as np
 from runtime.core import dtypes as dt
 from runtime.core import shapes
 from runtime.core.dtypes import DType
+from runtime.core.errors import CastwiseError
 from runtime.core.kernels import (
     binary,
     calls,
@@ -224,7 +225,7 @@ FAMILY_MODULES = (
 )
 
 
-class KernelOutputError(RuntimeError):
+class KernelOutputError(CastwiseError, RuntimeError):
     """A kernel returned an array whose dtype or shape differs from its abstract value (a castwise bug)."""
 
 

@@ -167,7 +167,21 @@ def repeat(x: Operand, repeats: Any, axis: int | None = None, *, total_repeat_le
     if not (_is_index(ax) and 0 <= ax < t.ndim):
         raise op_error(ShapeError, ops.gather, (t,), f"repeat: axis {axis!r} out of range for rank {t.ndim}")
     n = t.shape[ax]
-    counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
+    if isinstance(repeats, Tensor):
+        if repeats.node is not None:
+            from runtime.core.graph import ConcretizationError, is_traced
+
+            if is_traced(repeats):  # as jnp.repeat under jax.jit: the counts decide the output's shape
+                raise ConcretizationError(
+                    f"repeat: repeats is traced (its values are known only when the traced program runs: "
+                    "rt.trace, autodiff.jit, autodiff.vmap), and the counts decide the length of the result; pass "
+                    "them as a Python int or list, or a NumPy array [repeat operands "
+                    f"operand:{t.dtype.short}{list(t.shape)} repeats:{repeats.dtype.short}{list(repeats.shape)}; "
+                    f"policy {get_policy()!r}]"
+                )
+        counts = np.asarray(repeats._array)  # (an untraced Tensor: its values are this call's own)
+    else:
+        counts = np.asarray(repeats)
     if counts.dtype.kind not in "iu" or counts.ndim > 1 or (counts.ndim == 1 and counts.shape[0] not in (1, n)):
         raise op_error(
             ShapeError, ops.gather, (t,),

@@ -11,6 +11,15 @@ import numpy as np
 
 from runtime.core import dtypes as dt
 from runtime.core.dtypes import DType
+from runtime.core.errors import (  # noqa: F401  (the shape rules' errors, re-exported)
+    ArityError,
+    CastwiseError,
+    KernelDTypeError,
+    OpMemoryError,
+    OpTypeError,
+    OpValueError,
+    ShapeError,
+)
 from runtime.core.ops import OpDef
 
 Shape = tuple[int, ...]
@@ -23,33 +32,8 @@ ShapeRule = Callable[[OpDef, Sequence[Aval], Mapping[str, Any]], tuple[Aval, ...
 SHAPE_RULES: dict[str, ShapeRule] = {}
 
 
-# -- errors ---------------------------------------------------------------------------------
-
-
-class ShapeError(ValueError):
-    """Operand shapes or static params are inconsistent with the op."""
-
-
-class OpTypeError(TypeError):
-    """An operand's dtype is not one the op's signature accepts."""
-
-
-class OpValueError(ValueError):
-    """An operand's values are ones the function refuses (checked on the values before anything
-    runs or is recorded): a negative integer exponent under NumPy's rules, an out-of-range pivot."""
-
-
-class KernelDTypeError(TypeError):
-    """Operands that the plan promotes to one dtype arrived with different dtypes."""
-
-
-class ArityError(TypeError):
-    """Wrong number of operands for an op."""
-
-
-class OpMemoryError(MemoryError):
-    """An op's output does not fit in memory (raised before allocating when the shape
-    rule sizes it, or when NumPy's allocation fails), with the op named."""
+# The error classes are defined in runtime.core.errors, the lowest module, so the dtype catalog
+# and the policies raise them too; they are imported above and re-exported from here.
 
 
 # -- small helpers ----------------------------------------------------------------------------
