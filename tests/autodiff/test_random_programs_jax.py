@@ -502,7 +502,7 @@ def check_program(prog: JaxProgram) -> None:
 
 
 @given(jax_programs(2, 20))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 def test_random_programs_match_jax(prog: JaxProgram) -> None:
     check_program(prog)
 

@@ -325,7 +325,7 @@ def tree_fn(p: dict[str, Any], sin: Any, reduce: Any) -> Any:
     return {"each": {k: sin(v) * 2.0 for k, v in p.items()}, "total": total}
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=trees_and_axes(), dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**16))
 def test_random_trees_and_axes_match_jax_vmap(case: tuple[dict[str, Any], Any, Any], dtype: Any, seed: int) -> None:
     shapes, in_axes, out_axes = case

@@ -638,7 +638,7 @@ def test_jvp_and_vjp_programs_with_mixed_dtypes_lower() -> None:
     check_graph(hvp_graph, [a, ta], "hvp")
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(programs(max_ops=12))
 def test_random_programs_and_their_jvps_lower(prog: Any) -> None:
     values = [rt.asarray(v) for v in prog.inputs()]

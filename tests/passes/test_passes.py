@@ -802,7 +802,7 @@ def numpy_reference(graph: Graph, policy: str, feeds: dict[int, np.ndarray]) -> 
     return [env[id(v)] for v in graph.outputs]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mixed_graphs())
 def test_promote_inserts_one_convert_per_mismatched_operand(case: RandomCase) -> None:
     graph = case.graph

@@ -19,7 +19,7 @@ from runtime.testing import strategies as cst
 
 POLICIES = rt.policies()
 MIXING = [p for p in POLICIES if p not in ("strict", "jax-strict")]
-FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _check_tensor(t: Tensor, dtype: DType) -> None:
