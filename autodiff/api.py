@@ -220,7 +220,7 @@ def _detach_outputs(outs: Sequence[Tensor], nested: bool) -> list[Tensor]:
     ops on them record for nothing), unless an outer transform is recording through them."""
     if nested:
         return list(outs)
-    return [Tensor(o._array, o.dtype) if o.node is not None else o for o in outs]
+    return [o.detach() if o.node is not None else o for o in outs]  # (detach keeps the weak flag)
 
 
 class _Traced:

@@ -94,6 +94,8 @@ class _Entry:
     kind: str
     #: output dtypes (castwise's, not the storage's)
     out_dtypes: list[DType] = field(default_factory=list)
+    #: output weak flags (``Var.weak``): a weak result is handed back weak, as ``jax.jit`` does
+    out_weak: list[bool] = field(default_factory=list)
     #: per output: whether it is handed back as a copy (with ``copy=True``; outputs that are graph
     #: inputs or constants are copied regardless, as XLA may hand back their buffers)
     copied: list[bool] = field(default_factory=list)
@@ -226,6 +228,7 @@ class Jitted:
             kind=shape["kind"],
             treedef=shape.get("treedef"),
             out_dtypes=[v.dtype for v in graph.outputs],
+            out_weak=[v.weak for v in graph.outputs],
             copied=[self.copy or v.producer is None for v in graph.outputs],
             trace_s=time.perf_counter() - start,
         )
@@ -416,6 +419,7 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
                 return jitted(*arrays)  # type: ignore[no-any-return]
 
     dtypes = entry.out_dtypes
+    weak = [i for i, w in enumerate(entry.out_weak) if w]  # (usually none)
     # np.array copies XLA's read-only buffer into a writable array; np.asarray is a view of it
     convs = [np.array if fresh else np.asarray for fresh in entry.copied]
     kind, layout = entry.kind, entry.layout
@@ -429,6 +433,8 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
             results = [Tensor(pending, d) for d in dtypes]
             for t, conv, o in zip(results, convs, outs, strict=True):
                 t._array = conv(o)
+            for i in weak:
+                results[i].weak = True
             return tree_unflatten(treedef, results)
 
         return run_tree
@@ -450,6 +456,8 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
                 (out,) = compiled(*arrays)
                 result = Tensor(pending, d0)
                 result._array = conv0(out)
+                if weak:
+                    result.weak = True
                 return result
 
             return run_single
@@ -460,6 +468,8 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
             packed = tuple(results) if kind == "tuple" else results
             for t, conv, o in zip(results, convs, outs):  # noqa: B905
                 t._array = conv(o)
+            for i in weak:
+                results[i].weak = True
             return packed
 
         return run_sequence
@@ -470,6 +480,8 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
         items = [None if i is None else results[i] for i in layout]
         for t, conv, o in zip(results, convs, outs, strict=True):
             t._array = conv(o)
+        for i in weak:
+            results[i].weak = True
         if kind == "single":
             return items[0]
         return tuple(items) if kind == "tuple" else items

@@ -225,7 +225,11 @@ def _fresh_input(t: Tensor) -> Tensor:
     """
     source = Tensor(t._array, t.dtype)
     fresh = Tensor(t._array, t.dtype)
-    record_op(ops.convert, {"new_dtype": t.dtype}, (source,), (t.dtype,), (fresh,))
+    params: dict[str, Any] = {"new_dtype": t.dtype}
+    if t.weak:  # a weak primal (a Python float) stays weak, as in jax.jvp
+        source.weak = fresh.weak = True
+        params["weak_type"] = True
+    record_op(ops.convert, params, (source,), (t.dtype,), (fresh,))
     assert fresh.node is not None
     FRESH_INPUTS[fresh.node] = next(_SERIAL)
     return fresh

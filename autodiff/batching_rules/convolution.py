@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from autodiff.batching_rules._common import BATCH_RULES, BatchResult, Dims, Params, _run, batch_user_call
-from runtime.core import ops
+import numpy as np
+
+from autodiff.batching_rules._common import BATCH_RULES, BatchResult, Dims, Params, _run, batch_size, batch_user_call
+from runtime.core import ops, shapes
 from runtime.core.ops import OpDef
 from runtime.core.shapes import conv_geometry
 from runtime.core.tensor import Tensor
@@ -22,6 +24,12 @@ def batch_conv(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) ->
     the results are stacked, as the user calls are."""
     dl, dr = dims
     c = conv_geometry(params, args[0].ndim - (dl is not None))
+    if batch_size(args, dims) == 0:
+        # no example: an empty batch of the convolution's result (jax.vmap's answer), sized by
+        # the shape rule over one example's avals
+        avals = [(a.dtype, tuple(n for i, n in enumerate(a.shape) if i != d)) for a, d in zip(args, dims, strict=True)]
+        ((dtype, example),) = shapes.abstract_eval(op, avals, params)
+        return [Tensor(np.zeros((0, *example), dtype.storage), dtype)], [0]
     if dl is not None and dr is None and c.batch_group_count == 1:
         lhs, rhs = args
         lspec, _, ospec = c.dimension_numbers

@@ -201,12 +201,16 @@ def _along(axis: int, rank: int) -> GatherDimensionNumbers:
 
 def _take_along(x: Tensor, index: Tensor, axis: int) -> Tensor:
     """``x`` picked along ``axis`` at ``index`` (same rank; every other axis equal): a gather."""
+    if 0 in index.shape:  # nothing to pick (a size-1 slice does not fit an empty axis): empty, as in JAX
+        return _zeros(tuple(index.shape), x.dtype)
     return gather(x, reshape(index, (*index.shape, 1)), _along(axis, x.ndim), (1,) * x.ndim, mode="clip")
 
 
 def _put_along(ct: Tensor, index: Tensor, axis: int, shape: Shape) -> Tensor:
     """The transpose of ``_take_along``: ``ct`` added into zeros of ``shape`` at ``index``."""
     dn = _scatter_of_gather(_along(axis, len(shape)))
+    if 0 in shape:  # an empty operand receives nothing
+        return _zeros(shape, ct.dtype)
     return scatter_add(_zeros(shape, ct.dtype), reshape(index, (*index.shape, 1)), ct, dn, mode="clip")
 
 

@@ -631,13 +631,21 @@ def _apply_general(
     plan_inputs = [_plan_input(x) for x in xs]
     weak_policy = None
     in_weak: tuple[bool, ...] | None = None
-    if _may_be_weak(xs):
+    if _may_be_weak(xs) or op.family in weak_rules.PROMOTING_FAMILIES:
+        # (strong operands of a promoting op too: under jax int8 + uint64 is a weak float64)
         weak_policy = get_policy_object(None)
         if weak_rules.honours_weak(weak_policy):
             plan_inputs = [
                 weak_rules.WeakOperand(x.dtype, x._array.ndim == 0) if isinstance(x, Tensor) and x.weak else p
                 for x, p in zip(xs, plan_inputs, strict=True)
             ]
+            for i in weak_rules.dropped_weak_bools(op, plan_inputs, weak_policy):
+                # weak bools whose join is a strong bool: a recorded convert drops the flag
+                strong = apply(ops.convert, (xs[i],), {"new_dtype": dt.bool_})
+                assert isinstance(strong, Tensor)
+                xs[i] = strong
+                plan_inputs[i] = _plan_input(strong)
+                key = None  # (the signature's plan would skip the convert: not remembered)
         else:
             # No weak promotion here (nor weak Python scalars), but a weak tensor made
             # under a JAX policy keeps propagating its flag by the ops' weak rules.

@@ -33,6 +33,7 @@ from typing import Any
 
 from runtime.core import dtypes as dt
 from runtime.core import ops
+from runtime.core import weak as weak_rules
 from runtime.core.dtypes import DType
 from runtime.core.errors import did_you_mean
 from runtime.core.ops import OpDef
@@ -70,6 +71,9 @@ def _common(op: OpDef, xs: Sequence[PlanInput], policy: Policy) -> DType:
     if same is not None and all(_dtype_if_strong(x) is same for x in xs):
         return same  # 0-d operands of the one dtype: nothing to promote either
     try:
+        weak = weak_rules.all_weak_dtype(policy, xs)
+        if weak is not None:  # all weak: their dtypes join, the result stays weak (JAX)
+            return weak
         if len(xs) == 2 and isinstance(first, DType) and isinstance(xs[1], DType):
             return policy.promote_types(first, xs[1])
         # three or more operands (or scalars, 0-d values): the policy joins them all at

@@ -28,6 +28,11 @@ class PromotionError(CastwiseError, TypeError):
     """No implicit promotion path exists between dtypes under a policy."""
 
 
+class ResultTypeError(PromotionError, ValueError):
+    """``result_type`` was given nothing to promote. A ``ValueError`` too, as ``jnp.result_type()``
+    raises one ("at least one array or dtype is required")."""
+
+
 class Operand:
     """One ``result_type`` operand after classification.
 
@@ -101,6 +106,31 @@ def operand_dtype(x: Any) -> DType:
             "(use result_type for values, or name its dtype)"
         )
     return op.dtype
+
+
+class WeakOperand(Operand):
+    """A weakly typed tensor as a plan operand: its dtype is known, but it joins the
+    lattice as the weak node of its kind, like a Python scalar of that kind
+    (``runtime.core.weak`` explains weak types)."""
+
+    __slots__ = ()
+
+    def __init__(self, dtype: DType, zero_dim: bool) -> None:
+        super().__init__(dtype, WEAK_NODE[dtype.kind], zero_dim)
+
+    def describe(self) -> str:
+        assert self.dtype is not None
+        return f"weak {self.dtype.name}" + (" (0-d)" if self.zero_dim else "")
+
+
+#: The weak lattice node of each dtype kind (a weak uint is a weak int, as in JAX).
+WEAK_NODE: Final[dict[str, PyKind]] = {
+    "bool": "bool",
+    "int": "int",
+    "uint": "int",
+    "float": "float",
+    "complex": "complex",
+}
 
 
 class Policy:
@@ -180,7 +210,9 @@ class Policy:
     def result_type(self, operands: Sequence[Operand]) -> DType:
         """The common dtype of classified operands."""
         if not operands:
-            raise OpTypeError(f"result_type: at least one operand is required (policy {self.name!r})")
+            raise ResultTypeError(
+                f"result_type: at least one array or dtype is required, got none (policy {self.name!r})"
+            )
         return self._result_type(operands)
 
     def _result_type(self, operands: Sequence[Operand]) -> DType:
@@ -219,6 +251,10 @@ class LatticePolicy(Policy):
     edges: ClassVar[dict[DType | str, list[DType | str]]] = {}
     #: dtype a weak-only result takes
     weak_default: ClassVar[dict[str, DType]] = {"int": dt.int64, "float": dt.float64, "complex": dt.complex128}
+    #: How operands that are all weak promote (JAX's ``_lattice_result_type``): ``True`` joins
+    #: their strong dtypes and keeps the result weak (weak int8 + weak int8 is a weak int8 in
+    #: jax.numpy), ``False`` joins their weak nodes (JAX's strict mode: a weak int64).
+    all_weak_joins_dtypes: ClassVar[bool] = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -417,15 +453,59 @@ def promote_types(a: Any, b: Any, policy: str | Policy | None = None) -> DType:
     return pol.promote_types(da, db)
 
 
+def honours_weak(policy: Policy) -> bool:
+    """Whether ``policy`` has weak types (the JAX lattices: ``jax``, ``jax-strict``)."""
+    known = _HONOURS.get(policy)
+    if known is None:
+        known = _HONOURS[policy] = isinstance(policy, LatticePolicy) and "float" in policy._upper
+    return known
+
+
+_HONOURS: dict[Policy, bool] = {}
+
+
 def result_type(*operands: Any, policy: str | Policy | None = None) -> DType:
     """The common dtype of ``operands``: dtypes, tensors, arrays, 0-d values and
-    Python scalars (weak), under ``policy`` (default: the active one)."""
+    Python scalars (weak), under ``policy`` (default: the active one).
+
+    Under a policy with weak types a weak tensor (``Tensor.weak``) counts as the weak
+    node of its kind, as in ``jnp.result_type``: for a weak ``w = asarray(1.0)``,
+    ``result_type(w, float16_tensor)`` is float16, as ``add`` of them is. As in
+    ``jnp.result_type``, a weak result takes the policy's default dtype of its kind
+    (weak int8 with weak int8 is int64 here, while ``add`` of them keeps int8).
+    """
     pol = lookup_policy(policy, "result_type")
     try:
         classified = [classify(x) for x in operands]
     except OpTypeError as err:
         raise OpTypeError(f"result_type: {err} [policy {pol.name!r}]") from None
+    if honours_weak(pol):
+        classified = [
+            WeakOperand(op.dtype, op.zero_dim) if op.dtype is not None and getattr(x, "weak", False) is True else op
+            for x, op in zip(operands, classified, strict=True)
+        ]
+        if (
+            isinstance(pol, LatticePolicy)
+            and pol.all_weak_joins_dtypes
+            and classified
+            and all(op.pykind is not None and (op.dtype is not None or op.pykind != "bool") for op in classified)
+        ):
+            # all weak: JAX joins their dtypes, then gives the default dtype of the join's kind
+            # (weak bool with weak uint8 is uint64 in jnp.result_type)
+            joined = pol.result_type(
+                [Operand(op.dtype or pol.weak_default[str(op.pykind)], None, False) for op in classified]
+            )
+            return _WEAK_RESULT.get(joined.kind, joined)
     return pol.result_type(classified)
+
+
+#: the dtype ``jnp.result_type`` gives a weak result of each kind (x64)
+_WEAK_RESULT: Final[dict[str, DType]] = {
+    "int": dt.int64,
+    "uint": dt.uint64,
+    "float": dt.float64,
+    "complex": dt.complex128,
+}
 
 
 def table(policy: str | Policy, dtypes: Iterable[DType] | None = None) -> dict[tuple[DType, DType], DType | None]:

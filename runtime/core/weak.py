@@ -41,38 +41,12 @@ from runtime.core import dtypes as dt
 from runtime.core import ops
 from runtime.core.dtypes import DType
 from runtime.core.ops import OpDef
-from runtime.core.promotion import LatticePolicy, Operand, Policy, PyKind
+from runtime.core.promotion import LatticePolicy, Policy
+from runtime.core.promotion import WeakOperand as WeakOperand  # (defined with result_type, which honours them too)
+from runtime.core.promotion import honours_weak as honours_weak
 
 #: ``rule(operand weak flags, params) -> weak flag per output``
 WeakRule = Callable[[Sequence[bool], Mapping[str, Any]], tuple[bool, ...]]
-
-#: The weak lattice node of each dtype kind (a weak uint is a weak int, as in JAX).
-_NODE: Final[dict[str, PyKind]] = {"bool": "bool", "int": "int", "uint": "int", "float": "float", "complex": "complex"}
-
-
-class WeakOperand(Operand):
-    """A weakly typed tensor as a plan operand: its dtype is known, but it joins the
-    lattice as the weak node of its kind, like a Python scalar of that kind."""
-
-    __slots__ = ()
-
-    def __init__(self, dtype: DType, zero_dim: bool) -> None:
-        super().__init__(dtype, _NODE[dtype.kind], zero_dim)
-
-    def describe(self) -> str:
-        assert self.dtype is not None
-        return f"weak {self.dtype.name}" + (" (0-d)" if self.zero_dim else "")
-
-
-def honours_weak(policy: Policy) -> bool:
-    """Whether ``policy`` has weak types (the JAX lattices: ``jax``, ``jax-strict``)."""
-    known = _HONOURS.get(policy)
-    if known is None:
-        known = _HONOURS[policy] = isinstance(policy, LatticePolicy) and "float" in policy._upper
-    return known
-
-
-_HONOURS: dict[Policy, bool] = {}
 
 
 def is_weak_input(x: Any) -> bool:
@@ -125,24 +99,74 @@ _PROMOTED: Final[dict[str, Callable[[int], Sequence[int]]]] = {
 }
 
 
+#: The families whose plan promotes operands together: there a join of strong operands may be weak.
+PROMOTING_FAMILIES: Final[frozenset[str]] = frozenset(_PROMOTED)
+
+
+def _is_bool(x: Any) -> bool:
+    return (x if isinstance(x, DType) else x.dtype) is dt.bool_
+
+
+def promoted_positions(op: OpDef, count: int) -> Sequence[int]:
+    """The operand positions ``op``'s plan promotes to one dtype (and one weak flag)."""
+    positions = _PROMOTED.get(op.family)
+    return () if positions is None else [i for i in positions(count) if i < count]
+
+
 def planned_weak(op: OpDef, inputs: Sequence[Any], policy: Policy) -> tuple[bool, ...] | None:
     """The weak flag of each operand after planning, or ``None`` when none is weak.
 
     ``inputs`` are the plan inputs (``DType``, ``Operand``, ``WeakOperand``).
-    The promoted operands share one flag: weak when all of them are weak or
-    when their join is a weak node.
+    The promoted operands share one flag, JAX's (``_lattice_result_type``): weak when
+    all of them are weak or when their join is a weak node (``int8`` with ``uint64`` is
+    the weak float node), and never when the join is bool (a weak bool with a weak bool
+    is a strong bool in jax.numpy).
     """
     if not honours_weak(policy):
         return None
     flags = [is_weak_input(x) for x in inputs]
-    positions = _PROMOTED.get(op.family)
-    if positions is not None:
-        chosen = [i for i in positions(len(inputs)) if i < len(inputs)]
-        if chosen:
+    chosen = promoted_positions(op, len(inputs))
+    if chosen:
+        if all(_is_bool(inputs[i]) for i in chosen):
+            joined = False
+        else:
             joined = all(flags[i] for i in chosen) or join_is_weak(policy, [inputs[i] for i in chosen])
-            for i in chosen:
-                flags[i] = joined
+        for i in chosen:
+            flags[i] = joined
     return tuple(flags) if any(flags) else None
+
+
+def dropped_weak_bools(op: OpDef, inputs: Sequence[Any], policy: Policy) -> tuple[int, ...]:
+    """The positions of weak bool operands whose flag ``op``'s plan drops: the promoted
+    operands are all weak bools, so the join is a strong bool. Eager execution converts
+    them (``convert[to=bool]``, as jax.numpy writes ``convert_element_type[weak_type=False]``),
+    so a recording's weak flags follow the ops' weak rules."""
+    chosen = promoted_positions(op, len(inputs))
+    if not chosen or not honours_weak(policy):
+        return ()
+    if all(_is_bool(inputs[i]) and is_weak_input(inputs[i]) for i in chosen):
+        return tuple(chosen)
+    return ()
+
+
+def all_weak_dtype(policy: Policy, inputs: Sequence[Any]) -> DType | None:
+    """The dtype promoted operands that are all weak take, JAX's rule (``_lattice_result_type``):
+    the join of their dtypes (a Python scalar counting as its kind's default dtype), so weak
+    int8 with weak int8 is int8 and weak float16 with ``2.0`` float64; one weak operand keeps
+    its dtype. ``None`` where the policy's ``result_type`` decides: an operand is strong, or
+    the policy joins the weak nodes (JAX's strict mode; there one operand still keeps its dtype)."""
+    if not inputs or not honours_weak(policy) or not all(is_weak_input(x) for x in inputs):
+        return None
+    if len(inputs) == 1 and inputs[0].dtype is not None:
+        return inputs[0].dtype  # type: ignore[no-any-return]
+    assert isinstance(policy, LatticePolicy)
+    if not policy.all_weak_joins_dtypes:
+        return None
+    acc: DType | None = None
+    for x in inputs:
+        d = x.dtype if x.dtype is not None else policy.weak_default[x.pykind]
+        acc = d if acc is None else policy.promote_types(acc, d)
+    return acc
 
 
 # -- propagation: one rule per op ---------------------------------------------------------------

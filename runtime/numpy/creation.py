@@ -199,6 +199,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     inc = None if step is None else _scalar_value("arange", "step", step, **ops_)
     if target is None:
         target = result_type(*args)
+        if target is dt.bool_ and library() in ("numpy", "torch"):
+            target = dt.int64  # np.arange(False, True) and torch.arange(False, True) count in int64
     if target.kind == "complex":
         raise _error(OpTypeError, "arange", f"cannot make a {target.name} range (complex ranges are refused)", **ops_)
     if hi is None:

@@ -282,12 +282,33 @@ def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     gives ``max``, as in all three libraries). Operands promote per the policy."""
     if min is None and max is None:
         return lax._fresh_copy(x)  # np.clip's result is new memory, never x's
+    if get_policy() == "torch":
+        x, min, max = _clamp_operands(x, min, max)  # noqa: A001
     out = x
     if min is not None:
         out = lax.max(out, min)
     if max is not None:
         out = lax.min(out, max)
     return out
+
+
+def _clamp_operands(x: Tensor, low: Any, high: Any) -> tuple[Tensor, Any, Any]:
+    """``torch.clamp``'s promotion: the input and both bounds at once, by PyTorch's categories (int32
+    between a 0-d float64 and a float32 tensor is float32, not float64), arrays converted to it."""
+    from runtime.core.promotion import result_type
+
+    try:
+        common = result_type(x, *(b for b in (low, high) if b is not None))
+    except PromotionError as err:
+        raise api_error(PromotionError, "clip", x, f"{err}") from None
+
+    def to_common(v: Any) -> Any:
+        if v is None or type(v) in (bool, int, float, complex):
+            return v  # a Python scalar joins as PyTorch's wrapped number: no dtype of its own
+        t = as_tensor(v)
+        return t if t.dtype is common else lax.convert(t, common)
+
+    return to_common(x), to_common(low), to_common(high)
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:

@@ -13,9 +13,53 @@ import numpy as np
 
 from runtime.core.kernels._common import _E8M0, _WIDEN, KERNELS, Array, _back
 
+#: The storages LAPACK computes in. NumPy's linalg computes float32 / complex64 in double (its
+#: ``_commonType``) and drives LAPACK its own way; XLA (so ``autodiff.jit`` and JAX) computes in the
+#: operand's precision. These decompositions call LAPACK's routines for the operand's precision
+#: instead (SciPy's, the ones jaxlib's CPU kernels call too: geev, syevd/heevd, gesdd), so eager
+#: and jit results agree, eigenvalue order and eigenvector signs included.
+_LAPACK = (np.dtype(np.float32), np.dtype(np.complex64), np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def _lapack(x: Array) -> Any:
+    """``scipy.linalg`` where ``x`` is a non-empty batch of a LAPACK storage and SciPy is there
+    (JAX needs it); ``None`` otherwise (NumPy's routines then)."""
+    if x.dtype not in _LAPACK or x.size == 0:
+        return None
+    try:
+        import scipy.linalg
+    except ImportError:  # pragma: no cover - SciPy comes with JAX
+        return None
+    return scipy.linalg
+
+
+def _each_matrix(x: Array, factor: Any, outs: Sequence[tuple[tuple[int, ...], np.dtype[Any]]]) -> tuple[Array, ...]:
+    """``factor`` run matrix by matrix (SciPy's routines take one matrix); a matrix LAPACK cannot
+    factor (NaN or inf entries) gets NaN in every output, as XLA's kernels give it."""
+    batch = x.shape[:-2]
+    flat = x.reshape((-1, *x.shape[-2:]))
+    results = [np.empty((flat.shape[0], *shape), dtype) for shape, dtype in outs]
+    for i, m in enumerate(flat):
+        try:
+            got = factor(m) if np.isfinite(m).all() else None
+        except np.linalg.LinAlgError:
+            got = None
+        for j, r in enumerate(results):
+            r[i] = (complex(np.nan, np.nan) if r.dtype.kind == "c" else np.nan) if got is None else got[j]
+    return tuple(np.ascontiguousarray(r.reshape((*batch, *r.shape[1:]))) for r in results)
+
 
 def eigh_kernel(x: Array, *, lower: bool = True) -> tuple[Array, ...]:
     """(eigenvectors, eigenvalues ascending) reading only the ``lower`` (or upper) triangle."""
+    sl = _lapack(x)
+    if sl is not None:
+        n = x.shape[-1]
+
+        def factor(m: Array) -> tuple[Array, Array]:
+            w, v = sl.eigh(m, lower=lower, driver="evd", check_finite=False)
+            return v, w
+
+        return _each_matrix(x, factor, [((n, n), x.dtype), ((n,), x.real.dtype)])
     w, v = np.linalg.eigh(x, UPLO="L" if lower else "U")
     return (v, w)
 
@@ -188,6 +232,16 @@ def svd_kernel(x: Array, *, full_matrices: bool = True, compute_uv: bool = True)
     real = x.real.dtype
     m, n = x.shape[-2:]
     k = min(m, n)
+    sl = _lapack(x)
+    if sl is not None:
+        um, vn = (m, n) if full_matrices else (k, k)
+        if not compute_uv:
+            return _each_matrix(x, lambda a: (sl.svd(a, compute_uv=False, check_finite=False, lapack_driver="gesdd"),),
+                                [((k,), real)])  # fmt: skip
+        shapes = [((m, um), x.dtype), ((k,), real), ((vn, n), x.dtype)]
+        return _each_matrix(
+            x, lambda a: sl.svd(a, full_matrices=full_matrices, check_finite=False, lapack_driver="gesdd"), shapes
+        )
     try:
         if not compute_uv:
             return (np.ascontiguousarray(np.linalg.svd(x, compute_uv=False), dtype=real),)
@@ -207,6 +261,8 @@ KERNELS["svd"] = svd_kernel
 
 def _geev_normalise(v: Array) -> Array:
     """geev's eigenvector scaling: unit 2-norm, largest component (by modulus) real and positive."""
+    if v.size == 0:  # no eigenvector (a 0x0 matrix) to scale
+        return v
     v = v / np.linalg.norm(v, axis=-2, keepdims=True)
     big = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
     v = v * (np.conj(big) / np.abs(big))
@@ -223,6 +279,17 @@ def eig_kernel(
     of unit norm with its largest component real (geev's scaling). The left eigenvectors are
     the rows of ``vr^-1``, rescaled."""
     out = np.dtype(np.complex64) if x.dtype in (np.float32, np.complex64) else np.dtype(np.complex128)
+    sl = _lapack(x)
+    if sl is not None:  # sgeev / cgeev: both eigenvector sets from LAPACK itself, as XLA's
+        n = x.shape[-1]
+        left, right = compute_left_eigenvectors, compute_right_eigenvectors
+
+        def factor(m: Array) -> list[Array]:
+            got = sl.eig(m, left=left, right=right, check_finite=False)
+            return [np.asarray(a).astype(out) for a in (got if isinstance(got, tuple) else (got,))]
+
+        shapes = [((n,), out)] + [((n, n), out)] * (int(left) + int(right))
+        return _each_matrix(x, factor, shapes)
     try:
         w, vr = np.linalg.eig(x)
     except np.linalg.LinAlgError:

@@ -19,6 +19,7 @@ from runtime.core.lax._common import Operand, _ints, _Invalid, _named, _one
 from runtime.core.lax.binary import div
 from runtime.core.promotion import get_policy
 from runtime.core.shapes import ShapeError
+from runtime.core.shapes.windowed import dilate_dim
 from runtime.core.tensor import Tensor
 
 __all__ = [
@@ -81,8 +82,14 @@ def _window_params(
     dims = _ints(window_dimensions, "window_dimensions")
     ones = (1,) * len(dims) if isinstance(dims, tuple) else ()
     strides = ones if window_strides is None else _ints(window_strides, "window_strides")
+    wdil = ones if window_dilation is None else _ints(window_dilation, "window_dilation")
     if isinstance(padding, str):
-        pads: Any = padtype_to_pads(_shape_of(x), dims, strides, padding)
+        # lax.reduce_window pads for the dilated window (a (1, 2) window with dilation (1, 2)
+        # spans 3 elements), over the operand as given (before any base dilation)
+        spans = dims
+        if isinstance(dims, tuple) and isinstance(wdil, tuple) and len(wdil) == len(dims):
+            spans = tuple(dilate_dim(k, d) for k, d in zip(dims, wdil, strict=True))
+        pads: Any = padtype_to_pads(_shape_of(x), spans, strides, padding)
     else:
         pads = _pairs(padding)
     return {
@@ -90,7 +97,7 @@ def _window_params(
         "window_strides": strides,
         "padding": pads,
         "base_dilation": ones if base_dilation is None else _ints(base_dilation, "base_dilation"),
-        "window_dilation": ones if window_dilation is None else _ints(window_dilation, "window_dilation"),
+        "window_dilation": wdil,
     }
 
 

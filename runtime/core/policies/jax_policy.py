@@ -91,6 +91,7 @@ class JaxStrictPolicy(JaxPolicy):
     name = "jax-strict"
     summary = "jax.numpy strict mode: different dtypes never mix; weak scalars adopt a same-kind dtype"
     edges = _strict_edges()
+    all_weak_joins_dtypes = False  # jax's strict mode joins all-weak operands' weak nodes
 
     def explain_failure(self, a: DType, b: DType) -> str:
         return LatticePolicy.explain_failure(self, a, b) or "strict mode allows no implicit promotion"
