@@ -25,6 +25,7 @@ from typing import Any, Final
 from autodiff.parity._common import Case
 from autodiff.parity.report import Report, case_from_json
 from runtime.core.dtypes import DType
+from runtime.core.errors import CastwiseError
 
 # -- the cost model -----------------------------------------------------------------------------------
 
@@ -124,7 +125,7 @@ def shard_indices(cases: Sequence[Case], shard: tuple[int, int]) -> list[int]:
 # -- the merge ----------------------------------------------------------------------------------------
 
 
-class MergeError(Exception):
+class MergeError(CastwiseError, ValueError):
     """Reports that cannot be merged into one (a shard missing or twice, different runs, not a report)."""
 
 
