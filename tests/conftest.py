@@ -28,21 +28,12 @@ import os
 import re
 import resource
 import sys
-import tempfile
 import time
 from collections.abc import Generator
 from typing import TextIO
 
 import pytest
 from hypothesis import settings
-
-# JAX compiles the oracles' programs once per process: with two xdist workers, and again after
-# each module drops its executables (below), most programs are compiled twice or more. A
-# persistent compilation cache shared by the workers turns the repeats into loads (about a
-# third of the CPU of a compile). JAX reads these at import; a user's own settings win.
-os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(tempfile.gettempdir(), "castwise-tests-xla-cache"))
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
-os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 
 settings.register_profile("repro", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False, print_blob=True)
