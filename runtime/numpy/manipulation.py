@@ -797,14 +797,18 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
         )
         acc = F.dot_general(acc, t, dims, preferred_element_type=preferred_element_type)
         acc_row = batch + [lab for lab in acc_row if lab not in common] + [lab for lab in row if lab not in common]
+    computed = len(prepared) > 1  # a dot_general, a sum or a convert writes new memory
     if len(prepared) == 1:
-        acc = _sum_axes(acc, [d for d, lab in enumerate(acc_row) if lab not in output])
+        summed = [d for d, lab in enumerate(acc_row) if lab not in output]
+        acc = _sum_axes(acc, summed)
         acc_row = [lab for lab in acc_row if lab in output]
+        computed = bool(summed)
     if preferred_element_type is not None and acc.dtype is not dt.dtype(preferred_element_type):
         acc = F.convert(acc, preferred_element_type)
+        computed = True
     perm = [acc_row.index(lab) for lab in output]
     out = acc if perm == list(range(acc.ndim)) else F.transpose(acc, perm)
-    # one operand and no dot_general: the diagonal slices, reshapes and transposes may be views of
-    # it (or it itself, for "ij->ij"), depending on its layout; the result is new memory whatever
+    # one operand and nothing computed: the diagonal slices, reshapes and transposes may be views
+    # of it (or it itself, for "ij->ij"), depending on its layout; the result is new memory whatever
     # the layout, as every op outside the view family's is (diagonal's rule; NumPy returns a view)
-    return F._fresh_copy(out) if len(ts) == 1 else out
+    return out if computed else F._fresh_copy(out)

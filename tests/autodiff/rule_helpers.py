@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +15,15 @@ import pytest
 import runtime as rt
 from runtime.core import lax as F
 from runtime.core.dtypes import DType
+
+
+def trials(full: int) -> int:
+    """How many random configurations a loop over them draws: ``full`` with
+    ``CASTWISE_FULL_TRIALS=1`` (or under ``-m slow`` runs that set it), a third of them by
+    default. Each configuration compiles JAX's oracle anew (its shapes differ), which is most
+    of these tests' CPU time; the first configurations are the same either way."""
+    return full if os.environ.get("CASTWISE_FULL_TRIALS") else max(4, full // 3)
+
 
 #: parity tolerance (relative, and absolute scaled by the largest expected value)
 PARITY_TOL = {rt.float32: 1e-5, rt.complex64: 1e-5, rt.float64: 1e-12, rt.complex128: 1e-12}

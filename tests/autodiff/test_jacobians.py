@@ -28,7 +28,7 @@ M = np.random.default_rng(7).standard_normal((4, 3))
 
 
 def cw_f(x: Tensor) -> Tensor:
-    m = rt.asarray(M.astype(x.numpy().dtype))
+    m = rt.asarray(M, x.dtype)  # the dtype, not x.numpy(): x may be traced (jit), which has no value
     y = F.matmul(m, x)
     return F.add(F.sin(y), F.mul(y, F.reduce_sum(F.mul(x, x), (0,))))
 

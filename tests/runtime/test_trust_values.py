@@ -131,7 +131,7 @@ def test_integer_pow_with_a_negative_exponent_array_raises_under_numpy(dtype: st
         np.power(xs, ys)  # the oracle
     x, y = rt.asarray(xs), rt.asarray(ys)
     short = rt.dtype(dtype).short
-    pattern = rf"pow: .*negative integer powers.*x:{short}\[14\] y:{short}\[14\]; policy 'numpy'"
+    pattern = rf"(?:pow|power): .*negative integer powers.*x:{short}\[14\] y:{short}\[14\]; policy 'numpy'"
     with rt.policy("numpy"):
         for call in (lambda: F.pow(x, y), lambda: x**y, lambda: rt.power(x, y)):
             with pytest.raises(OpValueError, match=pattern):
