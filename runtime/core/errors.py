@@ -11,6 +11,7 @@ raises and ``except TypeError`` keeps working.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -55,3 +56,24 @@ def did_you_mean(word: str, names: Iterable[str], n: int = 3) -> str:
     close = difflib.get_close_matches(word, names, n=n, cutoff=0.55)
     picked = list(dict.fromkeys([*containing[:n], *close]))[:n]
     return f"did you mean {', '.join(picked)}?" if picked else ""
+
+
+#: a label an error message starts with (``reduce_max: ``, ``nn.softmax: ``, ``asarray: ``): a
+#: function's or an op's name, no spaces
+_LABEL = re.compile(r"[A-Za-z_][\w.]*")
+#: the context an op (or a function) appends: ``[reduce_max operands x:f64[2, 3]; policy 'jax']``
+_CONTEXT = re.compile(r"\[[A-Za-z_][\w.]* operands ")
+
+
+def relabel(name: str, message: str) -> str:
+    """``message`` of an error an inner op (or function) raised, as ``name``'s: the labels in
+    front (``reduce_max: ``, ``asarray: ``) and the one of the appended context are replaced by
+    ``name``, so the user reads the function they called (``matmul: ...``, never
+    ``dot_general: ...``), not how it is composed."""
+    rest = message
+    for _ in range(4):  # the chain of labels in front (a function of a function of an op)
+        head, sep, tail = rest.partition(": ")
+        if not sep or not _LABEL.fullmatch(head):
+            break
+        rest = tail
+    return f"{name}: {_CONTEXT.sub(f'[{name} operands ', rest)}"

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -38,6 +37,7 @@ import numpy as np
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
 from runtime.core.dtypes import DType
+from runtime.core.errors import relabel
 from runtime.core.executor import asarray
 from runtime.core.graph import ConcretizationError, ConcretizationIndexError, is_traced
 from runtime.core.promotion import PromotionError, get_policy
@@ -105,27 +105,6 @@ def _restate_memory(name: str, err: Exception, args: Sequence[Any]) -> Exception
         message = rest
     message = message.rsplit(" [", 1)[0]
     return error(type(err), name, message, *args)
-
-
-#: a label an error message starts with (``reduce_max: ``, ``nn.softmax: ``, ``asarray: ``): a
-#: function's or an op's name, no spaces
-_LABEL = re.compile(r"[A-Za-z_][\w.]*")
-#: the context an op (or a function) appends: ``[reduce_max operands x:f64[2, 3]; policy 'jax']``
-_CONTEXT = re.compile(r"\[[A-Za-z_][\w.]* operands ")
-
-
-def relabel(name: str, message: str) -> str:
-    """``message`` of an error an inner op (or function) raised, as ``name``'s: the labels in
-    front (``reduce_max: ``, ``asarray: ``) and the one of the appended context are replaced by
-    ``name``, so the user reads the function they called, not how it is composed."""
-    rest = message
-    for _ in range(4):  # the chain of labels in front (a function of a function of an op)
-        head, sep, tail = rest.partition(": ")
-        if not sep or not _LABEL.fullmatch(head):
-            break
-        rest = tail
-    rest = _CONTEXT.sub(f"[{name} operands ", rest)
-    return f"{name}: {rest}"
 
 
 def named(name: str) -> Callable[[_Fn], _Fn]:

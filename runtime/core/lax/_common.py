@@ -5,13 +5,13 @@ from __future__ import annotations
 import builtins
 import functools
 import operator
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
 from runtime.core import dtypes as dt
+from runtime.core.errors import relabel
 from runtime.core.executor import apply
 from runtime.core.ops import OpDef
 from runtime.core.promotion import PromotionError, get_policy
@@ -107,25 +107,8 @@ def _dtype_param(value: Any) -> Any:
 
 # -- errors under the name the user called ---------------------------------------------------------
 
-#: a label an error message starts with (``dot_general: ``, ``asarray: ``): an op's or a function's
-#: name, no spaces
-_LABEL = re.compile(r"[A-Za-z_][\w.]*")
-#: the context an op appends: ``[dot_general operands x:f64[2, 3]; policy 'jax']``
-_CONTEXT = re.compile(r"\[[A-Za-z_][\w.]* operands ")
 #: the castwise errors an inner op raises (each a TypeError, ValueError or MemoryError)
 _CASTWISE = (ShapeError, OpTypeError, OpValueError, KernelDTypeError, ArityError, PromotionError, OpMemoryError)
-
-
-def _relabel(name: str, message: str) -> str:
-    """``message`` of an inner op's error as ``name``'s: the labels in front and the op's in the
-    appended context replaced by ``name`` (``matmul: ...``, never ``dot_general: ...``)."""
-    rest = message
-    for _ in range(4):
-        head, sep, tail = rest.partition(": ")
-        if not sep or not _LABEL.fullmatch(head):
-            break
-        rest = tail
-    return f"{name}: {_CONTEXT.sub(f'[{name} operands ', rest)}"
 
 
 def _named(name: str) -> Callable[[_Fn], _Fn]:
@@ -145,7 +128,7 @@ def _named(name: str) -> Callable[[_Fn], _Fn]:
                     raise OpTypeError(f"{name}: an operand is no array: {why} [policy {get_policy()!r}]") from None
                 if not isinstance(err, _CASTWISE):
                     raise
-                new = _relabel(name, message)
+                new = relabel(name, message)
                 if new == message:
                     raise
                 raise type(err)(new) from None
