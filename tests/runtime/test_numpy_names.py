@@ -1,6 +1,7 @@
 """One meaning per name: every function the top level ``runtime`` exports under a name NumPy also
 defines, and every Tensor method with a NumPy name, held against NumPy's own call (policy
-``numpy``) and jax.numpy's (policy ``jax``, x64), values and dtypes.
+``numpy``) and jax.numpy's (policy ``jax``, x64), values and dtypes; the gradients and vmap of
+the functions ``runtime.numpy.shared_names`` writes against ``jax.grad`` and ``jax.vmap``.
 
 ``ROWS`` is the table: a name whose castwise meaning differed (``rt.round`` rounding halves away
 from zero, ``rt.max`` elementwise, ``rt.logical_and(3, 4) == 0``, ``reshape`` refusing ``-1``,
@@ -22,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import autodiff
 import runtime as rt
 
 jax.config.update("jax_enable_x64", True)
@@ -321,3 +323,57 @@ def test_no_lax_only_name_at_the_top_level() -> None:
             assert hasattr(np, name), f"rt.{name} is a lax-only name at the top level"
     for name in ("sub", "mul", "div", "reduce_sum", "dot_general", "rem", "clamp", "convert", "iota"):
         assert not hasattr(rt, name), name
+
+
+# -- gradients and vmap of the functions runtime.numpy.shared_names writes ---------------------
+
+W6 = np.arange(1.0, 7.0)
+GRAD_ROWS: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("max-where", lambda xp, a: xp.max(a, axis=1, initial=-9.0, where=B).sum()),
+    ("min", lambda xp, a: xp.min(a, axis=0).sum()),
+    ("reshape-F", lambda xp, a: (xp.reshape(a, (3, 2), order="F") * W6.reshape(3, 2)).sum()),
+    ("pad", lambda xp, a: (xp.pad(a, ((1, 0), (0, 2)), constant_values=2.0) ** 2).sum()),
+    ("pad-edge", lambda xp, a: (xp.pad(a, 2, mode="edge") ** 2).sum()),
+    ("select", lambda xp, a: xp.select([a > 1, a > 0], [a * a, -a], 9.0).sum()),
+    ("sort", lambda xp, a: (xp.sort(a, axis=None) * W6).sum()),
+    ("sort-descending", lambda xp, a: (xp.sort(a, axis=0, descending=True) * W6.reshape(2, 3)).sum()),
+    ("cumsum", lambda xp, a: (xp.cumsum(a) ** 2).sum()),
+    ("cumprod", lambda xp, a: xp.cumprod(a, axis=1).sum()),
+    ("concatenate", lambda xp, a: (xp.concatenate([a, a * a], axis=None) * np.arange(12.0)).sum()),
+    ("split", lambda xp, a: (xp.split(a, [1], axis=1)[1] ** 2).sum()),
+    ("full", lambda xp, a: (xp.full((2, 2, 3), a) ** 2).sum()),
+    ("round", lambda xp, a: xp.round(a, 1).sum() + (a * a).sum()),
+    ("transpose", lambda xp, a: (xp.transpose(a) * W6.reshape(3, 2)).sum()),
+    ("expand_dims", lambda xp, a: (xp.expand_dims(a, (0, -1)) ** 3).sum()),
+    ("stack", lambda xp, a: (xp.stack([a, 2 * a], axis=-1) ** 2).sum()),
+]
+
+
+@pytest.mark.parametrize(("label", "f"), GRAD_ROWS, ids=[r[0] for r in GRAD_ROWS])
+def test_gradients_match_jax(label: str, f: Callable[[Any, Any], Any]) -> None:
+    got = autodiff.grad(lambda a: f(rt, a))(rt.asarray(M))
+    np.testing.assert_allclose(got.numpy(), np.asarray(jax.grad(lambda a: f(jnp, a))(M)), rtol=1e-12, err_msg=label)
+
+
+VMAP_ROWS: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("max-initial", lambda xp, r: xp.max(r, initial=0.5)),
+    ("argmax", lambda xp, r: xp.argmax(r)),
+    ("reshape-F", lambda xp, r: xp.reshape(r, (3, 1), order="F")),
+    ("pad", lambda xp, r: xp.pad(r, (1, 2), constant_values=-1.0)),
+    ("select", lambda xp, r: xp.select([r > 1], [r], 0.0)),
+    ("sort", lambda xp, r: xp.sort(r)),
+    ("argsort", lambda xp, r: xp.argsort(r, descending=True)),
+    ("cumsum", lambda xp, r: xp.cumsum(r)),
+    ("concatenate", lambda xp, r: xp.concatenate([r, r * 2], axis=None)),
+    ("full", lambda xp, r: xp.full((2, 3), r)),
+    ("round", lambda xp, r: xp.round(r * 3.3, 1)),
+    ("logical_and", lambda xp, r: xp.logical_and(r, r > 1)),
+    ("split", lambda xp, r: xp.split(r, 3)[2]),
+]
+
+
+@pytest.mark.parametrize(("label", "f"), VMAP_ROWS, ids=[r[0] for r in VMAP_ROWS])
+def test_vmap_matches_jax(label: str, f: Callable[[Any, Any], Any]) -> None:
+    xs = np.concatenate([M, P])
+    got = autodiff.vmap(lambda r: f(rt, r))(rt.asarray(xs))
+    _same(label, got.numpy(), np.asarray(jax.vmap(lambda r: f(jnp, r))(xs)))

@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from runtime.numpy import creation, manipulation, nn
+from runtime.numpy import creation, manipulation, nn, shared_names
 from runtime.numpy import elementwise as numpy_elementwise
-from runtime.numpy import shared_names
 
 MODULES = [creation, manipulation, numpy_elementwise, shared_names]
 
