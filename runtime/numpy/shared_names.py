@@ -509,7 +509,9 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
             np.broadcast_shapes(v.shape, sizes)
         except ValueError:
             raise error(ShapeError, "full", f"fill_value {list(v.shape)} does not broadcast to {sizes}", v) from None
-        return F.broadcast_in_dim(v, sizes, _trailing(v.ndim, len(sizes))) if v.shape != sizes else F.add(v, 0)
+        if v.shape == sizes:
+            return F._fresh_copy(v)  # np.full's result is new memory, never the fill value's
+        return F.broadcast_in_dim(v, sizes, _trailing(v.ndim, len(sizes)))
     return F.full(shape, fill_value, dtype)
 
 
@@ -580,13 +582,14 @@ def pad(array: Operand, pad_width: Any, mode: str = "constant", *, constant_valu
                 config = [(0, 0, 0)] * t.ndim
                 config[i] = (width, 0, 0) if before else (0, width, 0)
                 out = F.pad(out, _pad_value(out, value), tuple(config))
-    return out if out is not t else F.pad(t, 0, ((0, 0, 0),) * t.ndim)
+    return out if out is not t else F._fresh_copy(t)  # nothing padded: new memory, as np.pad's
 
 
 def _pad_value(t: Tensor, value: Any) -> Any:
+    """A constant as ``t``'s dtype casts it (``np.pad`` of integers with 2.7 pads 2)."""
     if isinstance(value, Tensor):
         return value if value.dtype is t.dtype else F.convert(value, t.dtype)
-    return np.asarray(value).astype(t.dtype.storage).item() if t.dtype.storage != np.dtype(object) else value
+    return np.asarray(value).astype(t.dtype.storage).item()
 
 
 def _pad_edge(t: Tensor, widths: list[tuple[int, int]]) -> Tensor:
@@ -607,7 +610,7 @@ def _pad_edge(t: Tensor, widths: list[tuple[int, int]]) -> Tensor:
             shape[i] = width
             parts.append(F.broadcast_in_dim(edge, tuple(shape), tuple(range(out.ndim))) if width else None)
         out = F.concatenate([p for p in (parts[0], out, parts[1]) if p is not None], i)
-    return out if out is not t else F.pad(t, 0, ((0, 0, 0),) * t.ndim)
+    return out if out is not t else F._fresh_copy(t)
 
 
 # -- the Tensor method of the same meaning -----------------------------------------------------

@@ -134,7 +134,8 @@ ROWS: list[Row] = [
     row("sort", M, descending=True, label="descending", oracles=("jax",)),
     # creation
     row("full", (2, 3), 1.5), row("full", (2, 3), 7), row("full", (2, 3), V, label="array-fill"),
-    row("full", (2,), 3, np.float32, label="dtype"), row("zeros", (2, 3)), row("ones", (2, 3)),
+    row("full", (2,), 3, np.float32, label="dtype"), row("full", (2,), np.array([True, False]), label="bool-array"),
+    row("zeros", (2, 3)), row("ones", (2, 3)),
     row("zeros", 3, np.int32, label="dtype"), row("full_like", M, 2), row("arange", 5), row("arange", 0.5, 3),
     row("linspace", 0.0, 1.0, 5), row("eye", 3), row("eye", 2, 3, 1), row("identity", 2),
     row("meshgrid", V, np.arange(2.0)), row("asarray", [1, 2]), row("asarray", [1.5, 2]),
@@ -145,6 +146,7 @@ ROWS: list[Row] = [
     row("pad", M, 1), row("pad", M, ((1, 0), (0, 2))), row("pad", M, (1, 2), constant_values=7.0, label="value"),
     row("pad", M, 1, constant_values=((1.0, 2.0), (3.0, 4.0)), label="values-per-axis", oracles=("numpy",)),
     row("pad", M, ((1, 2), (2, 1)), "edge", label="edge"), row("pad", I32, 1, label="int32"),
+    row("pad", I32, 1, constant_values=2.7, label="cast-value"), row("pad", B, (0, 1), label="bool"),
     row("clip", M, -1.0, 2.0), row("clip", M, None, 1.0, label="max-only"),
     row("nan_to_num", N), row("isclose", M, M + 1e-9), row("allclose", M, M + 1e-9),
     # products
