@@ -334,11 +334,16 @@ def _sizes(fn: str, t: Tensor, shape: Any) -> tuple[int, ...]:
 def reshape(a: Operand, shape: Any, order: str = "C", *, copy: Any = None) -> Tensor:
     """``np.reshape`` / ``jnp.reshape``: ``a`` with ``shape`` (an int or a tuple; one ``-1`` is
     inferred), its elements read and placed in C order (``order="F"``: Fortran order, a
-    recorded ``transpose`` on each side of the ``reshape``)."""
+    recorded ``transpose`` on each side of the ``reshape``). ``copy=True`` copies first;
+    otherwise the result may share ``a``'s memory, as NumPy's view does."""
     t = as_operand("reshape", a, "a")
     sizes = _sizes("reshape", t, shape)
     if order not in ("C", "F"):
         raise error(OpValueError, "reshape", f"order must be 'C' or 'F', got {order!r}", t)
+    if copy not in (None, True, False):
+        raise error(OpTypeError, "reshape", f"copy must be None, True or False, got {copy!r}", t)
+    if copy:
+        t = F._fresh_copy(t)  # copy=True: new memory, never a view of a's
     if order == "C":
         return tensor_api.reshape(t, sizes)
     flipped = F.transpose(t, tuple(range(t.ndim))[::-1]) if t.ndim > 1 else t
