@@ -1,7 +1,9 @@
 """Every public function names itself in its errors: a table over the whole public surface.
 
-The functions are enumerated from ``runtime`` (its ``__all__``), the NumPy-named modules of
-``rt.numpy`` (their ``__all__``), ``rt.nn`` and ``rt.linalg``; ``ROWS`` maps each to at least one
+The functions are enumerated from ``runtime`` (its ``__all__``), ``rt.lax`` (the op functions
+the top level does not export as themselves, keyed ``lax.<name>``; their errors say the op's
+name, as lax's do), the NumPy-named modules of ``rt.numpy`` (their ``__all__``), ``rt.nn`` and
+``rt.linalg``; ``ROWS`` maps each to at least one
 bad call (an operand that is no array, a shape mismatch, an unknown dtype, a non-integer axis ...).
 A public function without a row fails ``test_every_public_function_has_error_rows``, naming it,
 so a new function cannot arrive without its errors checked.
