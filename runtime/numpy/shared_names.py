@@ -160,11 +160,9 @@ def _round_int(t: Tensor, factor: int) -> Tensor:
     f = asarray(np.asarray(factor, t.dtype.storage), t.dtype)
     q = F.floor_div(t, f)
     r = F.sub(t, F.mul(q, f))  # 0 <= r < factor
-    twice = F.mul(r, 2) if factor <= np.iinfo(t.dtype.storage).max // 2 else None
-    if twice is None:  # 2 * r could overflow: compare r with factor - r instead
-        up = F.logical_or(F.gt(r, F.sub(f, r)), F.logical_and(F.eq(r, F.sub(f, r)), F.ne(F.rem(q, 2), 0)))
-    else:
-        up = F.logical_or(F.gt(twice, f), F.logical_and(F.eq(twice, f), F.ne(F.rem(q, 2), 0)))
+    rest = F.sub(f, r)  # r against factor - r, not 2 * r against factor: 2 * r can overflow
+    odd = F.ne(F.rem(q, 2), 0)
+    up = F.logical_or(F.gt(r, rest), F.logical_and(F.eq(r, rest), odd))
     return F.mul(F.select(up, F.add(q, 1), q), f)
 
 
@@ -178,24 +176,24 @@ def _extreme(fn: str, a: Any, axis: Any, out: Any, keepdims: Any, initial: Any, 
         return tensor_api.extreme(t, axis, keepdims, largest)
     keep = concrete_flag(fn, "keepdims", keepdims, (t,))
     axes = normalize_axes(t, axis, fn)
-    if where is not None:
-        if initial is None:  # NumPy's and jax.numpy's rule: a masked-out slice would have no value
-            raise error(OpValueError, fn, "where= needs initial= (max and min have no identity)", t)
-        mask = as_operand(fn, where, "where", t)
-        if mask.dtype is not dt.bool_:
-            raise error(OpTypeError, fn, f"where must be a bool array, got {mask.dtype.name}", t, mask)
-        t = _masked(fn, t, mask, initial)
+    if initial is None:  # NumPy's and jax.numpy's rule: a masked-out slice would have no value
+        raise error(OpValueError, fn, "where= needs initial= (max and min have no identity)", t)
     init = as_operand(fn, initial, "initial", t)
     if init.ndim != 0:
         raise error(ShapeError, fn, f"initial must be a scalar, got shape {list(init.shape)}", t, init)
+    init = init if init.dtype is t.dtype else F.convert(init, t.dtype)  # NumPy casts it to a's dtype
+    if where is not None:
+        mask = as_operand(fn, where, "where", t)
+        if mask.dtype is not dt.bool_:
+            raise error(OpTypeError, fn, f"where must be a bool array, got {mask.dtype.name}", t, mask)
+        t = _masked(fn, t, mask, init)
     reduced = (F.reduce_max if largest else F.reduce_min)(t, axes)
-    result = (F.max if largest else F.min)(reduced, F.convert(init, t.dtype) if init.dtype is not t.dtype else init)
-    return keep_dims(result, t, axes, keep)
+    return keep_dims((F.max if largest else F.min)(reduced, init), t, axes, keep)
 
 
-def _masked(fn: str, t: Tensor, mask: Tensor, initial: Any) -> Tensor:
-    """``t`` with the masked-out elements replaced by ``initial`` (they then cannot win): a
-    recorded ``select`` against ``initial`` broadcast to ``t``'s shape."""
+def _masked(fn: str, t: Tensor, mask: Tensor, fill: Tensor) -> Tensor:
+    """``t`` with the masked-out elements replaced by ``fill`` (0-d, ``t``'s dtype: ``initial``,
+    which then cannot lose to them): a recorded ``select``."""
     try:
         shape = np.broadcast_shapes(t.shape, mask.shape)
     except ValueError:
@@ -203,9 +201,7 @@ def _masked(fn: str, t: Tensor, mask: Tensor, initial: Any) -> Tensor:
     if shape != t.shape:
         raise error(ShapeError, fn, f"where {list(mask.shape)} does not broadcast to {list(t.shape)}", t, mask)
     m = mask if mask.shape == t.shape else F.broadcast_in_dim(mask, t.shape, _trailing(mask.ndim, t.ndim))
-    fill = as_operand(fn, initial, "initial", t)
-    fill = fill if fill.dtype is t.dtype else F.convert(fill, t.dtype)
-    return F.select(m, t, F.broadcast_in_dim(fill, t.shape, ()) if fill.ndim == 0 else fill)
+    return F.select(m, t, F.broadcast_in_dim(fill, t.shape, ()))
 
 
 def _trailing(n: int, ndim: int) -> tuple[int, ...]:

@@ -98,6 +98,8 @@ ROWS: list[Row] = [
     row("round", np.array([1250.0, 1350.0, -2500.0]), -2, label="negative-decimals"),
     row("round", np.array([2.675, 0.125, -1.5], np.float32), 2, label="float32"),
     row("round", I64, -1, label="int-negative-decimals", oracles=("numpy",)), row("round", I64, 2, label="int"),
+    row("round", np.array([15, 25, -35, 104, -96], np.int8), -1, label="int8-negative-decimals", oracles=("numpy",)),
+    row("round", np.array([150, 250, 45], np.uint8), -2, label="uint8-negative-decimals", oracles=("numpy",)),
     row("round", C, label="complex"),
     # reductions: axis=None over everything, keepdims=, initial=/where= where NumPy has them
     *[row(n, M) for n in REDUCTIONS],
@@ -107,6 +109,9 @@ ROWS: list[Row] = [
     row("max", M, axis=1, initial=-9.0, where=B, label="where"),
     row("min", M, axis=1, initial=9.0, where=B, label="where"),
     row("max", np.zeros((0, 2)), axis=0, initial=3.0, label="empty-initial"),
+    row("max", np.zeros((0, 2)), axis=0, initial=3.0, where=np.zeros((0, 2), bool), label="empty-where"),
+    row("min", I32, axis=0, initial=-2, label="int-initial"),
+    row("max", M, axis=1, initial=0.0, where=B[0], label="where-bcast"),
     row("max", N, axis=1, label="nan"), row("sum", I32, dtype=np.float64, label="dtype"),
     row("argmax", M), row("argmin", M), row("argmax", M, axis=0), row("argmin", M, axis=-1),
     row("argmax", M, axis=1, keepdims=True, label="keepdims"), row("argmin", M, keepdims=True, label="keepdims-none"),
