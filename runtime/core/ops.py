@@ -82,6 +82,7 @@ CALL: Final = "call"  # a user function recorded as one equation (operands keep 
 SCAN: Final = "scan"  # cumulative reductions along one axis: the result has the operand's dtype and shape
 WINDOW: Final = "window"  # reductions over sliding windows (reduce_window_*) and their select_and_* companions
 CONV: Final = "conv"  # conv_general_dilated: both operands promoted, as dot_general's
+FFT: Final = "fft"  # the discrete Fourier transforms over the innermost axes (lax.fft)
 
 XY = ("x", "y")
 
@@ -298,6 +299,13 @@ svd = declare("svd", LINALG, ("x",), ("full_matrices", "compute_uv"))  # outputs
 # outputs (eigenvalues, [left eigenvectors], [right eigenvectors]), complex, as lax.linalg.eig
 eig = declare("eig", LINALG, ("x",), ("compute_left_eigenvectors", "compute_right_eigenvectors"))
 
+# -- Fourier transforms ------------------------------------------------------------------
+#: lax.fft's transform kinds, castwise's ``fft_type`` values (jax.lax.FftType's names)
+FFT_TYPES: Final = ("FFT", "IFFT", "RFFT", "IRFFT")
+# fft over the last len(fft_lengths) axes (1 to 3, as XLA): FFT / IFFT complex -> complex, RFFT real ->
+# complex (last axis n // 2 + 1), IRFFT complex (last axis n // 2 + 1) -> real (last axis n)
+fft = declare("fft", FFT, ("x",), ("fft_type", "fft_lengths"))
+
 # -- user calls (autodiff.custom_jvp / autodiff.custom_vjp) ------------------------------------
 # The function and its derivative rule travel as params: ``fun`` (operands -> list of outputs) is
 # what the kernel replays; ``jvp(primals, tangents) -> (outputs, tangents)``, or
@@ -318,7 +326,7 @@ FLOAT_ONLY: Final = frozenset(
     {exp, log, expm1, log1p, sin, cos, tanh, logistic, sqrt, rsqrt, reciprocal, atan2, cholesky, eigh, triangular_solve,
      exp2, sinh, cosh, tan, asin, acos, atan, asinh, acosh, atanh, cbrt, nextafter,
      erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e, polygamma, zeta, igamma, igammac, igamma_grad_a,
-     lu, qr, svd, eig}
+     lu, qr, svd, eig, fft}
 )  # fmt: skip
 #: Ops whose meaning on a real operand is an identity or a constant
 #: (``real(x) = x``, ``conj(x) = x``, ``imag(x) = 0``): the plan's rewrite
