@@ -621,24 +621,33 @@ def fft_complex_dtype(d: DType) -> DType:
     return dt.complex64
 
 
-def plan_fft(op: OpDef, targets: tuple[DType, ...], policy: Policy, params: Mapping[str, Any]) -> tuple[DType, ...]:
-    """fft: the inexact operand (integers and bools were converted by ``plan_inexact_operands``)
-    becomes complex for FFT, IFFT and IRFFT (``jnp.fft.fft(f32)`` is c64, ``jnp.fft.irfft(f64)``
-    reads a c128); RFFT keeps a real operand (its shape rule refuses a complex or narrow one, as
-    lax does). A policy without the complex dtype the transform makes (kael, neuron) refuses."""
-    (d,) = targets
-    fft_type = params.get("fft_type")
-    if fft_type not in ops.FFT_TYPES:
-        return targets  # (the shape rule names the bad value)
-    made = fft_complex_dtype(d) if d.kind in ("float", "complex") else None
-    if made is not None and made not in policy.dtypes:
+def plan_fft_operand(
+    op: OpDef, xs: Sequence[PlanInput], targets: tuple[DType, ...], policy: Policy
+) -> tuple[DType, ...]:
+    """fft, whatever its type: an integer or bool operand goes to the policy's inexact dtype, as
+    for the float-only ops (``np.fft`` computes integers in float64: ``INEXACT_BY_OP``); a policy
+    without complex dtypes (kael, neuron) refuses, since every transform reads or makes one."""
+    targets = plan_inexact_operands(op, xs, targets, policy)
+    made = fft_complex_dtype(targets[0])
+    if made not in policy.dtypes:
         raise PromotionError(
-            f"{op.name}: an {fft_type} of {d.name} computes in {made.name}, and policy {policy.name!r} "
-            f"has no complex dtypes"
+            f"{op.name}: a Fourier transform of {targets[0].name} computes in {made.name}, and policy "
+            f"{policy.name!r} has no complex dtypes"
         )
-    if fft_type == "RFFT" or d in (dt.complex64, dt.complex128):
-        return targets
-    return (made,) if made is not None else targets
+    return targets
+
+
+OP_RULES[ops.fft.name] = plan_fft_operand
+
+
+def plan_fft(op: OpDef, targets: tuple[DType, ...], policy: Policy, params: Mapping[str, Any]) -> tuple[DType, ...]:
+    """fft: a real (or narrow complex) operand becomes complex for FFT, IFFT and IRFFT
+    (``jnp.fft.fft(f32)`` is c64, ``jnp.fft.irfft(f64)`` reads a c128); RFFT keeps a real operand
+    (its shape rule refuses a complex or narrow one, as lax does)."""
+    (d,) = targets
+    if params.get("fft_type") not in ("FFT", "IFFT", "IRFFT") or d in (dt.complex64, dt.complex128):
+        return targets  # (RFFT; or a bad fft_type, which the shape rule names)
+    return (fft_complex_dtype(d),) if d.kind in ("float", "complex") else targets
 
 
 PARAM_RULES[ops.fft.name] = plan_fft
