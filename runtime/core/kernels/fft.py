@@ -18,8 +18,9 @@ import numpy as np
 
 from runtime.core.kernels._common import KERNELS, Array
 
-_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
-_REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+_F32, _F64, _C64, _C128 = (np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+_COMPLEX_OF: dict[np.dtype[Any], np.dtype[Any]] = {_F32: _C64, _F64: _C128}
+_REAL_OF: dict[np.dtype[Any], np.dtype[Any]] = {_C64: _F32, _C128: _F64}
 
 
 def _output_of(x: Array, fft_type: str, lengths: tuple[int, ...]) -> tuple[tuple[int, ...], np.dtype[Any]]:
@@ -39,6 +40,7 @@ def fft_kernel(x: Array, *, fft_type: str, fft_lengths: tuple[int, ...]) -> tupl
     if x.size == 0 or 0 in shape:
         return (np.zeros(shape, dtype),)
     axes = tuple(range(x.ndim - len(lengths), x.ndim))
+    out: Array
     if fft_type == "FFT":
         out = np.fft.fftn(x, s=lengths, axes=axes)
     elif fft_type == "IFFT":

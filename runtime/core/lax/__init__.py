@@ -13,7 +13,6 @@ structural, unary, windowed; ``_common`` holds the argument helpers they share.
 
 from __future__ import annotations
 
-from runtime.core.lax import fft as _fft_family  # (the module: its function ``fft`` takes the name below)
 from runtime.core.lax import (
     binary,
     contraction,
@@ -27,6 +26,7 @@ from runtime.core.lax import (
     unary,
     windowed,
 )
+from runtime.core.lax import fft as _fft_family  # (the module: its function ``fft`` takes the name below)
 
 # shared with the NumPy-named layer (runtime.numpy), which composes them
 from runtime.core.lax._common import _is_index  # noqa: F401

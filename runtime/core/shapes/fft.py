@@ -81,8 +81,9 @@ def fft_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tup
         return ((REAL_DTYPE[dtype], (*batch, *lengths)),)
     if minor != lengths:
         raise _fail(
-            ShapeError, op, avals, f"an {fft_type} of fft_lengths {lengths} needs innermost dimensions {lengths}, got {minor}"
-        )
+            ShapeError, op, avals,
+            f"an {fft_type} of fft_lengths {lengths} needs innermost dimensions {lengths}, got {minor}",
+        )  # fmt: skip
     if fft_type == "RFFT":
         return ((RFFT_OUTPUT[dtype], (*batch, *lengths[:-1], lengths[-1] // 2 + 1)),)
     return ((dtype, shape),)
