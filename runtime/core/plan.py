@@ -279,11 +279,16 @@ def float64_inexact(d: DType, policy: Policy) -> DType | None:
     return dt.float64 if d in policy.dtypes else None
 
 
-#: (policy, op) pairs whose anchor chooses differently for that op than for the others
-#: (``np.fft`` computes integers in float64 too: ``np.fft.fft(int8)`` is complex128).
+def float64_fft_inexact(d: DType, policy: Policy) -> DType | None:
+    """NumPy's fft (pocketfft's ``_raw_fft``): every integer and bool computes in float64
+    (``np.fft.fft(int8)`` is complex128)."""
+    return dt.float64 if d in policy.dtypes else None
+
+
+#: (policy, op) pairs whose anchor chooses differently for that op than for the others.
 INEXACT_BY_OP: dict[tuple[str, str], InexactRule] = {
     **{("numpy", name): float64_inexact for name in _LINALG},
-    ("numpy", ops.fft.name): float64_inexact,
+    ("numpy", ops.fft.name): float64_fft_inexact,
 }
 
 #: (policy, op) pairs whose anchor refuses an integer operand, or keeps it integral where

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime.core import ops
-from runtime.core.lax._common import Operand, _ints, _named, _one
+from runtime.core.executor import as_tensor, op_error
+from runtime.core.lax._common import Operand, _Invalid, _ints, _named, _one
+from runtime.core.shapes import ShapeError
 from runtime.core.tensor import Tensor
 
 __all__ = ["fft"]
@@ -39,4 +41,12 @@ def fft(x: Operand, fft_type: Any, fft_lengths: Sequence[int] | int) -> Tensor:
     ``convert``). RFFT of a real ``[..., n]`` is complex ``[..., n // 2 + 1]``; IRFFT reads
     ``[..., n // 2 + 1]`` and gives a real ``[..., n]`` (``n = fft_lengths[-1]``).
     """
-    return _one(ops.fft, x, fft_type=_fft_type(fft_type), fft_lengths=_ints(fft_lengths, "fft_lengths"))
+    kind, lengths = _fft_type(fft_type), _ints(fft_lengths, "fft_lengths")
+    if kind not in ops.FFT_TYPES or isinstance(lengths, _Invalid):
+        # (refused before the plan, which under kael and neuron would refuse any transform first)
+        t = as_tensor(x)
+        what = f"fft_type must be one of {', '.join(ops.FFT_TYPES)}, got {fft_type!r}"
+        if kind in ops.FFT_TYPES:
+            what = f"fft_lengths must be an int or a sequence of ints, got {fft_lengths!r}"
+        raise op_error(ShapeError, ops.fft, (t,), what)
+    return _one(ops.fft, x, fft_type=kind, fft_lengths=lengths)
