@@ -3,7 +3,7 @@
 Oracles: ``jax.numpy.fft`` / ``jax.lax.fft`` for values, dtypes, JVPs and VJPs (castwise's reverse
 mode is the conjugate of JAX's: ``autodiff.testing.check_against_jax``), central finite differences
 (``check_grads``), ``jax.vmap`` for batching, and eager execution for ``autodiff.jit``. The default
-run samples the dtype table; ``pytest -m slow`` runs every function with every dtype.
+run samples the dtype table (``SAMPLED`` in tests/conftest.py); ``pytest -m ''`` runs all of it.
 """
 
 from __future__ import annotations
@@ -104,26 +104,14 @@ def _call_ids() -> list[Any]:
 
 
 ALL_CALLS = _call_ids()
-#: the default run: every function and every dtype, but not every pair (the rest under -m slow)
-SAMPLE = [c for i, c in enumerate(ALL_CALLS) if i % 5 == 0 or c.values[3] in (np.float32, np.complex128)]
 
 
-def _check_call(name: str, kw: dict[str, Any], shape: tuple[int, ...], dtype: Any) -> None:
+@pytest.mark.parametrize(("name", "kw", "shape", "dtype"), ALL_CALLS)
+def test_namespace_matches_jax_numpy_fft(name: str, kw: dict[str, Any], shape: tuple[int, ...], dtype: Any) -> None:
+    """Sampled (tests/conftest.py ``SAMPLED``): the default run keeps every dtype kind and about one
+    row in 6; ``pytest -m ''`` runs every function with every dtype."""
     x = data(dtype, shape, seed=len(shape))
     assert_close(getattr(rt.fft, name)(x, **kw), getattr(jnp.fft, name)(x, **kw), f"fft.{name}({kw})")
-
-
-@pytest.mark.parametrize(("name", "kw", "shape", "dtype"), SAMPLE)
-def test_namespace_matches_jax_numpy_fft(name: str, kw: dict[str, Any], shape: tuple[int, ...], dtype: Any) -> None:
-    _check_call(name, kw, shape, dtype)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("name", "kw", "shape", "dtype"), ALL_CALLS)
-def test_namespace_matches_jax_numpy_fft_every_dtype(
-    name: str, kw: dict[str, Any], shape: tuple[int, ...], dtype: Any
-) -> None:
-    _check_call(name, kw, shape, dtype)
 
 
 def test_every_function_of_the_namespace_is_in_the_table() -> None:
