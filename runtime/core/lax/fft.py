@@ -13,7 +13,7 @@ from typing import Any
 
 from runtime.core import ops
 from runtime.core.executor import as_tensor, op_error
-from runtime.core.lax._common import Operand, _Invalid, _ints, _named, _one
+from runtime.core.lax._common import Operand, _ints, _Invalid, _named, _one
 from runtime.core.shapes import ShapeError
 from runtime.core.tensor import Tensor
 
