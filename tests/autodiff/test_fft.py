@@ -274,9 +274,7 @@ def test_namespace_derivatives_match_jax_and_finite_differences(
 
 
 @pytest.mark.parametrize(("fft_type", "shape", "lengths", "cplx"), LAX_CASES, ids=LAX_IDS)
-def test_vmap_matches_jax_vmap_for_every_batch_position(
-    fft_type: str, shape: Any, lengths: Any, cplx: bool
-) -> None:
+def test_vmap_matches_jax_vmap_for_every_batch_position(fft_type: str, shape: Any, lengths: Any, cplx: bool) -> None:
     xs = data(np.complex128 if cplx else np.float64, (3, *shape))
     ours = lambda a: rt.lax.fft(a, fft_type, lengths)  # noqa: E731
     theirs = lambda a: jax.lax.fft(a, fft_type, lengths)  # noqa: E731
