@@ -23,13 +23,10 @@ transforms the last axis to ``s[-1] // 2 + 1``), and more than three axes are tr
 
 from __future__ import annotations
 
-import builtins
 import math
 import operator
 from collections.abc import Sequence
 from typing import Any, Final
-
-import numpy as np
 
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
@@ -37,6 +34,7 @@ from runtime.core.dtypes import DType
 from runtime.core.promotion import get_policy_object
 from runtime.core.shapes import OpTypeError, OpValueError, ShapeError
 from runtime.core.tensor import Tensor
+from runtime.numpy.common import is_int as _is_int
 from runtime.numpy.manipulation import roll
 from runtime.numpy.params import as_operand, dtype_param, error, named, scalar_constant
 
@@ -68,16 +66,6 @@ _MAX_AXES: Final = 3
 
 
 # -- arguments ---------------------------------------------------------------------------------------
-
-
-def _is_int(value: Any) -> bool:
-    if isinstance(value, (builtins.bool, np.bool_)):
-        return False
-    try:
-        operator.index(value)
-    except TypeError:
-        return False
-    return True
 
 
 def _norm(name: str, norm: Any, x: Tensor) -> str:
