@@ -20,7 +20,9 @@ everything else                                                         all inpu
 
 Per-op rules (``OP_RULES``) come after the family rule: an integer or bool
 operand of a float-only op goes to the policy's inexact dtype, a bool sum
-counts in int64, kael's add of two Bools counts in I64 ... And some ops stand
+counts in int64, kael's add of two Bools counts in I64 ... A rule of ``PARAM_RULES`` reads
+the op's params as well (a real operand of ``fft``'s complex transforms becomes complex, an
+RFFT's stays real). And some ops stand
 for other ops under a policy (``rewrite``: ``bool + bool`` is ``or``, ``real``
 of a real operand is the operand); eager execution and the ``promote`` pass
 write those ops down instead.
