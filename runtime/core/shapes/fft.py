@@ -50,8 +50,8 @@ def _dtype(op: OpDef, avals: Sequence[Aval], fft_type: str) -> DType:
         if dtype not in RFFT_DTYPES:
             raise _fail(
                 OpTypeError, op, avals,
-                f"an RFFT takes float32 or float64, got {dtype.short} (jax.numpy.fft.rfft refuses the narrow "
-                "floats too: convert to float32 explicitly)",
+                f"an RFFT takes float32 or float64, got {dtype.short}: convert explicitly (jax.numpy.fft.rfft "
+                "refuses float16, bfloat16 and the float8 formats too)",
             )  # fmt: skip
     elif dtype not in COMPLEX_FFT_DTYPES:
         raise _fail(OpTypeError, op, avals, f"an {fft_type} takes complex64 or complex128, got {dtype.short}")
