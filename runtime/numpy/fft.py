@@ -36,7 +36,7 @@ from runtime.core.shapes import OpTypeError, OpValueError, ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy.common import is_int as _is_int
 from runtime.numpy.manipulation import roll
-from runtime.numpy.params import as_operand, dtype_param, error, named, scalar_constant
+from runtime.numpy.params import INTEGER, as_operand, concrete_scalar, dtype_param, error, named, scalar_constant
 
 __all__ = [
     "fft",
@@ -105,6 +105,8 @@ def _lengths(name: str, x: Tensor, s: Any, param: str) -> tuple[int, ...] | None
         items = tuple(items)
     except TypeError:
         raise error(ShapeError, name, f"{param} must be a sequence of ints, got {s!r}", x) from None
+    why = "it decides how many points are transformed (the result's shape)"
+    items = tuple(concrete_scalar(name, param, n, INTEGER, why, (x,)) if isinstance(n, Tensor) else n for n in items)
     if not all(_is_int(n) for n in items):
         raise error(ShapeError, name, f"{param} must be ints, got {s!r}", x)
     out = tuple(operator.index(n) for n in items)
@@ -347,6 +349,8 @@ def _freq_dtypes(name: str, dtype: Any) -> tuple[DType, DType]:
 
 
 def _points(name: str, n: Any) -> int:
+    if isinstance(n, Tensor):
+        n = concrete_scalar(name, "n", n, INTEGER, "it decides the result's shape")
     if not _is_int(n):
         raise OpTypeError(f"{name}: n must be an int, got {n!r} [policy {get_policy_object(None).name!r}]")
     value = operator.index(n)

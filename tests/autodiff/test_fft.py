@@ -316,3 +316,14 @@ def test_grad_of_a_spectral_loss_matches_jax_grad() -> None:
 
     got = ad.grad(ours)(rt.asarray(x))
     np.testing.assert_allclose(got.numpy(), np.asarray(jax.grad(theirs)(x)), rtol=1e-12, atol=1e-12)
+
+
+def test_a_traced_length_is_refused_and_an_untracked_one_is_read() -> None:
+    """``n`` decides the result's shape: a 0-d Tensor is read eagerly, a traced one raises
+    ``ConcretizationError`` naming the function and the parameter, as jax.jit would."""
+    n = rt.asarray(6)
+    assert rt.fft.fft(np.ones(4), n=n).shape == (6,) and rt.fft.fftfreq(n).shape == (6,)
+    with pytest.raises(rt.ConcretizationError, match="fft.fft: n is traced"):
+        ad.jit(lambda x, k: rt.fft.fft(x, n=k))(rt.asarray(np.ones(4)), n)
+    with pytest.raises(rt.ConcretizationError, match="fft.rfftn: s is traced"):
+        ad.jit(lambda x, k: rt.fft.rfftn(x, s=(k,)))(rt.asarray(np.ones(4)), n)
