@@ -120,6 +120,8 @@ def _example(op_name: str, dtypes: list[DType]) -> tuple[str, list[tuple[int, ..
         if len(dtypes) == 2:
             window["select_prim"] = "ge"
         return op_name, [(N,)] * len(dtypes), window
+    if family == ops.FFT:  # a one-dimensional complex FFT over the whole operand
+        return op_name, [(N,)] * len(dtypes), {"fft_type": "FFT", "fft_lengths": (N,)}
     return op_name, [(N,)] * len(dtypes), {}
 
 
@@ -134,7 +136,7 @@ def explain_op(spec: str, policy: str | None = None) -> str:
     with use_policy(policy or rt.get_policy()) as pol:
         op_name, in_shapes, params = _example(name, dtypes)
         op = ops.get(op_name)
-        targets = plan(op, dtypes)
+        targets = plan(op, dtypes, None, params)
         lines = [f"policy {pol.name}", f"plan {name}({', '.join(d.short for d in dtypes)})"
                  f" -> ({', '.join(t.short for t in targets)})"]  # fmt: skip
         if rewrite(op, targets) is not None:  # the op stands for other ops: what a trace records

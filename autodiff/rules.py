@@ -101,6 +101,7 @@ RULE_MODULES = (
     "autodiff.derivatives.linalg",
     "autodiff.derivatives.windowed",
     "autodiff.derivatives.convolution",
+    "autodiff.derivatives.fft",
 )
 
 

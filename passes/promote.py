@@ -139,7 +139,7 @@ def promote(graph: Graph, policy: str | Policy | None = None) -> Graph:
         if (promotes(eqn.op) or eqn.op.name in REWRITE_RULES) and inputs and arity_ok(eqn.op, len(inputs)):
             pins = [plan_input(v, weak_types) for v in inputs]
             try:
-                targets = plan(eqn.op, pins, pol)
+                targets = plan(eqn.op, pins, pol, eqn.params)
             except PromotionError as err:
                 raise PromotionError(f"{err}\n    in equation: {eqn_text(graph, eqn)}") from None
             weak = planned_weak(eqn.op, pins, pol) if weak_types else None

@@ -90,6 +90,7 @@ from runtime.core.shapes import (
 )
 from runtime.core.tensor import Tensor
 from runtime.numpy import creation, linalg, manipulation, nn
+from runtime.numpy import fft as fft  # the namespace rt.fft, as jnp.fft (the op function is rt.lax.fft)
 from runtime.numpy import tensor_methods as _tensor_methods  # noqa: F401  (attaches Tensor's NumPy-named methods)
 from runtime.numpy.creation import *  # noqa: F403
 from runtime.numpy.creation import __all__ as _creation_names

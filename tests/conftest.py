@@ -73,6 +73,7 @@ SAMPLED: dict[str, int] = {
     "tests/runtime/test_nn.py::test_softmax_matches_jax_nn": 25,  # 99
     "tests/autodiff/test_rules_sorting.py::test_scatter_reductions_match_lax": 25,  # 98
     "tests/runtime/test_creation.py::test_rows_jax": 48,  # 95
+    "tests/autodiff/test_fft.py::test_namespace_matches_jax_numpy_fft": 20,  # 90
     "tests/runtime/test_policy_laws.py::test_jax_result_type_of_every_triple_matches_jax": 2,  # 82
     "tests/autodiff/test_vmap_pytrees.py::test_vmap_of_grad_and_grad_of_vmap_with_dict_parameters": 3,  # 81
     "tests/runtime/test_strategies.py::test_tensors_of_every_dtype_are_small_finite_and_moderate": 20,  # 78

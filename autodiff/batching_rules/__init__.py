@@ -24,7 +24,7 @@ registration line (shared rules register once per op of their family).
 Layout: the rules live in one module per op family, named after the sections of
 ``runtime/core/ops.py`` as ``runtime.core.kernels`` and ``autodiff.derivatives`` are: ``binary``,
 ``unary``, ``conversion``, ``contraction``, ``indexing``, ``reductions``, ``structural``,
-``special``, ``linalg``, ``calls``, ``windowed`` and ``convolution``. The elementwise ops of
+``special``, ``linalg``, ``calls``, ``windowed``, ``convolution`` and ``fft``. The elementwise ops of
 ``binary``, ``unary``, ``conversion``, ``contraction`` (select, select_n, clamp), ``special`` and
 ``reductions`` (reduce_precision) share one rule, ``batch_elementwise``; the user calls' rule
 ``batch_user_call`` is also ``conv_general_dilated``'s for a batched kernel. Both live in
@@ -41,6 +41,7 @@ from autodiff.batching_rules import (  # noqa: F401  (each registers its rules i
     contraction,
     conversion,
     convolution,
+    fft,
     indexing,
     linalg,
     reductions,

@@ -24,7 +24,8 @@ Layout: one module per op family, named after the sections of ``runtime/core/ops
 * ``linalg``: eigh, cholesky, triangular_solve, lu, qr, svd, eig;
 * ``windowed``: reduce_window_sum, reduce_window_max, reduce_window_min, select_and_gather_add,
   select_and_scatter_add;
-* ``convolution``: conv_general_dilated.
+* ``convolution``: conv_general_dilated;
+* ``fft``: fft (FFT, IFFT, RFFT, IRFFT).
 
 The ``calls`` family (``custom_jvp_call``, ``custom_vjp_call``) has no module here: its rules run
 the user's and are registered by ``autodiff.custom``. Ops declared without derivatives have no rule
@@ -72,6 +73,6 @@ Conventions of the structural rules (``dot_general`` and ``concatenate`` in ``co
   transposes to a gather with ``fill_value=0`` (``clip`` for ``clip``,
   ``fill_or_drop`` otherwise: out-of-bounds windows are dropped).
 
-``reductions``, ``special``, ``linalg``, ``windowed`` and ``convolution`` state their own in their
+``reductions``, ``special``, ``linalg``, ``windowed``, ``convolution`` and ``fft`` state their own in their
 docstrings.
 """

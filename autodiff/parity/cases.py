@@ -19,6 +19,7 @@ from autodiff.parity import (
     cases_contraction,
     cases_conversion,
     cases_convolution,
+    cases_fft,
     cases_indexing,
     cases_linalg,
     cases_reductions,
@@ -149,6 +150,7 @@ def build_specs() -> tuple[Spec, ...]:
         *cases_special.specs(),
         *cases_windowed.specs(),
         *cases_convolution.specs(),
+        *cases_fft.specs(),
     ]
     specs = [_with_family_jnp(s) for s in specs]
     specs.extend(broadcast_and_weak_specs())

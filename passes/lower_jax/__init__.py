@@ -37,7 +37,7 @@ Layout: the rules live in one module per op family, named like those of ``runtim
 ``contraction`` (clamp, concatenate, dot_general, select); ``indexing`` (dynamic_slice,
 dynamic_update_slice, gather, scatter); ``unary`` (unary); ``conversion`` (convert); ``reductions``
 (reduce, scan, reduce_precision); ``structural`` (structural); ``linalg`` (linalg); ``calls`` (call);
-``windowed`` (window); ``convolution`` (conv); ``special`` (the special functions: erf, lgamma,
+``windowed`` (window); ``convolution`` (conv); ``fft`` (fft); ``special`` (the special functions: erf, lgamma,
 igamma ...). What several families share (``LOWERINGS``, ``LoweringError``, the helpers, the rules
 that are one lax function, ``with_weak_type``) is in ``_common``; the driver (``lower_to_jax``,
 ``export_stablehlo``, ``graph_dtypes``, ``needs_x64`` ...) is in ``lowering``. This package
@@ -51,6 +51,7 @@ from passes.lower_jax import (
     contraction,
     conversion,
     convolution,
+    fft,
     indexing,
     linalg,
     reductions,
@@ -105,6 +106,9 @@ from passes.lower_jax.conversion import (  # noqa: F401
 )
 from passes.lower_jax.convolution import (  # noqa: F401
     conv_general_dilated_lowering,
+)
+from passes.lower_jax.fft import (  # noqa: F401
+    fft_lowering,
 )
 from passes.lower_jax.indexing import (  # noqa: F401
     dynamic_slice_lowering,
@@ -199,6 +203,7 @@ FAMILY_MODULES = (
     contraction,
     conversion,
     convolution,
+    fft,
     indexing,
     linalg,
     reductions,

@@ -653,7 +653,7 @@ def _apply_general(
             if any(isinstance(x, Tensor) and x.weak for x in xs):
                 in_weak = tuple(isinstance(x, Tensor) and x.weak for x in xs)
     try:
-        targets = plan(op, plan_inputs)
+        targets = plan(op, plan_inputs, None, params)
     except (PromotionError, ArityError, TypeError) as err:
         raise _fail(err, op, xs) from None
     if op.arity is not None and len(xs) != op.arity:

@@ -82,6 +82,7 @@ CALL: Final = "call"  # a user function recorded as one equation (operands keep 
 SCAN: Final = "scan"  # cumulative reductions along one axis: the result has the operand's dtype and shape
 WINDOW: Final = "window"  # reductions over sliding windows (reduce_window_*) and their select_and_* companions
 CONV: Final = "conv"  # conv_general_dilated: both operands promoted, as dot_general's
+FFT: Final = "fft"  # the discrete Fourier transforms over the innermost axes (lax.fft)
 
 XY = ("x", "y")
 
@@ -297,6 +298,13 @@ qr = declare("qr", LINALG, ("x",), ("full_matrices",))  # outputs (q, r)
 svd = declare("svd", LINALG, ("x",), ("full_matrices", "compute_uv"))  # outputs (u, s, vh), or (s,)
 # outputs (eigenvalues, [left eigenvectors], [right eigenvectors]), complex, as lax.linalg.eig
 eig = declare("eig", LINALG, ("x",), ("compute_left_eigenvectors", "compute_right_eigenvectors"))
+
+# -- Fourier transforms ------------------------------------------------------------------
+#: lax.fft's transform kinds, castwise's ``fft_type`` values (jax.lax.FftType's names)
+FFT_TYPES: Final = ("FFT", "IFFT", "RFFT", "IRFFT")
+# fft over the last len(fft_lengths) axes (1 to 3, as XLA): FFT / IFFT complex -> complex, RFFT real ->
+# complex (last axis n // 2 + 1), IRFFT complex (last axis n // 2 + 1) -> real (last axis n)
+fft = declare("fft", FFT, ("x",), ("fft_type", "fft_lengths"))
 
 # -- user calls (autodiff.custom_jvp / autodiff.custom_vjp) ------------------------------------
 # The function and its derivative rule travel as params: ``fun`` (operands -> list of outputs) is

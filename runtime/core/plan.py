@@ -20,7 +20,9 @@ everything else                                                         all inpu
 
 Per-op rules (``OP_RULES``) come after the family rule: an integer or bool
 operand of a float-only op goes to the policy's inexact dtype, a bool sum
-counts in int64, kael's add of two Bools counts in I64 ... And some ops stand
+counts in int64, kael's add of two Bools counts in I64 ... A rule of ``PARAM_RULES`` reads
+the op's params as well (a real operand of ``fft``'s complex transforms becomes complex, an
+RFFT's stays real). And some ops stand
 for other ops under a policy (``rewrite``: ``bool + bool`` is ``or``, ``real``
 of a real operand is the operand); eager execution and the ``promote`` pass
 write those ops down instead.
@@ -28,7 +30,7 @@ write those ops down instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runtime.core import dtypes as dt
@@ -154,13 +156,21 @@ def promotes(op: OpDef | str) -> bool:
     return opdef.family in PLAN_RULES or opdef.name in OP_RULES
 
 
-def plan(op: OpDef | str, input_dtypes: Sequence[PlanInput], policy: str | Policy | None = None) -> tuple[DType, ...]:
+def plan(
+    op: OpDef | str,
+    input_dtypes: Sequence[PlanInput],
+    policy: str | Policy | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> tuple[DType, ...]:
     """The dtype each operand of ``op`` is converted to before its kernel runs.
 
     ``input_dtypes`` holds one entry per operand: a ``DType``, or a classified
     ``Operand`` for Python scalars and 0-d values (they matter to the weak and
     category rules). Operands of non-promoting families keep their dtype, unless
-    a per-op rule (``OP_RULES``) converts them.
+    a per-op rule (``OP_RULES``) converts them. ``params`` are the op's static params:
+    the few ops whose operand dtype depends on one (``fft``'s ``fft_type``: a real operand
+    of a complex transform becomes complex) have a rule in ``PARAM_RULES`` that reads them;
+    every graph builder passes them (without them, only the rules that need none apply).
     Raises ``PromotionError`` naming the op, the operands and the policy; an ``op`` that names
     no op of the vocabulary raises ``OpTypeError`` (with the near names for a misspelt one).
     """
@@ -175,6 +185,9 @@ def plan(op: OpDef | str, input_dtypes: Sequence[PlanInput], policy: str | Polic
     op_rule = OP_RULES.get(opdef.name)
     if op_rule is not None and input_dtypes:
         targets = op_rule(opdef, input_dtypes, targets, pol)
+    param_rule = PARAM_RULES.get(opdef.name)
+    if param_rule is not None and params is not None and input_dtypes:
+        targets = param_rule(opdef, targets, pol, params)
     return targets
 
 
@@ -268,8 +281,17 @@ def float64_inexact(d: DType, policy: Policy) -> DType | None:
     return dt.float64 if d in policy.dtypes else None
 
 
+def float64_fft_inexact(d: DType, policy: Policy) -> DType | None:
+    """NumPy's fft (pocketfft's ``_raw_fft``): every integer and bool computes in float64
+    (``np.fft.fft(int8)`` is complex128)."""
+    return dt.float64 if d in policy.dtypes else None
+
+
 #: (policy, op) pairs whose anchor chooses differently for that op than for the others.
-INEXACT_BY_OP: dict[tuple[str, str], InexactRule] = {("numpy", name): float64_inexact for name in _LINALG}
+INEXACT_BY_OP: dict[tuple[str, str], InexactRule] = {
+    **{("numpy", name): float64_inexact for name in _LINALG},
+    ("numpy", ops.fft.name): float64_fft_inexact,
+}
 
 #: (policy, op) pairs whose anchor refuses an integer operand, or keeps it integral where
 #: castwise's kernel cannot follow: refused with the reason instead of taking the float path.
@@ -582,3 +604,57 @@ def rewrite_sign(op: OpDef, targets: tuple[DType, ...], policy: Policy) -> Expan
 
 
 REWRITE_RULES[ops.sign.name] = rewrite_sign
+
+
+# -- per-op rules that read the op's params ------------------------------------------------------
+#
+# ``plan(op, dtypes, policy, params)`` applies these after the per-op rules, when the caller
+# passes the params (eager execution and the ``promote`` pass always do). Their conversions are
+# recorded like any other plan: a ``convert`` per operand whose dtype changes.
+
+#: A params rule: (op, targets so far, policy, params) -> targets.
+ParamRule = Callable[[OpDef, tuple[DType, ...], Policy, Mapping[str, Any]], tuple[DType, ...]]
+
+#: op name -> its params rule.
+PARAM_RULES: dict[str, ParamRule] = {}
+
+
+def fft_complex_dtype(d: DType) -> DType:
+    """The complex dtype a real (or narrow complex) operand of a complex transform becomes:
+    complex128 for float64, complex64 for every other float (narrow ones included) and for the
+    narrow complex dtypes, as ``jax.lax.fft`` converts (``dtypes.to_complex_dtype``)."""
+    if d is dt.float64 or d is dt.complex128:
+        return dt.complex128
+    return dt.complex64
+
+
+def plan_fft_operand(
+    op: OpDef, xs: Sequence[PlanInput], targets: tuple[DType, ...], policy: Policy
+) -> tuple[DType, ...]:
+    """fft, whatever its type: an integer or bool operand goes to the policy's inexact dtype, as
+    for the float-only ops (``np.fft`` computes integers in float64: ``INEXACT_BY_OP``); a policy
+    without complex dtypes (kael, neuron) refuses, since every transform reads or makes one."""
+    targets = plan_inexact_operands(op, xs, targets, policy)
+    made = fft_complex_dtype(targets[0])
+    if made not in policy.dtypes:
+        raise PromotionError(
+            f"{op.name}: a Fourier transform of {targets[0].name} computes in {made.name}, and policy "
+            f"{policy.name!r} has no complex dtypes"
+        )
+    return targets
+
+
+OP_RULES[ops.fft.name] = plan_fft_operand
+
+
+def plan_fft(op: OpDef, targets: tuple[DType, ...], policy: Policy, params: Mapping[str, Any]) -> tuple[DType, ...]:
+    """fft: a real (or narrow complex) operand becomes complex for FFT, IFFT and IRFFT
+    (``jnp.fft.fft(f32)`` is c64, ``jnp.fft.irfft(f64)`` reads a c128); RFFT keeps a real operand
+    (its shape rule refuses a complex or narrow one, as lax does)."""
+    (d,) = targets
+    if params.get("fft_type") not in ("FFT", "IFFT", "IRFFT") or d in (dt.complex64, dt.complex128):
+        return targets  # (RFFT; or a bad fft_type, which the shape rule names)
+    return (fft_complex_dtype(d),) if d.kind in ("float", "complex") else targets
+
+
+PARAM_RULES[ops.fft.name] = plan_fft

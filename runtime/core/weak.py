@@ -305,6 +305,7 @@ WEAK_RULES["cumprod"] = weak_keep_operand
 WEAK_RULES["cummax"] = weak_keep_operand
 WEAK_RULES["cummin"] = weak_keep_operand
 WEAK_RULES["cumlogsumexp"] = weak_keep_operand
+WEAK_RULES["fft"] = weak_never  # lax.fft converts its operand (a strong result), as jax.lax gives
 WEAK_RULES["select_and_gather_add"] = weak_all_operands  # lax: weak when both operands are
 WEAK_RULES["select_and_scatter_add"] = weak_all_operands
 

@@ -483,6 +483,18 @@ case("conv_general_dilated", "batch-groups",
      lambda x, w: F.conv_general_dilated(x, w, (1, 1), "SAME", batch_group_count=2),
      data("f64", (4, 3, 5, 5)), data("f64", (4, 3, 3, 2), seed=3))  # fmt: skip
 
+# Fourier transforms: every type, odd and even lengths, 1 to 3 axes; real and integer operands of a
+# complex transform lower with the plan's convert
+for _d in ("f32", "c64", "c128", "i32"):
+    case("fft", f"fft-{_d}", lambda x: F.fft(x, "FFT", (4,)), lambda _d=_d: data(_d, (3, 4)))
+    case("fft", f"ifft-2d-{_d}", lambda x: F.fft(x, "IFFT", (3, 5)), lambda _d=_d: data(_d, (2, 3, 5)))
+    case("fft", f"irfft-{_d}", lambda x: F.fft(x, "IRFFT", (5,)), lambda _d=_d: data(_d, (2, 3)))
+for _d in ("f32", "f64", "i8"):
+    case("fft", f"rfft-{_d}", lambda x: F.fft(x, "RFFT", (4,)), lambda _d=_d: data(_d, (3, 4)))
+    case("fft", f"rfft-3d-{_d}", lambda x: F.fft(x, "RFFT", (2, 3, 5)), lambda _d=_d: data(_d, (2, 3, 5)))
+case("fft", "irfft-2d-c128", lambda x: F.fft(x, "IRFFT", (3, 4)), data("c128", (2, 3, 3)))
+case("fft", "fft-empty", lambda x: F.fft(x, "FFT", (3,)), data("c64", (0, 3)))
+
 # linear algebra (well-conditioned matrices)
 
 

@@ -158,6 +158,7 @@ VALID: dict[str, Call] = {
         name: (lambda: ([f64(2, 3)], {"axis": 1, "reverse": False}))
         for name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
     },
+    "fft": lambda: ([of("c128", [1 + 2j, 3j, 1])], {"fft_type": "FFT", "fft_lengths": (3,)}),
 }
 NULLARY = {op.name for op in ops.OPS.values() if not op.operands}
 #: user rule calls take the user's functions as params: autodiff.custom_jvp / custom_vjp build them
@@ -273,6 +274,17 @@ for _name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
     row(_name, "axis-out-of-range", partial(lambda fn: fn(f64(3), 1), getattr(F, _name)), ShapeError)
     row(_name, "float-axis", partial(lambda fn: fn(f64(3), 0.5), getattr(F, _name)), ShapeError)
 row("cumlogsumexp", "integer", lambda: F.cumlogsumexp(of("i32", [1]), 0), OpTypeError)
+row("fft", "unknown-type", lambda: F.fft(of("c128", [1j, 2]), "DCT", (2,)), ShapeError)
+row("fft", "float-lengths", lambda: F.fft(of("c128", [1j, 2]), "FFT", (2.0,)), ShapeError)
+row("fft", "lengths-mismatch", lambda: F.fft(of("c128", [1j, 2]), "FFT", (3,)), ShapeError)
+row("fft", "four-lengths", lambda: F.fft(rt.asarray(np.ones((1, 1, 1, 1), np.complex128)), "FFT", (1, 1, 1, 1)),
+    ShapeError)  # fmt: skip
+row("fft", "too-many-lengths", lambda: F.fft(of("c128", [1j, 2]), "FFT", (1, 2)), ShapeError)
+row("fft", "negative-length", lambda: apply(ops.fft, (of("c128", [1j, 2]),), {"fft_type": "FFT", "fft_lengths": (-2,)}),
+    ShapeError)  # fmt: skip
+row("fft", "complex-rfft", lambda: F.fft(of("c128", [1j, 2]), "RFFT", (2,)), OpTypeError)
+row("fft", "float16-rfft", lambda: F.fft(of("f16", [1, 2]), "RFFT", (2,)), OpTypeError)
+row("fft", "irfft-last-axis", lambda: F.fft(of("c128", [1j, 2, 3]), "IRFFT", (2,)), ShapeError)
 row("transpose", "float-permutation", lambda: F.transpose(f64(2, 3), (1.0, 0)), ShapeError)
 row("transpose", "scalar-permutation", lambda: F.transpose(f64(2, 3), 0.5), ShapeError)
 row("reverse", "float-dimension", lambda: F.reverse(f64(3), 0.5), ShapeError)

@@ -3,7 +3,7 @@
 The functions are enumerated from ``runtime`` (its ``__all__``), ``rt.lax`` (the op functions
 the top level does not export as themselves, keyed ``lax.<name>``; their errors say the op's
 name, as lax's do), the NumPy-named modules of ``rt.numpy`` (their ``__all__``), ``rt.nn`` and
-``rt.linalg``; ``ROWS`` maps each to at least one
+``rt.linalg`` and ``rt.fft``; ``ROWS`` maps each to at least one
 bad call (an operand that is no array, a shape mismatch, an unknown dtype, a non-integer axis ...).
 A public function without a row fails ``test_every_public_function_has_error_rows``, naming it,
 so a new function cannot arrive without its errors checked.
@@ -38,6 +38,7 @@ R: Any = rt
 NN: Any = rt.nn
 LA: Any = rt.linalg
 LAX: Any = rt.lax
+FT: Any = rt.fft
 
 #: public callables of ``runtime`` that are no function to call with bad data, each with why
 EXCLUDED: dict[str, str] = {
@@ -63,7 +64,7 @@ def _callables(namespace: Any, names: list[str], prefix: str = "") -> dict[str, 
 
 def public_functions() -> dict[str, Callable[..., Any]]:
     """Every public function of ``runtime``, ``rt.numpy`` (creation, elementwise, manipulation:
-    the top level re-exports them all), ``rt.nn`` and ``rt.linalg``, by its public name."""
+    the top level re-exports them all), ``rt.nn``, ``rt.linalg`` and ``rt.fft``, by its public name."""
     found = _callables(rt, list(rt.__all__))
     for module in (creation, elementwise, manipulation):
         for name, fn in _callables(module, list(module.__all__)).items():
@@ -73,6 +74,7 @@ def public_functions() -> dict[str, Callable[..., Any]]:
             found[name] = fn
     found.update(_callables(rt.nn, list(rt.nn.__all__), "nn."))
     found.update(_callables(rt.linalg, list(rt.linalg.__all__), "linalg."))
+    found.update(_callables(rt.fft, list(rt.fft.__all__), "fft."))
     return {name: fn for name, fn in found.items() if name not in EXCLUDED}
 
 
@@ -85,6 +87,10 @@ def f64(*shape: int) -> Any:
 
 def i32(*shape: int) -> Any:
     return rt.asarray(np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape))
+
+
+def c128(*shape: int) -> Any:
+    return rt.asarray((np.arange(int(np.prod(shape))) + 0.5j).reshape(shape))
 
 
 def spd(n: int) -> Any:
@@ -732,6 +738,46 @@ ROWS: dict[str, list[Bad]] = {
         bad("float-axis", lambda: LA.vector_norm(f64(3), axis=0.5), rt.ShapeError),
         bad("str-operand", lambda: LA.vector_norm("abc"), rt.OpTypeError),
     ],
+    # -- rt.fft, and the op function rt.lax.fft
+    "lax.fft": [
+        bad("unknown-type", lambda: R.lax.fft(c128(4), "DCT", (4,)), rt.ShapeError, "fft_type"),
+        bad("float-lengths", lambda: R.lax.fft(c128(4), "FFT", (4.0,)), rt.ShapeError, "fft_lengths"),
+        bad("str-operand", lambda: R.lax.fft("abc", "FFT", (3,)), rt.OpTypeError),
+    ],
+    **{
+        f"fft.{fn}": [
+            bad("bad-norm", lambda fn=fn: getattr(FT, fn)(c128(4, 4), norm="unitary"), rt.OpValueError, "norm"),
+            bad("float-axis", lambda fn=fn: getattr(FT, fn)(c128(4, 4), axis=0.5), rt.ShapeError, "axis"),
+            bad("axis-out-of-range", lambda fn=fn: getattr(FT, fn)(c128(4, 4), axis=2), rt.ShapeError, "axis 2"),
+            bad("zero-points", lambda fn=fn: getattr(FT, fn)(c128(4, 4), n=0), rt.ShapeError, "positive"),
+            bad("str-operand", lambda fn=fn: getattr(FT, fn)("abc"), rt.OpTypeError),
+        ]
+        for fn in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+    },
+    **{
+        f"fft.{fn}": [
+            bad("bad-norm", lambda fn=fn: getattr(FT, fn)(c128(4, 4), norm="unitary"), rt.OpValueError, "norm"),
+            bad("repeated-axes", lambda fn=fn: getattr(FT, fn)(c128(4, 4), axes=(0, 0)), rt.ShapeError, "repeats"),
+            bad("s-axes-lengths", lambda fn=fn: getattr(FT, fn)(c128(4, 4), s=(4,), axes=(0, 1)), rt.ShapeError, "s "),
+            bad("str-operand", lambda fn=fn: getattr(FT, fn)("abc"), rt.OpTypeError),
+        ]
+        for fn in ("fftn", "ifftn", "rfftn", "irfftn", "fft2", "ifft2", "rfft2", "irfft2")
+    },
+    **{
+        f"fft.{fn}": [
+            bad("float-n", lambda fn=fn: getattr(FT, fn)(2.5), rt.OpTypeError, "n must be an int"),
+            bad("zero-n", lambda fn=fn: getattr(FT, fn)(0), rt.OpValueError, "positive"),
+            bad("unknown-dtype", lambda fn=fn: getattr(FT, fn)(4, dtype="float99"), rt.OpTypeError, "dtype"),
+        ]
+        for fn in ("fftfreq", "rfftfreq")
+    },
+    **{
+        f"fft.{fn}": [
+            bad("axis-out-of-range", lambda fn=fn: getattr(FT, fn)(f64(3), axes=1), rt.ShapeError, "axes 1"),
+            bad("str-operand", lambda fn=fn: getattr(FT, fn)("abc"), rt.OpTypeError),
+        ]
+        for fn in ("fftshift", "ifftshift")
+    },
 }
 
 #: rows whose function still names another, or raises a builtin error, each with the file that owns

@@ -345,6 +345,7 @@ ROWS["reduce_precision"] = (partial(lax.reduce_precision, exponent_bits=5, manti
                             {"exponent_bits": 5, "mantissa_bits": 2})  # fmt: skip
 for _name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
     ROWS[_name] = (partial(getattr(lax, _name), axis=0), [(_F, (3,))], {"axis": 0, "reverse": False})
+ROWS["fft"] = (lambda x: lax.fft(x, "FFT", (3,)), [(np.complex128, (3,))], {"fft_type": "FFT", "fft_lengths": (3,)})
 ROWS["triangular_solve"] = (
     lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True),
     [(_F, (2, 2)), (_F, (2, 2))],

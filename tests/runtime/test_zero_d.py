@@ -145,6 +145,7 @@ CASES: dict[str, Case | str] = {
     **{name: lambda: ([t0(5, rt.int32)], {"axes": ()}) for name in ("reduce_and", "reduce_or", "reduce_xor")},
     "reduce_precision": lambda: ([t0(1.1)], {"exponent_bits": 5, "mantissa_bits": 2}),
     **dict.fromkeys(("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"), "scans an axis: rank >= 1"),
+    "fft": "transforms the innermost 1 to 3 axes: rank >= 1",
     **{name: _unary(rt.int32, 5) for name in ("population_count", "clz", "not")},
     **{name: _binary(F64) for name in ("nextafter", "complex")},
     **{name: _unary(F64, 0.5) for name in ("erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e")},

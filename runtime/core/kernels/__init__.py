@@ -50,7 +50,7 @@ Layout: the kernels live in one module per op family, named after the sections o
 ``runtime/core/ops.py``: ``binary`` (binary, compare, logical); ``contraction`` (clamp, concatenate,
 dot_general, select); ``indexing`` (dynamic_slice, dynamic_update_slice, gather, scatter); ``unary``
 (unary); ``conversion`` (convert); ``reductions`` (reduce); ``structural`` (structural); ``linalg``
-(linalg); ``calls`` (call); ``windowed`` (window); ``convolution`` (conv); ``special`` (the special
+(linalg); ``calls`` (call); ``windowed`` (window); ``convolution`` (conv); ``fft`` (fft); ``special`` (the special
 functions: erf, lgamma, igamma ...). What several families
 share is in ``_common`` and ``conversion``. This package re-exports their names, holds the checked
 entry point and imports every family module, so ``KERNELS`` is complete once it is imported.
@@ -73,6 +73,7 @@ from runtime.core.kernels import (
     contraction,
     conversion,
     convolution,
+    fft,
     indexing,
     linalg,
     reductions,
@@ -131,6 +132,9 @@ from runtime.core.kernels.conversion import (  # noqa: F401
 )
 from runtime.core.kernels.convolution import (  # noqa: F401
     conv_general_dilated_kernel,
+)
+from runtime.core.kernels.fft import (  # noqa: F401
+    fft_kernel,
 )
 from runtime.core.kernels.indexing import (  # noqa: F401
     dynamic_slice_kernel,
@@ -222,6 +226,7 @@ FAMILY_MODULES = (
     special,
     windowed,
     convolution,
+    fft,
 )
 
 

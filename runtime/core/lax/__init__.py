@@ -7,7 +7,7 @@ recording behave the same whichever way an op is called.
 
 One module per op family, named as the family's kernels (``runtime.core.kernels``), shape rules
 (``runtime.core.shapes``), derivative and batching rules (``autodiff``) and parity rows:
-binary, contraction, conversion, convolution, indexing, linalg, reductions, special,
+binary, contraction, conversion, convolution, fft, indexing, linalg, reductions, special,
 structural, unary, windowed; ``_common`` holds the argument helpers they share.
 """
 
@@ -26,6 +26,7 @@ from runtime.core.lax import (
     unary,
     windowed,
 )
+from runtime.core.lax import fft as _fft_family  # (the module: its function ``fft`` takes the name below)
 
 # shared with the NumPy-named layer (runtime.numpy), which composes them
 from runtime.core.lax._common import _is_index  # noqa: F401
@@ -34,6 +35,7 @@ from runtime.core.lax.binary import check_integer_power  # noqa: F401
 from runtime.core.lax.contraction import *  # noqa: F403
 from runtime.core.lax.conversion import *  # noqa: F403
 from runtime.core.lax.convolution import *  # noqa: F403
+from runtime.core.lax.fft import *  # noqa: F403
 from runtime.core.lax.indexing import *  # noqa: F403
 from runtime.core.lax.linalg import *  # noqa: F403
 from runtime.core.lax.linalg import _batch_matmul, _broadcast_batch  # noqa: F401
@@ -53,6 +55,7 @@ __all__ = sorted(
             contraction,
             conversion,
             convolution,
+            _fft_family,
             indexing,
             linalg,
             reductions,

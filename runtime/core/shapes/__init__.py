@@ -25,7 +25,7 @@ Layout: the shape rules live in one module per op family, named after the sectio
 ``runtime/core/ops.py``: ``binary`` (binary, compare, logical); ``contraction`` (clamp, concatenate,
 dot_general, select); ``indexing`` (dynamic_slice, dynamic_update_slice, gather, scatter); ``unary``
 (unary); ``conversion`` (convert); ``reductions`` (reduce); ``structural`` (structural); ``linalg``
-(linalg); ``calls`` (call); ``windowed`` (window); ``convolution`` (conv); ``special`` (the special
+(linalg); ``calls`` (call); ``windowed`` (window); ``convolution`` (conv); ``fft`` (fft); ``special`` (the special
 functions: erf, lgamma, igamma ...). What several families
 share is in ``_common``. This package re-exports their names, holds the checked entry point and
 imports every family module, so ``SHAPE_RULES`` is complete once it is imported.
@@ -46,6 +46,7 @@ from runtime.core.shapes import (
     contraction,
     conversion,
     convolution,
+    fft,
     indexing,
     linalg,
     reductions,
@@ -122,6 +123,9 @@ from runtime.core.shapes.convolution import (  # noqa: F401
     conv_output_shape,
     conv_vjp_lhs_padding,
     conv_vjp_rhs_padding,
+)
+from runtime.core.shapes.fft import (  # noqa: F401
+    fft_rule,
 )
 from runtime.core.shapes.indexing import (  # noqa: F401
     GATHER_DEFAULT_MODE,
@@ -222,6 +226,7 @@ FAMILY_MODULES = (
     special,
     windowed,
     convolution,
+    fft,
 )
 
 
