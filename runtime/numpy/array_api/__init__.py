@@ -40,7 +40,7 @@ from runtime.core.dtypes import (
 )
 from runtime.core.tensor import Tensor
 from runtime.numpy.array_api import linalg, standard, tensor_hooks
-from runtime.numpy.array_api.common import ArrayAPIVersionError, CopyError, DeviceError
+from runtime.numpy.array_api.common import ArrayAPIVersionError, AxisError, CopyError, DeviceError
 from runtime.numpy.array_api.creation import *  # noqa: F403
 from runtime.numpy.array_api.creation import __all__ as _creation
 from runtime.numpy.array_api.data_types import *  # noqa: F403
@@ -76,6 +76,7 @@ __all__ = [
     *_searching,
     *_statistics,
     "ArrayAPIVersionError",
+    "AxisError",
     "CopyError",
     "DeviceError",
     "Tensor",

@@ -12,7 +12,7 @@ from typing import Any
 
 from runtime.core import dtypes as dt
 from runtime.core.dtypes import DType
-from runtime.core.errors import CastwiseError
+from runtime.core.errors import CastwiseError, ShapeError
 from runtime.core.interop import CPU, Device
 from runtime.core.promotion import get_policy_object
 from runtime.core.tensor import Tensor
@@ -20,6 +20,7 @@ from runtime.numpy.params import as_operand, error
 
 __all__ = [
     "ArrayAPIVersionError",
+    "AxisError",
     "CopyError",
     "DeviceError",
     "check_device",
@@ -32,6 +33,12 @@ __all__ = [
 
 class DeviceError(CastwiseError, ValueError):
     """A ``device=`` (or ``to_device``) that is not castwise's one device, ``rt.cpu``."""
+
+
+class AxisError(ShapeError, IndexError):
+    """An axis out of range where the standard asks for an ``IndexError`` (``expand_dims``): a
+    ``ShapeError`` as castwise's other axis errors, and an ``IndexError`` (NumPy's ``AxisError``
+    is both a ``ValueError`` and an ``IndexError`` too)."""
 
 
 class CopyError(CastwiseError, ValueError):

@@ -93,6 +93,30 @@ __all__ = [
     "trunc",
 ]
 
+def _binary(name: str, fn: Any, what: str) -> Any:
+    """``fn`` under the standard's name ``name`` (its errors say ``name:``), positional-only."""
+
+    @named(name)
+    def function(x1: Any, x2: Any, /) -> Tensor:
+        return fn(x1, x2)  # type: ignore[no-any-return]
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"The standard's ``{name}``: {what}, elementwise (the operands promoted by the policy)."
+    return function
+
+
+def _unary(name: str, fn: Any, what: str) -> Any:
+    """``fn`` under the standard's name ``name`` (its errors say ``name:``), positional-only."""
+
+    @named(name)
+    def function(x: Any, /) -> Tensor:
+        return fn(x)  # type: ignore[no-any-return]
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"The standard's ``{name}``: {what}, elementwise."
+    return function
+
+
 # -- one op each ----------------------------------------------------------------------------------
 
 abs = F.abs  # noqa: A001
@@ -104,36 +128,37 @@ asinh = F.asinh
 atan = F.atan
 atan2 = F.atan2
 atanh = F.atanh
-bitwise_and = F.logical_and  # lax's ``and`` is bitwise on integers, logical on bool
-bitwise_or = F.logical_or
-bitwise_xor = F.logical_xor
-bitwise_invert = F.bitwise_not
-bitwise_left_shift = F.shift_left
+bitwise_and = _binary("bitwise_and", F.logical_and, "lax's and: bitwise on integers, logical on bool")
+bitwise_or = _binary("bitwise_or", F.logical_or, "lax's or: bitwise on integers, logical on bool")
+bitwise_xor = _binary("bitwise_xor", F.logical_xor, "lax's xor: bitwise on integers, logical on bool")
+bitwise_left_shift = _binary("bitwise_left_shift", F.shift_left, "lax.shift_left")
+equal = _binary("equal", F.eq, "lax.eq")
+greater = _binary("greater", F.gt, "lax.gt")
+greater_equal = _binary("greater_equal", F.ge, "lax.ge")
+less = _binary("less", F.lt, "lax.lt")
+less_equal = _binary("less_equal", F.le, "lax.le")
+multiply = _binary("multiply", F.mul, "lax.mul")
+not_equal = _binary("not_equal", F.ne, "lax.ne")
+subtract = _binary("subtract", F.sub, "lax.sub")
+pow = _binary("pow", E.power, "NumPy's power")  # noqa: A001
+bitwise_invert = _unary("bitwise_invert", F.bitwise_not, "lax.bitwise_not")
 conj = F.conj
 cos = F.cos
 cosh = F.cosh
-equal = F.eq
 exp = F.exp
 expm1 = F.expm1
-greater = F.gt
-greater_equal = F.ge
 imag = F.imag
-less = F.lt
-less_equal = F.le
 log = F.log
 log10 = F.log10
 log1p = F.log1p
 log2 = F.log2
-multiply = F.mul
 nextafter = F.nextafter
-not_equal = F.ne
 real = F.real
 reciprocal = F.reciprocal
 sin = F.sin
 sinh = F.sinh
 sqrt = F.sqrt
 square = F.square
-subtract = F.sub
 tan = F.tan
 tanh = F.tanh
 
@@ -148,7 +173,6 @@ isnan = E.isnan
 maximum = E.maximum
 minimum = E.minimum
 negative = E.negative
-pow = E.power  # noqa: A001
 remainder = E.remainder
 
 

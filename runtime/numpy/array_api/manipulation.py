@@ -19,7 +19,7 @@ from runtime.core.shapes import ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy import manipulation as M
 from runtime.numpy import tensor_methods as TM
-from runtime.numpy.array_api.common import CopyError, operand, standard_error
+from runtime.numpy.array_api.common import AxisError, CopyError, operand, standard_error
 from runtime.numpy.array_api.data_types import copy_of
 from runtime.numpy.common import is_int, normalize_axes
 from runtime.numpy.params import named, refuse_traced
@@ -106,8 +106,10 @@ def stack(arrays: Sequence[Any], /, *, axis: int = 0) -> Tensor:
 def expand_dims(x: Any, /, axis: int = 0) -> Tensor:
     """``x`` with a size-1 axis inserted at ``axis`` (a position of the result)."""
     t = operand("expand_dims", x)
-    if not is_int(axis) or not -t.ndim - 1 <= axis <= t.ndim:
-        raise standard_error(ShapeError, "expand_dims", f"axis {axis!r} is out of range for rank {t.ndim} + 1", t)
+    if not is_int(axis):
+        raise standard_error(ShapeError, "expand_dims", f"axis must be an int, got {axis!r}", t)
+    if not -t.ndim - 1 <= axis <= t.ndim:
+        raise standard_error(AxisError, "expand_dims", f"axis {axis!r} is out of range for rank {t.ndim} + 1", t)
     return F.expand_dims(t, (axis,))
 
 
@@ -186,12 +188,14 @@ def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
             "pass the counts as a concrete array or a Python int", (t, repeats),
         )  # fmt: skip
         counts: Any = [builtins.int(v) for v in repeats.numpy().reshape(-1)]
-        if len(counts) == 1 and repeats.ndim == 0:
+        if len(counts) == 1:  # one count for every element, as a 0-d or (1,) array broadcasts
             counts = counts[0]
     else:
         counts = repeats
     if axis is not None:
         (axis,) = normalize_axes(t, axis, "repeat")
+    if isinstance(counts, list) and not counts:  # no elements to repeat: an empty result
+        counts = 0
     return F.repeat(t, counts, axis)
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "argmin",
     "argsort",
     "count_nonzero",
+    "isin",
     "nonzero",
     "searchsorted",
     "sort",
@@ -134,6 +135,23 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     return F.reduce_sum(F.convert(before, INDEX), (v.ndim,))
 
 
+@named("isin")
+def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Tensor:
+    """Whether each element of ``x1`` equals some element of ``x2`` (``invert``: equals none); a
+    comparison against every element and a ``reduce_or``, so it has ``x1``'s shape under every
+    transform. NaN is in no array (it equals nothing). The standard adds it in 2025.12, with this
+    signature."""
+    a, b = operand("isin", x1, "x1"), operand("isin", x2, "x2")
+    flat = F.reshape(b, (b.size,))
+    common = result_type(a, flat)
+    a = a if a.dtype is common else F.convert(a, common)
+    flat = flat if flat.dtype is common else F.convert(flat, common)
+    grid_a = F.broadcast_in_dim(a, (*a.shape, b.size), tuple(range(a.ndim)))
+    grid_b = F.broadcast_in_dim(flat, (*a.shape, b.size), (a.ndim,))
+    found = F.reduce_or(F.eq(grid_a, grid_b), (a.ndim,))
+    return F.logical_not(found) if invert else found
+
+
 def _take(a: Tensor, indices: Tensor) -> Tensor:
     return M.take(a, indices, 0)
 
@@ -166,7 +184,7 @@ def nonzero(x: Any, /) -> tuple[Tensor, ...]:
     stride = t.size
     for n in t.shape:
         stride //= n
-        out.append(F.rem(F.div(where_, F.full((), stride, INDEX)), F.full((), n, INDEX)))
+        out.append(F.rem(F.floor_div(where_, F.full((), stride, INDEX)), F.full((), n, INDEX)))
     return tuple(out)
 
 
