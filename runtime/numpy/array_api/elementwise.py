@@ -223,9 +223,16 @@ def round(x: Any, /) -> Tensor:  # noqa: A001
 
 @named("sign")
 def sign(x: Any, /) -> Tensor:
-    """-1, 0 or 1 by each element's sign (of a complex one, ``x / |x|``; of bool, itself)."""
+    """-1, 0 or 1 by each element's sign (of a complex one, ``x / |x|``; of bool, itself). The
+    sign of a zero is ``+0`` (the standard's 0; lax's ``sign(-0.0)`` is ``-0.0``)."""
     t = operand("sign", x)
-    return t if t.dtype is dt.bool_ else F.sign(t)
+    if t.dtype is dt.bool_:
+        return t
+    out = F.sign(t)
+    if t.dtype.kind != "float":
+        return out
+    zero = F.zeros((), t.dtype)
+    return F.select(F.eq(t, zero), F.zeros(t.shape, t.dtype), out)
 
 
 @named("positive")

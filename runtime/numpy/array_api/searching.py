@@ -235,6 +235,8 @@ def _runs(fn: str, x: Any) -> _Runs:
 
 
 def _counts(r: _Runs) -> Tensor:
+    if r.n == 0:
+        return r.first
     ends = F.concatenate([F.slice(r.first, (1,), (r.first.shape[0],)), F.full((1,), r.n, INDEX)], 0)
     return F.sub(ends, r.first)
 
