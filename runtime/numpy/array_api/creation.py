@@ -131,6 +131,7 @@ def _fill_dtype(value: Any) -> DType:
     return get_policy_object(None).scalar_default(kind, None)  # type: ignore[arg-type]
 
 
+@named("empty")
 def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """An array of ``shape``: castwise fills it with zeros (an uninitialised array would expose
     stale memory, and a recorded program must be deterministic)."""
@@ -138,18 +139,21 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     return _filled("empty", shape, 0, dtype if dtype is not None else default_float())
 
 
+@named("zeros")
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Zeros of ``shape``; without ``dtype``, the policy's default float."""
     check_device("zeros", device)
     return _filled("zeros", shape, 0, dtype if dtype is not None else default_float())
 
 
+@named("ones")
 def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Ones of ``shape``; without ``dtype``, the policy's default float."""
     check_device("ones", device)
     return _filled("ones", shape, 1, dtype if dtype is not None else default_float())
 
 
+@named("full")
 def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """``fill_value`` repeated to ``shape``; without ``dtype``, the policy's default dtype of the
     fill value's kind."""
@@ -157,36 +161,42 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) 
     return _filled("full", shape, fill_value, dtype)
 
 
+@named("empty_like")
 def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Zeros of ``x``'s shape and dtype (``empty``: castwise never hands out stale memory)."""
     check_device("empty_like", device, x)
     return C.zeros_like(x, dtype=dtype)
 
 
+@named("zeros_like")
 def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Zeros of ``x``'s shape and dtype (or ``dtype``)."""
     check_device("zeros_like", device, x)
     return C.zeros_like(x, dtype=dtype)
 
 
+@named("ones_like")
 def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     """Ones of ``x``'s shape and dtype (or ``dtype``)."""
     check_device("ones_like", device, x)
     return C.ones_like(x, dtype=dtype)
 
 
+@named("full_like")
 def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """``fill_value`` in ``x``'s shape and dtype (or ``dtype``)."""
     check_device("full_like", device, x)
     return C.full_like(x, fill_value, dtype=dtype)
 
 
+@named("eye")
 def eye(n_rows: Any, n_cols: Any = None, /, *, k: Any = 0, dtype: Any = None, device: Any = None) -> Tensor:
     """Ones on the ``k``-th diagonal of an ``n_rows x n_cols`` matrix."""
     check_device("eye", device)
     return C.eye(n_rows, n_cols, k=k, dtype=dtype)
 
 
+@named("linspace")
 def linspace(
     start: Any, stop: Any, /, num: Any, *, dtype: Any = None, device: Any = None, endpoint: bool = True
 ) -> Tensor:
@@ -195,16 +205,19 @@ def linspace(
     return C.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
 
 
+@named("meshgrid")
 def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Tensor]:
     """Coordinate arrays of 1-D vectors, as a list (the standard's return type)."""
     return list(C.meshgrid(*arrays, indexing=indexing))
 
 
+@named("tril")
 def tril(x: Any, /, *, k: int = 0) -> Tensor:
     """``x`` with the entries above the ``k``-th diagonal zeroed."""
     return C.tril(x, k)
 
 
+@named("triu")
 def triu(x: Any, /, *, k: int = 0) -> Tensor:
     """``x`` with the entries below the ``k``-th diagonal zeroed."""
     return C.triu(x, k)

@@ -124,7 +124,7 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     try:
         return _policy_result_type(*arrays_and_dtypes)
     except (TypeError, ValueError) as err:
-        if isinstance(err, PromotionError):
+        if isinstance(err, PromotionError) or str(err).startswith("result_type:"):
             raise
         raise standard_error(OpTypeError, "result_type", str(err), *arrays_and_dtypes) from None
 

@@ -15,7 +15,7 @@ from runtime.core.tensor import Tensor
 from runtime.numpy import creation as C
 from runtime.numpy import linalg as L
 from runtime.numpy import manipulation as M
-from runtime.numpy.array_api.manipulation import matmul, matrix_transpose, tensordot, vecdot
+from runtime.numpy.array_api import manipulation as AM
 from runtime.numpy.params import named
 
 #: the standard's linalg functions that ``runtime.numpy.linalg`` provides when it has them
@@ -86,6 +86,31 @@ def matrix_power(x: Any, n: int, /) -> Tensor:
     return L.matrix_power(x, n)
 
 
+@named("linalg.matmul")
+def matmul(x1: Any, x2: Any, /) -> Tensor:
+    """The main namespace's ``matmul`` (its errors say ``linalg.matmul``)."""
+    return AM.matmul(x1, x2)
+
+
+@named("linalg.matrix_transpose")
+def matrix_transpose(x: Any, /) -> Tensor:
+    """The main namespace's ``matrix_transpose``."""
+    return AM.matrix_transpose(x)
+
+
+@named("linalg.tensordot")
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Tensor:
+    """The main namespace's ``tensordot``."""
+    return AM.tensordot(x1, x2, axes=axes)
+
+
+@named("linalg.vecdot")
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
+    """The main namespace's ``vecdot``."""
+    return AM.vecdot(x1, x2, axis=axis)
+
+
+@named("linalg.outer")
 def outer(x1: Any, x2: Any, /) -> Tensor:
     """The outer product of two vectors."""
     return M.outer(x1, x2)
@@ -128,4 +153,3 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-_ = (matmul, matrix_transpose, tensordot, vecdot)  # re-exported under the standard's names
