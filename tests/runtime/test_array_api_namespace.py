@@ -344,3 +344,35 @@ def test_jit_of_a_standard_function_matches_eager() -> None:
     eager = f(rt.asarray(X), rt.asarray(Y))
     jitted = autodiff.jit(f)(rt.asarray(X), rt.asarray(Y))
     np.testing.assert_allclose(jitted.numpy(), eager.numpy(), rtol=1e-15)
+
+
+# -- the status table ------------------------------------------------------------------------------
+
+
+def test_the_status_table_in_docs_tensor_md_is_fresh() -> None:
+    from pathlib import Path
+
+    from runtime.numpy.array_api import standard
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tensor.md").read_text()
+    assert standard.DOC_BEGIN in text, "docs/tensor.md lost its generated array API table"
+    assert standard.generated_section(text) == standard.table(), (
+        "docs/tensor.md is stale: run `python -m runtime.numpy.array_api.standard docs/tensor.md`"
+    )
+
+
+def test_the_status_table_finds_what_the_namespace_has() -> None:
+    from runtime.numpy.array_api import standard
+
+    rows = standard.status()
+    assert len(rows) == sum(len(v) for v in standard.STANDARD.values())
+    missing = {name for name, (state, _) in rows.items() if not state.startswith("yes")}
+    assert missing <= set(standard.PENDING), f"names neither present nor pending: {sorted(missing - set(standard.PENDING))}"
+    assert rows["unique_all"][0].startswith("yes (eager only")
+    assert rows["hypot"] == ("yes", "runtime.numpy.array_api.elementwise")
+    assert rows["linalg.cholesky"][0] == "yes" and rows["pi"] == ("yes", "constant")
+    # a name the namespace lacks is reported, not hidden
+    import types
+
+    bare = types.SimpleNamespace(__array_namespace_info__=rt.array_api.__array_namespace_info__)
+    assert standard.status(bare)["hypot"] == ("missing", "")  # type: ignore[arg-type]
