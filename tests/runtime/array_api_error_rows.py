@@ -65,9 +65,13 @@ def array_api_rows(bad: Callable[..., Any], f64: Callable[..., Any], i32: Callab
         },
         **{f"array_api.linalg.{n}": [no_array(getattr(la, n))] for n in LINALG_UNARY},
         **{f"array_api.linalg.{n}": [no_array(getattr(la, n), f64(3, 3))] for n in LINALG_BINARY},
-        "array_api.linalg.matrix_power": [bad("float-exponent", lambda: la.matrix_power(f64(2, 2), 1.5), rt.OpTypeError)],
+        "array_api.linalg.matrix_power": [
+            bad("float-exponent", lambda: la.matrix_power(f64(2, 2), 1.5), rt.OpTypeError)
+        ],
         "array_api.full": [bad("bad-fill", lambda: XP.full((2,), "a"), rt.OpTypeError, "fill_value")],
-        "array_api.full_like": [no_array(XP.full_like)] if False else [bad("str-operand", lambda: XP.full_like("abc", 1), rt.OpTypeError)],
+        "array_api.full_like": [no_array(XP.full_like)]
+        if False
+        else [bad("str-operand", lambda: XP.full_like("abc", 1), rt.OpTypeError)],
         "array_api.asarray": [
             bad("copy-false-list", lambda: XP.asarray([1, 2], copy=False), XP.CopyError, "copy=False"),
             bad("copy-false-convert", lambda: XP.asarray(f64(2), dtype=rt.float32, copy=False), XP.CopyError),
@@ -81,7 +85,9 @@ def array_api_rows(bad: Callable[..., Any], f64: Callable[..., Any], i32: Callab
         "array_api.eye": [bad("device", lambda: XP.eye(3, device="gpu"), XP.DeviceError)],
         "array_api.linspace": [bad("device", lambda: XP.linspace(0, 1, 5, device="gpu"), XP.DeviceError)],
         "array_api.from_dlpack": [bad("no-dlpack", lambda: XP.from_dlpack(3), rt.OpTypeError, "__dlpack__")],
-        "array_api.meshgrid": [bad("bad-indexing", lambda: XP.meshgrid(f64(3), indexing="q"), rt.ShapeError, "indexing")],
+        "array_api.meshgrid": [
+            bad("bad-indexing", lambda: XP.meshgrid(f64(3), indexing="q"), rt.ShapeError, "indexing")
+        ],
         "array_api.tril": [bad("vector", lambda: XP.tril(f64(3)), rt.ShapeError)],
         "array_api.triu": [bad("vector", lambda: XP.triu(f64(3)), rt.ShapeError)],
         "array_api.can_cast": [bad("bad-dtype", lambda: XP.can_cast("abc", rt.float32), rt.OpTypeError, "abc")],
@@ -112,7 +118,9 @@ def array_api_rows(bad: Callable[..., Any], f64: Callable[..., Any], i32: Callab
         "array_api.tile": [bad("negative-reps", lambda: XP.tile(f64(3), (-1,)), rt.ShapeError)],
         "array_api.take": [bad("str-operand", lambda: XP.take("abc", rt.asarray([0])), rt.OpTypeError)],
         "array_api.take_along_axis": [
-            bad("rank-mismatch", lambda: XP.take_along_axis(f64(2, 3), rt.asarray(np.array([0])), axis=1), rt.ShapeError)
+            bad(
+                "rank-mismatch", lambda: XP.take_along_axis(f64(2, 3), rt.asarray(np.array([0])), axis=1), rt.ShapeError
+            )
         ],
         "array_api.tensordot": [bad("shape-mismatch", lambda: XP.tensordot(f64(3), f64(4), axes=1), rt.ShapeError)],
         "array_api.argsort": [bad("axis-out-of-range", lambda: XP.argsort(f64(3), axis=2), rt.ShapeError)],

@@ -104,9 +104,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
 
 
 @named("arange")
-def arange(
-    start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None
-) -> Tensor:
+def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Tensor:
     """``runtime.numpy.arange`` under the standard's signature."""
     check_device("arange", device)
     return C.arange(start, stop, step, dtype=dtype)

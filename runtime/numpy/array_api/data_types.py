@@ -28,7 +28,7 @@ __all__ = ["astype", "can_cast", "finfo", "finfo_object", "iinfo", "iinfo_object
 
 
 @dataclass(frozen=True)
-class finfo_object:  # noqa: N801  (the standard's name for it)
+class finfo_object:
     """What ``finfo`` returns: the standard's five fields as Python scalars, and ``dtype`` (the
     real dtype: a complex dtype's part)."""
 
@@ -41,7 +41,7 @@ class finfo_object:  # noqa: N801  (the standard's name for it)
 
 
 @dataclass(frozen=True)
-class iinfo_object:  # noqa: N801  (the standard's name for it)
+class iinfo_object:
     """What ``iinfo`` returns: the width and the range as Python ints, and ``dtype``."""
 
     bits: int
@@ -65,7 +65,9 @@ def finfo(type: Any, /) -> finfo_object:  # noqa: A002  (the standard's paramete
     castwise float, the ml_dtypes formats included."""
     d = _dtype_of("finfo", type)
     if d.kind not in ("float", "complex"):
-        raise standard_error(OpTypeError, "finfo", f"{d.name} is not a floating-point or complex dtype (iinfo reads integers)")
+        raise standard_error(
+            OpTypeError, "finfo", f"{d.name} is not a floating-point or complex dtype (iinfo reads integers)"
+        )
     real = dt.COMPLEX_PART.get(d, d)
     info = ml_dtypes.finfo(real.storage)
     return finfo_object(

@@ -61,9 +61,9 @@ __all__ = [
     "less",
     "less_equal",
     "log",
-    "log10",
     "log1p",
     "log2",
+    "log10",
     "logaddexp",
     "logical_and",
     "logical_not",
@@ -92,6 +92,7 @@ __all__ = [
     "tanh",
     "trunc",
 ]
+
 
 def _binary(name: str, fn: Any, what: str) -> Any:
     """``fn`` under the standard's name ``name`` (its errors say ``name:``), positional-only."""
@@ -278,9 +279,8 @@ def logical_not(x: Any, /) -> Tensor:
 def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor:
     """``x1 >> x2``: arithmetic (sign-filling) for signed integers, logical for unsigned ones,
     as NumPy and the standard's C semantics; lax has the two as separate ops."""
-    a = x1 if isinstance(x1, Tensor) else None
-    b = x2 if isinstance(x2, Tensor) else None
-    kind = (a if a is not None else b).dtype.kind if (a is not None or b is not None) else "int"
+    tensors = [t for t in (x1, x2) if isinstance(t, Tensor)]
+    kind = result_type(*tensors).kind if tensors else "int"
     if kind == "uint":
         return F.shift_right_logical(x1, x2)
     return F.shift_right_arithmetic(x1, x2)

@@ -151,5 +151,3 @@ def __getattr__(name: str) -> Any:
     if name in PENDING and hasattr(L, name):
         return getattr(L, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-

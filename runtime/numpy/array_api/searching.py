@@ -159,7 +159,8 @@ def _take(a: Tensor, indices: Tensor) -> Tensor:
 def _count(fn: str, t: Tensor, flags: Tensor, why: str) -> int:
     """The number of True ``flags``: read from the values, so a traced ``t`` raises first."""
     refuse_traced(fn, "x", t, why, "call it eagerly, outside rt.trace, autodiff.jit and autodiff.vmap", (t,))
-    return builtins.int(F.reduce_sum(F.convert(flags, INDEX), tuple(range(flags.ndim))).item())
+    count = F.reduce_sum(F.convert(flags, INDEX), tuple(range(flags.ndim))).item()
+    return builtins.int(count)  # type: ignore[arg-type]  # an int64 sum: a Python int
 
 
 def _positions(flags: Tensor, k: int) -> Tensor:

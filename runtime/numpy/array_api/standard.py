@@ -61,10 +61,11 @@ EXTENSIONS = ("linalg", "fft")
 #: the info object's methods (``__array_namespace_info__()``'s), not the namespace's names
 INFO_METHODS = ("capabilities", "default_device", "default_dtypes", "devices", "dtypes")
 #: who provides a name castwise does not have yet (a parallel work package)
+_LINALG_PENDING = ("cross", "matrix_rank", "pinv", "trace")
 PENDING: dict[str, str] = {
-    **{f"linalg.{n}": "not yet: the linalg work package (runtime.numpy.linalg)" for n in ("cross", "matrix_rank", "pinv", "trace")},
+    **{f"linalg.{n}": "not yet: the linalg work package (runtime.numpy.linalg)" for n in _LINALG_PENDING},
     **{f"fft.{n}": "not yet: the FFT work package (rt.fft)" for n in STANDARD["fft"]},
-}  # fmt: skip
+}
 
 #: names whose output shape depends on the values: eager only (ConcretizationError under a trace)
 EAGER_ONLY = frozenset({"nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values"})
@@ -90,7 +91,9 @@ def status(xp: types.ModuleType | None = None) -> dict[str, tuple[str, str]]:
     """For each of the standard's names (``linalg.cross`` for an extension's), castwise's status
     and where its implementation lives, found by looking the name up in the namespace."""
     if xp is None:
-        import runtime.numpy.array_api as xp
+        import runtime.numpy.array_api as namespace
+
+        xp = namespace
     out: dict[str, tuple[str, str]] = {}
     for section, names in STANDARD.items():
         for name in names:
@@ -111,11 +114,11 @@ def table(xp: types.ModuleType | None = None) -> str:
     """The markdown table docs/tensor.md shows: each name of the standard, its section, castwise's
     status and the module that implements it."""
     rows = status(xp)
+    present = sum(state.startswith("yes") for state, _ in rows.values())
     lines = [
         DOC_BEGIN,
         "",
-        f"The array API standard {API_VERSION}: {sum(s.startswith('yes') for s, _ in rows.values())} of {len(rows)} names "
-        "present in `rt.array_api`.",
+        f"The array API standard {API_VERSION}: {present} of {len(rows)} names present in `rt.array_api`.",
         "",
         "| name | section | castwise | implemented in |",
         "|---|---|---|---|",

@@ -112,18 +112,14 @@ def _cumulative(fn: str, x: Any, axis: Any, dtype: Any, include_initial: bool, p
 
 
 @named("cumulative_sum")
-def cumulative_sum(
-    x: Any, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
-) -> Tensor:
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Tensor:
     """The running sum along ``axis`` (required above rank 1), in ``sum``'s dtype; with
     ``include_initial``, a leading 0."""
     return _cumulative("cumulative_sum", x, axis, dtype, include_initial, False)
 
 
 @named("cumulative_prod")
-def cumulative_prod(
-    x: Any, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
-) -> Tensor:
+def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Tensor:
     """The running product along ``axis`` (required above rank 1), in ``prod``'s dtype; with
     ``include_initial``, a leading 1."""
     return _cumulative("cumulative_prod", x, axis, dtype, include_initial, True)
@@ -139,7 +135,9 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: 
     if not is_int(n) or n < 0:
         raise standard_error(ShapeError, "diff", f"n must be a non-negative int, got {n!r}", t)
     (a,) = normalize_axes(t, axis, "diff")
-    parts = [operand("diff", p, name) for p, name in ((prepend, "prepend"), (t, "x"), (append, "append")) if p is not None]
+    parts = [
+        operand("diff", p, name) for p, name in ((prepend, "prepend"), (t, "x"), (append, "append")) if p is not None
+    ]
     if len(parts) > 1:
         t = F.concatenate(parts, a)
     for _ in range(n):

@@ -5,7 +5,7 @@ libraries that follow the standard find castwise's namespace) and ``to_device``,
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runtime.core.tensor import Tensor, attach_methods
 from runtime.numpy.array_api.common import ArrayAPIVersionError, DeviceError, check_device, standard_error
@@ -19,10 +19,16 @@ SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 NAMESPACE: types.ModuleType | None = None
 
 
-class ArrayAPIMethods:
+if TYPE_CHECKING:
+    _Base = Tensor
+else:
+    _Base = object
+
+
+class ArrayAPIMethods(_Base):
     """The methods ``attach_methods`` puts on ``Tensor`` (a holder, never instantiated)."""
 
-    def __array_namespace__(self: Tensor, /, *, api_version: str | None = None) -> types.ModuleType:
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> types.ModuleType:
         """The array API namespace for castwise tensors, ``rt.array_api`` (standard 2024.12)."""
         if api_version is not None and api_version not in SUPPORTED_VERSIONS:
             raise standard_error(
@@ -33,7 +39,7 @@ class ArrayAPIMethods:
             raise standard_error(ArrayAPIVersionError, "__array_namespace__", "the namespace is not loaded", self)
         return NAMESPACE
 
-    def to_device(self: Tensor, device: Any, /, *, stream: Any = None) -> Tensor:
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
         """``self`` on ``device``: castwise has one device, ``rt.cpu``, so the tensor itself
         (another device raises ``DeviceError``)."""
         check_device("to_device", device, self)
