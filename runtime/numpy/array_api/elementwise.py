@@ -287,13 +287,16 @@ def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor:
 
 
 def _real_float(fn: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor]:
-    """Two real operands in the dtype the policy promotes them to, or its inexact dtype for
-    integers (recorded ``convert`` ops where a dtype changes)."""
+    """Two real operands in the dtype the policy promotes them to (a Python scalar taking part as
+    the policy treats Python scalars: weak under jax, NEP 50 under numpy), or the policy's
+    inexact dtype for integers; recorded ``convert`` ops where a dtype changes."""
     a, b = operand(fn, x1, "x1"), operand(fn, x2, "x2")
     for t in (a, b):
         if t.dtype.kind == "complex":
             raise standard_error(OpTypeError, fn, f"takes real numbers, got {t.dtype.name}", a, b)
-    common = result_type(a, b)
+    common = result_type(
+        *(x if isinstance(x, Tensor) or type(x) in (int, float, bool) else t for x, t in ((x1, a), (x2, b)))
+    )
     if not common.is_inexact:
         common = F.exp(F.zeros((), common)).dtype  # the policy's float for an integer operand
     a = a if a.dtype is common else F.convert(a, common)

@@ -144,9 +144,6 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: 
         length = t.shape[a]
         if length == 0:
             break
-        hi = [slice(None)] * t.ndim
-        lo = [slice(None)] * t.ndim
-        hi[a], lo[a] = slice(1, length), slice(0, length - 1)
         later = F.slice(t, [0 if i != a else 1 for i in range(t.ndim)], t.shape)
         earlier = F.slice(t, [0] * t.ndim, [s if i != a else length - 1 for i, s in enumerate(t.shape)])
         t = F.ne(later, earlier) if t.dtype is dt.bool_ else F.sub(later, earlier)
