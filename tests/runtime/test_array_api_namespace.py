@@ -433,3 +433,15 @@ def test_the_status_table_finds_what_the_namespace_has() -> None:
 
     bare = types.SimpleNamespace(__array_namespace_info__=rt.array_api.__array_namespace_info__)
     assert standard.status(bare)["hypot"] == ("missing", "")
+
+
+@pytest.mark.parametrize("policy", ["jax", "numpy"])
+@pytest.mark.parametrize("name", ["hypot", "copysign", "logaddexp"])
+def test_a_python_scalar_takes_the_arrays_float_dtype(name: str, policy: str) -> None:
+    """NEP 50 under numpy, weak scalars under jax: ``f32 array op 2.0`` stays float32."""
+    x = np.ones(3, np.float32)
+    with rt.use_policy(policy):
+        got = getattr(xp, name)(rt.asarray(x), 2.0)
+    oracle = getattr(np, name)(x, 2.0) if policy == "numpy" else getattr(jnp, name)(x, 2.0)
+    assert got.dtype == oracle.dtype == np.float32
+    np.testing.assert_allclose(got.numpy(), np.asarray(oracle), rtol=1e-6)
