@@ -11,7 +11,8 @@ under a policy, and the documented skip list (``array_api_skips.txt``: every ent
 departure or a pending work package, with its reason) as ``--skips-file``. A file passes when the
 subprocess does: every test passes or is on the skip list.
 
-The default run samples: a few cheap files at 5 Hypothesis examples, under jax. The full run (all
+The default run samples: a few cheap files at 5 Hypothesis examples, under jax (and the data type
+functions under numpy, whose promotion differs). The full run (all
 files, both policies, 20 examples derandomized, the settings of the measured baseline) is
 ``-m slow``.
 """
@@ -102,9 +103,9 @@ def _check(name: str, policy: str, examples: int) -> None:
     assert done.returncode in (0, 5), f"array-api-tests {name} under {policy!r} failed:\n{tail}\n{done.stderr[-2000:]}"
 
 
-@pytest.mark.parametrize("name", SAMPLED)
-def test_sampled_suite_files_pass(name: str) -> None:
-    _check(name, "jax", 5)
+@pytest.mark.parametrize(("name", "policy"), [*((n, "jax") for n in SAMPLED), ("test_data_type_functions.py", "numpy")])
+def test_sampled_suite_files_pass(name: str, policy: str) -> None:
+    _check(name, policy, 5)
 
 
 @pytest.mark.slow
