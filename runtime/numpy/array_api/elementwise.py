@@ -280,8 +280,8 @@ def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor:
     """``x1 >> x2``: arithmetic (sign-filling) for signed integers, logical for unsigned ones,
     as NumPy and the standard's C semantics; lax has the two as separate ops."""
     tensors = [t for t in (x1, x2) if isinstance(t, Tensor)]
-    kind = result_type(*tensors).kind if tensors else "int"
-    if kind == "uint":
+    # unsigned only when every array operand is (a mix promotes to a signed dtype)
+    if tensors and all(t.dtype.kind == "uint" for t in tensors):
         return F.shift_right_logical(x1, x2)
     return F.shift_right_arithmetic(x1, x2)
 
