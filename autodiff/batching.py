@@ -422,7 +422,7 @@ def vmap(
 
     >>> import numpy as np, runtime as rt, autodiff
     >>> xs = rt.asarray(np.arange(6.0).reshape(3, 2))
-    >>> autodiff.vmap(lambda x: rt.reduce_sum(x * x, (0,)))(xs).numpy()
+    >>> autodiff.vmap(lambda x: rt.lax.reduce_sum(x * x, (0,)))(xs).numpy()
     array([ 1., 13., 41.])
     """
     if isinstance(in_axes, list):  # a list of per-argument entries means the tuple, as in jax.vmap

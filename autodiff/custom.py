@@ -9,7 +9,7 @@
     @softplus.defjvp
     def softplus_jvp(primals, tangents):
         (x,), (t,) = primals, tangents
-        return softplus(x), rt.mul(t, rt.logistic(x))
+        return softplus(x), rt.lax.mul(t, rt.lax.logistic(x))
 
 Called on untracked inputs, a custom function is just ``fun``. Called while
 recording (a tracked input: ``grad``, ``vjp``, ``jvp``, ``runtime.trace``,

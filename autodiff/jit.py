@@ -511,7 +511,7 @@ def jit(f: Callable[..., Any], *, copy: bool = False) -> Jitted:
     integer input); it is passed through.
 
     >>> import numpy as np, runtime as rt, autodiff
-    >>> f = autodiff.jit(autodiff.grad(lambda x: rt.reduce_sum(rt.tanh(x), (0,))))
+    >>> f = autodiff.jit(autodiff.grad(lambda x: rt.lax.reduce_sum(rt.tanh(x), (0,))))
     >>> f(rt.asarray(np.zeros(3, np.float32))).numpy()
     array([1., 1., 1.], dtype=float32)
     """

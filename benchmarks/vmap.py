@@ -12,7 +12,7 @@ Three workloads, each per example and batched over 64 examples:
 
 Columns: castwise ``autodiff.vmap`` (eager; each call records ``f`` on one
 example and replays the recording on the batch), a Python loop of the same
-castwise ``f`` over the 64 examples (stacked with ``rt.stack``), ``jax.vmap``
+castwise ``f`` over the 64 examples (stacked with ``rt.lax.stack``), ``jax.vmap``
 eager, and ``jax.jit(jax.vmap)`` (compile excluded); for the chain also the
 same castwise ops written by hand for the whole batch (what vmap's replay
 runs, without the recording of one example and the rules). Ratios are

@@ -28,13 +28,13 @@ BATCH, SIZE, CHANNELS, FEATURES, CLASSES = 4, 8, 3, 6, 5
 def cnn_loss(w_conv: rt.Tensor, b_conv: rt.Tensor, w_dense: rt.Tensor, b_dense: rt.Tensor, images: rt.Tensor,
              labels: rt.Tensor) -> rt.Tensor:  # fmt: skip
     """conv 3x3 (SAME) -> tanh -> 2x2 max pool -> bf16 -> dense -> mean softmax cross-entropy."""
-    h = rt.conv_general_dilated(images, w_conv, (1, 1), "SAME", dimension_numbers=LAYOUT)  # bf16 x f32 -> f32
-    h = rt.tanh(rt.add(h, rt.broadcast_in_dim(b_conv, h.shape, (3,))))
-    h = rt.max_pool(h, (2, 2), (2, 2))
-    h = rt.convert(rt.reshape(h, (h.shape[0], h.size // h.shape[0])), rt.bfloat16)  # bf16 activations
-    logits = rt.add(rt.matmul(h, w_dense), rt.broadcast_in_dim(b_dense, (h.shape[0], CLASSES), (1,)))  # -> f32
-    picked = rt.reduce_sum(rt.mul(logits, labels), (1,))
-    return rt.div(rt.reduce_sum(rt.sub(rt.logsumexp(logits, 1), picked), (0,)), float(logits.shape[0]))
+    h = rt.lax.conv_general_dilated(images, w_conv, (1, 1), "SAME", dimension_numbers=LAYOUT)  # bf16 x f32 -> f32
+    h = rt.tanh(rt.add(h, rt.lax.broadcast_in_dim(b_conv, h.shape, (3,))))
+    h = rt.lax.max_pool(h, (2, 2), (2, 2))
+    h = rt.lax.convert(rt.lax.reshape(h, (h.shape[0], h.size // h.shape[0])), rt.bfloat16)  # bf16 activations
+    logits = rt.add(rt.matmul(h, w_dense), rt.lax.broadcast_in_dim(b_dense, (h.shape[0], CLASSES), (1,)))  # -> f32
+    picked = rt.lax.reduce_sum(rt.lax.mul(logits, labels), (1,))
+    return rt.lax.div(rt.lax.reduce_sum(rt.lax.sub(rt.lax.logsumexp(logits, 1), picked), (0,)), float(logits.shape[0]))
 
 
 def jax_cnn_loss(w_conv: Any, b_conv: Any, w_dense: Any, b_dense: Any, images: Any, labels: Any) -> Any:

@@ -21,10 +21,10 @@ import runtime as rt
 
 def loss_fn(h: rt.Tensor, identity: rt.Tensor) -> rt.Tensor:
     a = identity + h  # f64 + c128 -> c128
-    v, w = rt.eigh(a)
-    weights = rt.real(rt.mul(v, rt.conj(v)))  # |v_ik|^2: gauge invariant
+    v, w = rt.lax.eigh(a)
+    weights = rt.real(rt.lax.mul(v, rt.conj(v)))  # |v_ik|^2: gauge invariant
     # sum_k |v_0k|^2 w_k^2 = (A^2)[0, 0]: depends on the eigenvectors only through |v|^2
-    return rt.reduce_sum(rt.mul(weights[0], rt.mul(w, w)), (0,))
+    return rt.lax.reduce_sum(rt.lax.mul(weights[0], rt.lax.mul(w, w)), (0,))
 
 
 def main() -> None:

@@ -19,10 +19,10 @@ from runtime.core.graph import collect
 
 def mlp_loss(w1: rt.Tensor, b1: rt.Tensor, w2: rt.Tensor, x: rt.Tensor, y: rt.Tensor) -> rt.Tensor:
     """Mean squared error of a one-hidden-layer tanh MLP."""
-    pre = rt.add(x @ w1, rt.broadcast_in_dim(b1, (x.shape[0], b1.shape[0]), (1,)))  # bf16 @ f32 -> f32
+    pre = rt.add(x @ w1, rt.lax.broadcast_in_dim(b1, (x.shape[0], b1.shape[0]), (1,)))  # bf16 @ f32 -> f32
     out = rt.tanh(pre) @ w2
-    err = rt.sub(out, y)
-    return rt.div(rt.reduce_sum(rt.mul(err, err), (0, 1)), float(err.size))
+    err = rt.lax.sub(out, y)
+    return rt.lax.div(rt.lax.reduce_sum(rt.lax.mul(err, err), (0, 1)), float(err.size))
 
 
 def main() -> None:
@@ -64,7 +64,8 @@ def main() -> None:
     lr = 0.1
     params = (w1, b1, w2)
     new = [
-        rt.asarray(rt.sub(p.detach(), rt.mul(g, lr)), requires_grad=True) for p, g in zip(params, grads, strict=True)
+        rt.asarray(rt.lax.sub(p.detach(), rt.lax.mul(g, lr)), requires_grad=True)
+        for p, g in zip(params, grads, strict=True)
     ]
     new_loss = mlp_loss(*new, x, y)
     print(f"loss after one step {float(new_loss):.5f}")

@@ -1,9 +1,12 @@
 """castwise runtime: dtypes, promotion policies, ops, kernels and the eager Tensor."""
 
 # Two layers (docs/architecture.md): the op layer, runtime.core (its op functions in runtime.core.lax,
-# also ``rt.lax``), and the NumPy-named layer, runtime.numpy, composed from those op functions. The
-# creation, manipulation and elementwise modules of runtime.numpy (rt.arange, rt.einsum, rt.maximum ...)
-# are exported at the top level; the jax.nn-style activations stay in their own namespace, ``rt.nn``.
+# also ``rt.lax``), and the NumPy-named layer, runtime.numpy, composed from those op functions. The top
+# level speaks NumPy, as jax.numpy does: every function name here means what NumPy means by it
+# (rt.round, rt.max, rt.logical_and ...: runtime.numpy.shared_names), and lax's operations are only
+# under rt.lax, with lax's names and meanings ("What the top level exports"). The creation,
+# manipulation and elementwise modules of runtime.numpy (rt.arange, rt.einsum, rt.maximum ...) are
+# exported here too; the jax.nn-style activations stay in their own namespace, ``rt.nn``.
 from runtime import numpy
 from runtime.core import lax, memory, ops
 from runtime.core import operators as _operators  # noqa: F401  (attaches Tensor's operators)
@@ -61,8 +64,6 @@ from runtime.core.graph import (
 from runtime.core.inplace import InPlaceError, SavedValueModifiedError
 from runtime.core.interop import CPU as cpu
 from runtime.core.interop import Device, from_dlpack, register_with_jax
-from runtime.core.lax import *  # noqa: F403  (every op as a function)
-from runtime.core.lax import __all__ as _function_names
 from runtime.core.plan import plan
 from runtime.core.promotion import (
     DEFAULT_POLICY,
@@ -96,11 +97,13 @@ from runtime.numpy.elementwise import *  # noqa: F403  (any/all/var/std/prod/cli
 from runtime.numpy.elementwise import __all__ as _elementwise_names
 from runtime.numpy.manipulation import *  # noqa: F403
 from runtime.numpy.manipulation import __all__ as _manipulation_names
+from runtime.numpy.shared_names import *  # noqa: F403  (round, max, logical_and ...: NumPy's meaning)
+from runtime.numpy.shared_names import __all__ as _shared_names
 
 bool = bool_  # noqa: A001  (``runtime.bool`` mirrors ``jnp.bool``)
 
 __all__ = [
-    *_function_names,
+    *_shared_names,
     *_creation_names,
     *_manipulation_names,
     *_elementwise_names,

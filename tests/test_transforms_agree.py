@@ -248,17 +248,17 @@ BINARY = [
     "rt.maximum({a}, {b})",
     "rt.minimum({a}, {b})",
     "rt.where({a} > {b}, {a}, {b})",
-    "rt.mul({a}, rt.sin({b}))",
+    "rt.lax.mul({a}, rt.sin({b}))",
 ]
 STRUCTURAL = [
     "{a} - {a}.mean(axis=-1, keepdims=True)",
     "rt.nn.softmax({a}, axis=-1)",
     "rt.flip({a}, axis=-1)",
     "rt.roll({a}, 1, axis=-1)",
-    "rt.cumsum({a}, {last})",
+    "rt.lax.cumsum({a}, {last})",
     "{a}.reshape(-1).reshape({shape})",
     "{a} * {a}.sum()",
-    "rt.concatenate([{a}, {b}], -1)[..., :{n}]",
+    "rt.lax.concatenate([{a}, {b}], -1)[..., :{n}]",
     "{a}[::-1]",
 ]
 STRUCTURAL_1D = ["rt.dot({a}, {b}) * {a}"]
@@ -472,7 +472,7 @@ class _Builder:
 
     def index(self) -> None:
         i = self.arg("index", "i")
-        ib = i if len(self.prog.shape) == 1 else f"rt.reshape({i}, ({self.prog.shape[0]}, 1))"
+        ib = i if len(self.prog.shape) == 1 else f"rt.lax.reshape({i}, ({self.prog.shape[0]}, 1))"
         template = self.draw(st.sampled_from(INDEXING))
         mode = self.draw(st.sampled_from(["raise", "clip", "wrap", "fill"]))
         a, b = self.pick(), self.pick() if "{b}" in template else ""

@@ -192,7 +192,8 @@ class Tensor:
     __hash__ = object.__hash__
 
     # Attached from above (``attach_methods``): requires_grad_ by runtime.core.graph, the operators and
-    # in-place methods by runtime.core.operators, the NumPy-named methods by runtime.numpy.tensor_methods.
+    # in-place methods by runtime.core.operators, the NumPy-named methods by runtime.numpy.tensor_methods
+    # (``round`` by runtime.numpy.shared_names).
     # This is the type checker's view of them; at run time the class has the real ones.
     if TYPE_CHECKING:
 
@@ -239,6 +240,7 @@ class Tensor:
         ) -> Tensor: ...
         def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, out: None = None) -> Tensor: ...
         def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, out: None = None) -> Tensor: ...
+        def round(self, decimals: int = 0, out: None = None) -> Tensor: ...
         def mean(
             self, axis: int | Sequence[int] | None = None, keepdims: bool = False, dtype: Any = None, out: None = None
         ) -> Tensor: ...

@@ -773,6 +773,7 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
     for k in range(len(ts) - 2, -1, -1):
         later[k] = later[k + 1] | set(labels[k + 1])
     prepared: list[tuple[Tensor, list[Any]]] = []
+    summed_early = False  # an index of one operand only, summed before any product (``"ii"``)
     for k, (t, row) in enumerate(zip(ts, labels, strict=True)):
         t, row = _diagonal(t, list(row))
         others = set(output).union(*(set(r) for i, r in enumerate(labels) if i != k))
@@ -780,6 +781,7 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
         if gone and preferred_element_type is not None:
             t = F.convert(t, preferred_element_type)
         t = _sum_axes(t, gone)
+        summed_early = summed_early or bool(gone)
         row = [lab for lab in row if lab in others]
         wide = tuple(sizes[lab] for lab in row)
         if wide != t.shape:
@@ -802,7 +804,7 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
         summed = [d for d, lab in enumerate(acc_row) if lab not in output]
         acc = _sum_axes(acc, summed)
         acc_row = [lab for lab in acc_row if lab in output]
-        computed = bool(summed)
+        computed = bool(summed) or summed_early
     if preferred_element_type is not None and acc.dtype is not dt.dtype(preferred_element_type):
         acc = F.convert(acc, preferred_element_type)
         computed = True

@@ -831,7 +831,7 @@ def _math_method(name: str, fn: Any) -> Any:
         return fn(self)  # type: ignore[no-any-return]
 
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``{fn.__name__}(x)`` elementwise (PyTorch's ``x.{name}()``; ``runtime.{fn.__name__}``)."
+    method.__doc__ = f"``{fn.__name__}(x)`` elementwise (PyTorch's ``x.{name}()``; ``rt.lax.{fn.__name__}``)."
     return method
 
 
@@ -973,7 +973,7 @@ class TensorMethods(_Base):
 
     def _strong(self) -> Tensor:
         """This tensor without its weak flag: jax.numpy's reductions drop it first (a
-        same-dtype ``convert``, recorded as one); ``runtime.reduce_sum`` keeps it, as lax does."""
+        same-dtype ``convert``, recorded as one); ``rt.lax.reduce_sum`` keeps it, as lax does."""
         return self.astype(self.dtype) if self.weak else self
 
     def __getitem__(self, index: Any) -> Tensor:

@@ -34,28 +34,28 @@ PyTorch op                    castwise
 ============================  ====================================================================
 abs, exp                      ``rt.abs``, ``rt.exp``
 where                         ``rt.where(condition, x, y)`` (condition from ``op_kwargs``)
-clamp                         ``rt.clamp(lo, x, hi)`` with the three broadcast first
-cat                           ``rt.concatenate``
-narrow                        ``rt.slice`` on ``dim``
-solve                         ``rt.solve``; a ``b`` of shape ``a.shape[:-1]`` is a (batch of)
+clamp                         ``rt.lax.clamp(lo, x, hi)`` with the three broadcast first
+cat                           ``rt.lax.concatenate``
+narrow                        ``rt.lax.slice`` on ``dim``
+solve                         ``rt.lax.solve``; a ``b`` of shape ``a.shape[:-1]`` is a (batch of)
                               vector(s), as in ``torch.linalg.solve``
-solve_triangular              ``rt.triangular_solve(left_side=left, lower=not upper,
+solve_triangular              ``rt.lax.triangular_solve(left_side=left, lower=not upper,
                               unit_diagonal=unitriangular)``
-lu_factor                     ``rt.lu``'s packed factors (PyTorch's 1-based pivots are integer
+lu_factor                     ``rt.lax.lu``'s packed factors (PyTorch's 1-based pivots are integer
                               outputs: not differentiated, not compared)
-lu                            ``P, L, U`` from ``rt.lu``: ``L``/``U`` masked from the packed factors
+lu                            ``P, L, U`` from ``rt.lax.lu``: ``L``/``U`` masked from the packed factors
 lu_solve                      ``lu_solve(LU, pivots, b, left, adjoint)``: the input ``a`` is
-                              ``lu_factor``'s packed ``LU``, solved with ``rt.triangular_solve``
+                              ``lu_factor``'s packed ``LU``, solved with ``rt.lax.triangular_solve``
                               (transposed and conjugated for ``adjoint``, right-sided for
                               ``left=False``); skipped when the record lacks the pivots
-cholesky                      ``rt.cholesky`` (``upper``: its conjugate transpose)
-qr                            ``rt.qr(full_matrices=mode == "complete")``
-svd, svdvals                  ``rt.svd(full_matrices=False)`` (the observables take the first
+cholesky                      ``rt.lax.cholesky`` (``upper``: its conjugate transpose)
+qr                            ``rt.lax.qr(full_matrices=mode == "complete")``
+svd, svdvals                  ``rt.lax.svd(full_matrices=False)`` (the observables take the first
                               ``k`` columns anyway)
-eigh                          ``rt.eigh(lower=UPLO == "L")``, reordered to ``(values, vectors)``
+eigh                          ``rt.lax.eigh(lower=UPLO == "L")``, reordered to ``(values, vectors)``
 eigvalsh                      ``rt.linalg.eigvalsh`` when ``runtime.numpy.linalg`` exists, else ``eigh``'s
                               values
-det, slogdet, inv             ``rt.det``, ``rt.slogdet``, ``rt.inv``
+det, slogdet, inv             ``rt.lax.det``, ``rt.lax.slogdet``, ``rt.lax.inv``
 cholesky_ex, lu_factor_ex,    as their plain op; the ``info`` output is an integer, never compared
 solve_ex, inv_ex
 norm, vector_norm,            ``rt.linalg.<name>`` (jnp.linalg-style: ``dim`` -> ``axis``,
@@ -150,19 +150,19 @@ def _broadcast(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     if x.shape == shape:
         return x
     lead = len(shape) - x.ndim
-    return rt.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+    return rt.lax.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
 def _mH(x: Tensor) -> Tensor:
     """The conjugate transpose of (a batch of) matrices."""
     perm = (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2)
-    t = rt.transpose(x, perm)
+    t = rt.lax.transpose(x, perm)
     return rt.conj(t) if x.dtype.kind == "complex" else t
 
 
 def _mask(shape: tuple[int, ...], keep: Callable[[Tensor, Tensor], Tensor]) -> Tensor:
     nd = len(shape)
-    return keep(rt.iota(rt.int32, shape, nd - 2), rt.iota(rt.int32, shape, nd - 1))
+    return keep(rt.lax.iota(rt.int32, shape, nd - 2), rt.lax.iota(rt.int32, shape, nd - 1))
 
 
 def _op_abs(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
@@ -185,14 +185,14 @@ def _op_clamp(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any]
     shape = tuple(np.broadcast_shapes(*(t.shape for t in (x, lo, hi) if t is not None)))
     x = _broadcast(x, shape)
     if lo is None:
-        return rt.min(x, _broadcast(hi, shape))  # type: ignore[arg-type]
+        return rt.lax.min(x, _broadcast(hi, shape))  # type: ignore[arg-type]
     if hi is None:
-        return rt.max(x, _broadcast(lo, shape))
-    return rt.clamp(_broadcast(lo, shape), x, _broadcast(hi, shape))
+        return rt.lax.max(x, _broadcast(lo, shape))
+    return rt.lax.clamp(_broadcast(lo, shape), x, _broadcast(hi, shape))
 
 
 def _op_cat(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
-    return rt.concatenate(list(inputs.values()), int(kwargs.get("dim", 0)))
+    return rt.lax.concatenate(list(inputs.values()), int(kwargs.get("dim", 0)))
 
 
 def _op_narrow(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
@@ -202,7 +202,7 @@ def _op_narrow(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any
     starts = [0] * x.ndim
     limits = list(x.shape)
     starts[dim], limits[dim] = start, start + int(kwargs["length"])
-    return rt.slice(x, starts, limits)
+    return rt.lax.slice(x, starts, limits)
 
 
 def _op_solve(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
@@ -211,15 +211,15 @@ def _op_solve(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any]
     a, b = inputs["a"], inputs["b"]
     # torch.linalg.solve: b is a (batch of) vector(s) when b.shape == a.shape[:-1]
     if b.ndim >= 2 and b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]:
-        x = rt.solve(a, rt.reshape(b, (*b.shape, 1)))
-        return rt.reshape(x, b.shape)
-    return rt.solve(a, b)
+        x = rt.lax.solve(a, rt.lax.reshape(b, (*b.shape, 1)))
+        return rt.lax.reshape(x, b.shape)
+    return rt.lax.solve(a, b)
 
 
 def _op_solve_triangular(
     inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]
 ) -> Any:
-    return rt.triangular_solve(
+    return rt.lax.triangular_solve(
         inputs["a"],
         inputs["b"],
         left_side=bool(kwargs.get("left", True)),
@@ -233,26 +233,26 @@ def _lu_factors(packed: Tensor) -> tuple[Tensor, Tensor]:
     m, n = packed.shape[-2:]
     k = min(m, n)
     lead = [0] * (packed.ndim - 2)
-    left = rt.slice(packed, [*lead, 0, 0], [*packed.shape[:-2], m, k])
-    top = rt.slice(packed, [*lead, 0, 0], [*packed.shape[:-2], k, n])
+    left = rt.lax.slice(packed, [*lead, 0, 0], [*packed.shape[:-2], m, k])
+    top = rt.lax.slice(packed, [*lead, 0, 0], [*packed.shape[:-2], k, n])
     zero_l, zero_u = rt.zeros(left.shape, packed.dtype), rt.zeros(top.shape, packed.dtype)
-    eye = rt.convert(_mask(left.shape, rt.eq), packed.dtype)
-    lower = rt.add(rt.select(_mask(left.shape, rt.gt), left, zero_l), eye)
-    upper = rt.select(_mask(top.shape, rt.le), top, zero_u)
+    eye = rt.lax.convert(_mask(left.shape, rt.lax.eq), packed.dtype)
+    lower = rt.add(rt.lax.select(_mask(left.shape, rt.lax.gt), left, zero_l), eye)
+    upper = rt.lax.select(_mask(top.shape, rt.lax.le), top, zero_u)
     return lower, upper
 
 
 def _op_lu_factor(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
     if kwargs.get("pivot", True) is False:
         pytest.skip("castwise lu always pivots (no pivot=False)")
-    packed, pivots, _ = rt.lu(_only(inputs))
+    packed, pivots, _ = rt.lax.lu(_only(inputs))
     return packed, pivots
 
 
 def _op_lu(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
     if kwargs.get("pivot", True) is False:
         pytest.skip("castwise lu always pivots (no pivot=False)")
-    packed, _, permutation = rt.lu(_only(inputs))
+    packed, _, permutation = rt.lax.lu(_only(inputs))
     lower, upper = _lu_factors(packed)
     return permutation, lower, upper  # P is an integer-valued output: never differentiated
 
@@ -285,12 +285,12 @@ def _op_lu_solve(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, A
 
     def solve_left(rhs: Tensor, adj: bool) -> Tensor:
         if not adj:  # a x = rhs: x = U^-1 L^-1 P rhs
-            y = rt.triangular_solve(packed, rt.matmul(p, rhs), left_side=True, lower=True, unit_diagonal=True)
-            return rt.triangular_solve(packed, y, left_side=True, lower=False)
+            y = rt.lax.triangular_solve(packed, rt.matmul(p, rhs), left_side=True, lower=True, unit_diagonal=True)
+            return rt.lax.triangular_solve(packed, y, left_side=True, lower=False)
         # a^H x = rhs: U^H L^H P x = rhs
         conj = packed.dtype.kind == "complex"
-        y = rt.triangular_solve(packed, rhs, left_side=True, lower=False, transpose_a=True, conjugate_a=conj)
-        z = rt.triangular_solve(
+        y = rt.lax.triangular_solve(packed, rhs, left_side=True, lower=False, transpose_a=True, conjugate_a=conj)
+        z = rt.lax.triangular_solve(
             packed, y, left_side=True, lower=True, transpose_a=True, conjugate_a=conj, unit_diagonal=True
         )
         return rt.matmul(_mH(p), z)
@@ -315,7 +315,7 @@ def _infer_upper(case: dict[str, Any]) -> bool:
 
 def _op_cholesky(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
     upper = bool(kwargs["upper"]) if "upper" in kwargs else _infer_upper(case)
-    factor = rt.cholesky(_only(inputs))
+    factor = rt.lax.cholesky(_only(inputs))
     return _mH(factor) if upper else factor
 
 
@@ -338,20 +338,20 @@ def _qr_complete(kwargs: dict[str, Any], case: dict[str, Any], a: Tensor) -> boo
 
 def _op_qr(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
     a = _only(inputs)
-    return rt.qr(a, full_matrices=_qr_complete(kwargs, case, a))
+    return rt.lax.qr(a, full_matrices=_qr_complete(kwargs, case, a))
 
 
 def _op_svd(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
     # the observables take u[..., :k] and vh[..., :k, :] (k = min(m, n)): the reduced SVD
-    return rt.svd(_only(inputs), full_matrices=False)
+    return rt.lax.svd(_only(inputs), full_matrices=False)
 
 
 def _op_svdvals(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
-    return rt.svd(_only(inputs), full_matrices=False, compute_uv=False)
+    return rt.lax.svd(_only(inputs), full_matrices=False, compute_uv=False)
 
 
 def _op_eigh(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
-    vectors, values = rt.eigh(_only(inputs), lower=str(kwargs.get("UPLO", "L")).upper() == "L")
+    vectors, values = rt.lax.eigh(_only(inputs), lower=str(kwargs.get("UPLO", "L")).upper() == "L")
     return values, vectors
 
 
@@ -360,19 +360,19 @@ def _op_eigvalsh(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, A
     fn = getattr(getattr(rt, "linalg", None), "eigvalsh", None)
     if fn is not None:
         return fn(_only(inputs), UPLO="L" if lower else "U")
-    return rt.eigh(_only(inputs), lower=lower)[1]
+    return rt.lax.eigh(_only(inputs), lower=lower)[1]
 
 
 def _op_det(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
-    return rt.det(_only(inputs))
+    return rt.lax.det(_only(inputs))
 
 
 def _op_slogdet(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
-    return rt.slogdet(_only(inputs))
+    return rt.lax.slogdet(_only(inputs))
 
 
 def _op_inv(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[str, Any], case: dict[str, Any]) -> Any:
-    return rt.inv(_only(inputs))
+    return rt.lax.inv(_only(inputs))
 
 
 def _rt_linalg(name: str) -> OpFn:
@@ -399,7 +399,7 @@ def _op_pinv_singular(inputs: dict[str, Tensor], args: list[Any], kwargs: dict[s
     """PyTorch's ``pinv_singular`` family: ``pinv(a @ b^T)``, a rank-deficient product."""
     a, b = inputs["a"], inputs["b"]
     perm = (*range(b.ndim - 2), b.ndim - 1, b.ndim - 2)
-    product = rt.matmul(a, rt.transpose(b, perm))
+    product = rt.matmul(a, rt.lax.transpose(b, perm))
     return _rt_linalg("pinv")({"a": product}, args, kwargs, case)
 
 
@@ -411,27 +411,27 @@ MAPPINGS: dict[str, Mapping] = {
     "abs": Mapping("rt.abs", _op_abs),
     "exp": Mapping("rt.exp", _op_exp),
     "where": Mapping("rt.where", _op_where),
-    "clamp": Mapping("rt.clamp", _op_clamp),
-    "cat": Mapping("rt.concatenate", _op_cat),
-    "narrow": Mapping("rt.slice", _op_narrow),
-    "solve": Mapping("rt.solve", _op_solve),
-    "solve_ex": Mapping("rt.solve", lambda i, a, k, c: (_op_solve(i, a, k, c), None)),
-    "solve_triangular": Mapping("rt.triangular_solve", _op_solve_triangular),
-    "lu_factor": Mapping("rt.lu", _op_lu_factor),
-    "lu_factor_ex": Mapping("rt.lu", lambda i, a, k, c: (*_op_lu_factor(i, a, k, c), None)),
-    "lu": Mapping("rt.lu", _op_lu),
-    "lu_solve": Mapping("rt.triangular_solve", _op_lu_solve),
-    "cholesky": Mapping("rt.cholesky", _op_cholesky),
-    "cholesky_ex": Mapping("rt.cholesky", _op_cholesky_ex),
-    "qr": Mapping("rt.qr", _op_qr),
-    "svd": Mapping("rt.svd", _op_svd),
-    "svdvals": Mapping("rt.svd(compute_uv=False)", _op_svdvals),
-    "eigh": Mapping("rt.eigh", _op_eigh),
-    "eigvalsh": Mapping("rt.linalg.eigvalsh / rt.eigh", _op_eigvalsh),
-    "det": Mapping("rt.det", _op_det),
-    "slogdet": Mapping("rt.slogdet", _op_slogdet),
-    "inv": Mapping("rt.inv", _op_inv),
-    "inv_ex": Mapping("rt.inv", lambda i, a, k, c: (_op_inv(i, a, k, c), None)),
+    "clamp": Mapping("rt.lax.clamp", _op_clamp),
+    "cat": Mapping("rt.lax.concatenate", _op_cat),
+    "narrow": Mapping("rt.lax.slice", _op_narrow),
+    "solve": Mapping("rt.lax.solve", _op_solve),
+    "solve_ex": Mapping("rt.lax.solve", lambda i, a, k, c: (_op_solve(i, a, k, c), None)),
+    "solve_triangular": Mapping("rt.lax.triangular_solve", _op_solve_triangular),
+    "lu_factor": Mapping("rt.lax.lu", _op_lu_factor),
+    "lu_factor_ex": Mapping("rt.lax.lu", lambda i, a, k, c: (*_op_lu_factor(i, a, k, c), None)),
+    "lu": Mapping("rt.lax.lu", _op_lu),
+    "lu_solve": Mapping("rt.lax.triangular_solve", _op_lu_solve),
+    "cholesky": Mapping("rt.lax.cholesky", _op_cholesky),
+    "cholesky_ex": Mapping("rt.lax.cholesky", _op_cholesky_ex),
+    "qr": Mapping("rt.lax.qr", _op_qr),
+    "svd": Mapping("rt.lax.svd", _op_svd),
+    "svdvals": Mapping("rt.lax.svd(compute_uv=False)", _op_svdvals),
+    "eigh": Mapping("rt.lax.eigh", _op_eigh),
+    "eigvalsh": Mapping("rt.linalg.eigvalsh / rt.lax.eigh", _op_eigvalsh),
+    "det": Mapping("rt.lax.det", _op_det),
+    "slogdet": Mapping("rt.lax.slogdet", _op_slogdet),
+    "inv": Mapping("rt.lax.inv", _op_inv),
+    "inv_ex": Mapping("rt.lax.inv", lambda i, a, k, c: (_op_inv(i, a, k, c), None)),
     "norm": Mapping("rt.linalg.norm", _rt_linalg("norm")),
     "vector_norm": Mapping("rt.linalg.vector_norm", _rt_linalg("vector_norm")),
     "matrix_norm": Mapping("rt.linalg.matrix_norm", _rt_linalg("matrix_norm")),
@@ -756,7 +756,7 @@ def test_lu_solve_mapping_matches_numpy() -> None:
     """The lu_solve options (left/right, adjoint) on lu_factor's output solve what ``torch.linalg.lu_solve`` does."""
     rng = np.random.default_rng(0)
     a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
-    packed, pivots, _ = rt.lu(a)
+    packed, pivots, _ = rt.lax.lu(a)
     b_left = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
     for left, adjoint in [(True, False), (True, True), (False, False), (False, True)]:
         b = b_left if left else b_left.T.copy()
@@ -799,8 +799,8 @@ def test_hermitian_wrapper_only_for_current_records_of_wrapped_ops() -> None:
 
 
 def test_pivots_become_the_row_permutation() -> None:
-    """LAPACK's 1-based swaps, as ``torch.linalg.lu_factor`` returns them, replay ``rt.lu``'s permutation."""
+    """LAPACK's 1-based swaps, as ``torch.linalg.lu_factor`` returns them, replay ``rt.lax.lu``'s permutation."""
     rng = np.random.default_rng(3)
     a = rng.standard_normal((2, 4, 4))
-    _, pivots, permutation = rt.lu(a)
+    _, pivots, permutation = rt.lax.lu(a)
     np.testing.assert_array_equal(_permutation_from_pivots(pivots.numpy() + 1, 4), permutation.numpy())

@@ -70,7 +70,7 @@ def test_arg_extreme_matches_lax(name: str, dtype: str, axis: int) -> None:
     x = _ties_and_nans(d)
     with x64():
         want = np.asarray(getattr(lax, name)(x, axis, np.int32))
-    got = getattr(rt, name)(rt.asarray(x, d), axis, rt.int32)
+    got = getattr(rt.lax, name)(rt.asarray(x, d), axis, rt.int32)
     assert got.dtype is rt.int32
     _same(got.numpy(), want)
 
@@ -80,7 +80,7 @@ def test_arg_extreme_index_dtype(index_dtype: str) -> None:
     x = np.random.default_rng(0).standard_normal((3, 7))
     with x64():
         want = np.asarray(lax.argmax(x, 1, np.dtype(index_dtype)))
-    _same(rt.argmax(rt.asarray(x), 1, index_dtype).numpy(), want)
+    _same(rt.lax.argmax(rt.asarray(x), 1, index_dtype).numpy(), want)
 
 
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
@@ -98,7 +98,7 @@ def test_tensor_argmax_argmin_methods_are_numpys(axis: int | None, keepdims: boo
 def test_argmax_is_not_differentiable_and_records_no_gradient() -> None:
     assert not rt.ops.argmax.differentiable and not rt.ops.argmin.differentiable
     x = rt.asarray(np.array([1.0, 3.0, 2.0]), requires_grad=True)
-    y = rt.mul(x, rt.convert(rt.argmax(x, 0), rt.float64))
+    y = rt.lax.mul(x, rt.lax.convert(rt.lax.argmax(x, 0), rt.float64))
     y.backward(cotangent=rt.asarray(np.ones(3)))
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0])  # argmax is a constant
 
@@ -119,7 +119,7 @@ def test_bit_reductions_match_lax(name: str, dtype: str, axes: tuple[int, ...]) 
     )
     with x64():
         want = np.asarray(getattr(lax, name)(x, axes))
-    _same(getattr(rt, name)(rt.asarray(x, d), axes).numpy(), want)
+    _same(getattr(rt.lax, name)(rt.asarray(x, d), axes).numpy(), want)
 
 
 @pytest.mark.parametrize("name", ["reduce_and", "reduce_or", "reduce_xor"])
@@ -129,7 +129,7 @@ def test_empty_bit_reductions_give_lax_identities(name: str, dtype: str) -> None
     x = np.zeros((0, 3), d.storage)
     with x64():
         want = np.asarray(getattr(lax, name)(x, (0,)))
-    _same(getattr(rt, name)(rt.asarray(x, d), (0,)).numpy(), want)
+    _same(getattr(rt.lax, name)(rt.asarray(x, d), (0,)).numpy(), want)
 
 
 # -- reduce_precision ----------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ def _check_precision(x: np.ndarray, formats: list[tuple[int, int]]) -> None:
     for e, m in formats:
         with x64():
             want = np.asarray(lax.reduce_precision(x, exponent_bits=e, mantissa_bits=m))
-        got = rt.reduce_precision(rt.asarray(x, d), e, m).numpy()
+        got = rt.lax.reduce_precision(rt.asarray(x, d), e, m).numpy()
         assert got.dtype == want.dtype
         with np.errstate(invalid="ignore"):
             nan = np.isnan(got.astype(np.float64)) & np.isnan(want.astype(np.float64))
@@ -202,7 +202,7 @@ def test_scans_match_lax(name: str, dtype: str, n: int, reverse: bool) -> None:
     x = _scan_input(name, d, n)
     with x64():
         want = np.asarray(getattr(lax, name)(x, axis=1, reverse=reverse))
-    got = getattr(rt, name)(rt.asarray(x, d), 1, reverse).numpy()
+    got = getattr(rt.lax, name)(rt.asarray(x, d), 1, reverse).numpy()
     # exp/log1p are NumPy's in float32/float64 (XLA has its own); complex multiplication rounds
     # differently in XLA: those compare within tolerance, everything else bit for bit
     if (name == "cumlogsumexp" and d in (f32, f64)) or (name == "cumprod" and d.kind == "complex"):
@@ -217,12 +217,12 @@ def test_scans_along_any_axis(name: str, axis: int) -> None:
     x = np.random.default_rng(5).standard_normal((20, 3, 18))
     with x64():
         want = np.asarray(getattr(lax, name)(x, axis=axis % 3, reverse=True))
-    assert_close(name, getattr(rt, name)(rt.asarray(x), axis, True).numpy(), want, f64)
+    assert_close(name, getattr(rt.lax, name)(rt.asarray(x), axis, True).numpy(), want, f64)
 
 
 def test_scan_of_an_empty_axis_is_empty() -> None:
     for name in SCANS:
-        out = getattr(rt, name)(rt.asarray(np.zeros((0, 3))), 0)
+        out = getattr(rt.lax, name)(rt.asarray(np.zeros((0, 3))), 0)
         assert out.shape == (0, 3)
 
 
@@ -248,7 +248,7 @@ GRAD_CASES = [(n, d) for n in ("cumsum", "cumprod", "cummax", "cummin", "cumlogs
 @pytest.mark.parametrize("reverse", [False, True])
 def test_scan_check_grads(name: str, dtype: DType, reverse: bool) -> None:
     x = rt.asarray(_grad_input(name, dtype), dtype)
-    check_grads(lambda v: getattr(rt, name)(v, 1, reverse), [x], order=2, modes=("fwd", "rev"))
+    check_grads(lambda v: getattr(rt.lax, name)(v, 1, reverse), [x], order=2, modes=("fwd", "rev"))
 
 
 def _jax_parity(f_ours: Any, f_jax: Any, x: np.ndarray, d: DType) -> None:
@@ -286,8 +286,8 @@ def test_scan_derivatives_match_jax_with_ties_and_zeros(name: str, dtype: DType,
     if dtype.kind == "complex":
         x = x + 1j * rng.standard_normal((2, n))
     x = x.astype(dtype.storage)
-    _jax_parity(lambda v: getattr(rt, name)(v, 1, reverse), lambda v: getattr(lax, name)(v, axis=1, reverse=reverse),
-                x, dtype)  # fmt: skip
+    _jax_parity(lambda v: getattr(rt.lax, name)(v, 1, reverse),
+                lambda v: getattr(lax, name)(v, axis=1, reverse=reverse), x, dtype)  # fmt: skip
 
 
 @pytest.mark.parametrize("dtype", [f32, f64], ids=lambda d: d.short)
@@ -295,7 +295,7 @@ def test_reduce_precision_derivatives(dtype: DType) -> None:
     x = np.random.default_rng(4).standard_normal((3, 4)).astype(dtype.storage)
     # JAX treats the rounding as linear (its tangent and cotangent are rounded alike); a rounding is
     # not linear, so check_grads' finite differences and adjoint identity do not apply: JAX is the oracle
-    _jax_parity(lambda v: rt.reduce_precision(v, 5, 7), lambda v: lax.reduce_precision(v, 5, 7), x, dtype)
+    _jax_parity(lambda v: rt.lax.reduce_precision(v, 5, 7), lambda v: lax.reduce_precision(v, 5, 7), x, dtype)
 
 
 # -- logsumexp ---------------------------------------------------------------------------------------------
@@ -316,7 +316,7 @@ def test_logsumexp_matches_jax(inputs: str, axis: Any, keepdims: bool, dtype: DT
     x = _LSE_INPUTS[inputs].astype(dtype.storage)
     with x64():
         want = np.asarray(jax.nn.logsumexp(x, axis=axis, keepdims=keepdims))
-    got = rt.logsumexp(rt.asarray(x), axis, keepdims).numpy()
+    got = rt.lax.logsumexp(rt.asarray(x), axis, keepdims).numpy()
     assert got.dtype == want.dtype and got.shape == want.shape
     finite = np.isfinite(want)
     np.testing.assert_array_equal(got[~finite], want[~finite])  # -inf, inf and NaN exactly where JAX has them
@@ -326,15 +326,15 @@ def test_logsumexp_matches_jax(inputs: str, axis: Any, keepdims: bool, dtype: DT
 @pytest.mark.parametrize("dtype", [f32, f64], ids=lambda d: d.short)
 def test_logsumexp_gradient_is_softmax(dtype: DType) -> None:
     x = _LSE_INPUTS["plain"].astype(dtype.storage)
-    _jax_parity(lambda v: rt.logsumexp(v, 1), lambda v: jax.nn.logsumexp(v, axis=1), x, dtype)
-    check_grads(lambda v: rt.logsumexp(v, 1), [rt.asarray(x)], order=2, modes=("fwd", "rev"))
-    g = autodiff.grad(lambda v: rt.reduce_sum(rt.logsumexp(v, 1), (0,)))(rt.asarray(x))
+    _jax_parity(lambda v: rt.lax.logsumexp(v, 1), lambda v: jax.nn.logsumexp(v, axis=1), x, dtype)
+    check_grads(lambda v: rt.lax.logsumexp(v, 1), [rt.asarray(x)], order=2, modes=("fwd", "rev"))
+    g = autodiff.grad(lambda v: rt.lax.reduce_sum(rt.lax.logsumexp(v, 1), (0,)))(rt.asarray(x))
     e = np.exp(x - x.max(axis=1, keepdims=True))
     assert_close("softmax", g.numpy(), e / e.sum(axis=1, keepdims=True), dtype)
 
 
 def test_logsumexp_records_ordinary_ops() -> None:
-    graph = rt.trace(lambda v: rt.logsumexp(v, 1), rt.asarray(np.ones((2, 3))))
+    graph = rt.trace(lambda v: rt.lax.logsumexp(v, 1), rt.asarray(np.ones((2, 3))))
     names = {eqn.op.name for eqn in graph.eqns}
     assert names <= {"reduce_max", "is_finite", "select", "full", "broadcast_in_dim", "sub", "exp", "reduce_sum",
                      "log", "add"}, names  # fmt: skip
@@ -350,5 +350,5 @@ def test_scans_vmap_like_jax(name: str, in_axis: int) -> None:
     x = np.random.default_rng(9).standard_normal((4, 5))
     with x64():
         want = np.asarray(jax.vmap(lambda v: getattr(lax, name)(v, axis=0, reverse=True), in_axes=in_axis)(x))
-    got = autodiff.vmap(lambda v: getattr(rt, name)(v, 0, True), in_axes=in_axis)(rt.asarray(x))
+    got = autodiff.vmap(lambda v: getattr(rt.lax, name)(v, 0, True), in_axes=in_axis)(rt.asarray(x))
     assert_close(name, got.numpy(), want, f64)

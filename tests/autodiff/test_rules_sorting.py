@@ -113,7 +113,7 @@ def test_sort_matches_lax_bit_for_bit(d: DType, dimension: int) -> None:
     x = _values(d, (6, 7), 1)
     with x64():
         want = lax.sort(jnp.asarray(x), dimension=dimension)
-    _same_bits(f"sort {d.short}", rt.sort(asarray(x), dimension).numpy(), want)
+    _same_bits(f"sort {d.short}", rt.lax.sort(asarray(x), dimension).numpy(), want)
 
 
 @pytest.mark.parametrize("d", VALUE_DTYPES, ids=lambda d: d.short)
@@ -126,7 +126,7 @@ def test_multi_operand_sort_is_stable_like_lax(d: DType, num_keys: int) -> None:
     payload = np.arange(36, dtype=np.float32).reshape(4, 9)
     with x64():
         want = lax.sort((jnp.asarray(keys), jnp.asarray(second), jnp.asarray(payload)), dimension=1, num_keys=num_keys)
-    got = rt.sort((asarray(keys), asarray(second), asarray(payload)), 1, num_keys=num_keys)
+    got = rt.lax.sort((asarray(keys), asarray(second), asarray(payload)), 1, num_keys=num_keys)
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         _same_bits(f"sort operand {i} {d.short}", g.numpy(), w)
 
@@ -137,7 +137,7 @@ def test_unstable_sort_orders_the_keys_like_lax(d: DType) -> None:
     x = _values(d, (5, 8), 4)
     with x64():
         want = np.asarray(lax.sort(jnp.asarray(x), is_stable=False))
-    got = rt.sort(asarray(x), is_stable=False).numpy()
+    got = rt.lax.sort(asarray(x), is_stable=False).numpy()
     canon = (lambda a: np.where(np.isnan(a), np.nan, a + 0)) if d.is_inexact else (lambda a: a)
     np.testing.assert_array_equal(canon(got), canon(want))
 
@@ -145,10 +145,10 @@ def test_unstable_sort_orders_the_keys_like_lax(d: DType) -> None:
 def test_sort_order_is_lax_total_order() -> None:
     """-0.0 and +0.0 tie (stable: input order), NaNs of either sign come last; complex by real then imaginary."""
     x = np.array([np.nan, 1.0, -0.0, -np.inf, 0.0, -np.nan, -0.0])
-    got = rt.sort(asarray(x)).numpy()
+    got = rt.lax.sort(asarray(x)).numpy()
     assert np.array_equal(np.signbit(got[1:4]), [True, False, True]) and np.isnan(got[-2:]).all()
     z = np.array([1 + 2j, 1 + 1j, complex(np.nan, 0), -1 + 5j])
-    np.testing.assert_array_equal(rt.sort(asarray(z)).numpy()[:3], [-1 + 5j, 1 + 1j, 1 + 2j])
+    np.testing.assert_array_equal(rt.lax.sort(asarray(z)).numpy()[:3], [-1 + 5j, 1 + 1j, 1 + 2j])
 
 
 @pytest.mark.parametrize("d", REAL_VALUE_DTYPES, ids=lambda d: d.short)
@@ -159,7 +159,7 @@ def test_top_k_matches_lax_bit_for_bit(d: DType, k: int) -> None:
     x = _values(d, (5, 7), 5)
     with x64():
         want_v, want_i = lax.top_k(jnp.asarray(x), k)
-    got_v, got_i = rt.top_k(asarray(x), k)
+    got_v, got_i = rt.lax.top_k(asarray(x), k)
     _same_bits(f"top_k values {d.short}", got_v.numpy(), want_v)
     _same_bits(f"top_k indices {d.short}", got_i.numpy(), want_i)
     assert got_i.dtype is rt.int32
@@ -172,7 +172,7 @@ def test_top_k_along_an_axis_matches_lax_bit_for_bit(d: DType, axis: int, k: int
     x = _values(d, (4, 6, 3), 11)
     with x64():
         want_v, want_i = lax.top_k(jnp.asarray(x), k, axis=axis)
-    got_v, got_i = rt.top_k(asarray(x), k, axis=axis)
+    got_v, got_i = rt.lax.top_k(asarray(x), k, axis=axis)
     _same_bits(f"top_k values {d.short} axis {axis}", got_v.numpy(), want_v)
     _same_bits(f"top_k indices {d.short} axis {axis}", got_i.numpy(), want_i)
 
@@ -184,13 +184,13 @@ def test_top_k_along_an_axis_records_transposes_that_replay_and_lower() -> None:
     from runtime.core.graph import evaluate
 
     x = asarray(_values(f64, (3, 5, 2), 12))
-    graph = rt.trace(lambda a: rt.top_k(a, 2, axis=1), x)
+    graph = rt.trace(lambda a: rt.lax.top_k(a, 2, axis=1), x)
     assert [e.op.name for e in graph.eqns] == ["transpose", "top_k", "transpose", "transpose"], graph
     assert [e.params.get("permutation") for e in graph.eqns if e.op.name == "transpose"] == [
         (0, 2, 1), (0, 2, 1), (0, 2, 1)
     ], graph  # fmt: skip
     assert "top_k[k=2] " in str(graph) and "i32[3,2,2] = transpose" in str(graph), graph
-    eager = rt.top_k(x, 2, axis=1)
+    eager = rt.lax.top_k(x, 2, axis=1)
     for got, want in zip(evaluate(graph, x), eager, strict=True):
         _same_bits("replay", got.numpy(), want.numpy())
     with x64():
@@ -200,7 +200,7 @@ def test_top_k_along_an_axis_records_transposes_that_replay_and_lower() -> None:
     _same_bits("lowered indices", lowered[1], want_i)
     # the default (last) axis, named either way, is the one op, as before
     for axis in (-1, 2):
-        names = [e.op.name for e in rt.trace(lambda a, axis=axis: rt.top_k(a, 2, axis=axis), x).eqns]
+        names = [e.op.name for e in rt.trace(lambda a, axis=axis: rt.lax.top_k(a, 2, axis=axis), x).eqns]
         assert names == ["top_k"]
 
 
@@ -209,7 +209,7 @@ def test_top_k_along_an_axis_vmaps_like_jax(in_axis: int, axis: int) -> None:
     x = _values(f64, (3, 4, 5), 13)
     with x64():
         want = jax.vmap(lambda a: lax.top_k(a, 2, axis=axis), in_axes=in_axis)(jnp.asarray(x))
-    got = autodiff.vmap(lambda a: rt.top_k(a, 2, axis=axis), in_axes=in_axis)(asarray(x))
+    got = autodiff.vmap(lambda a: rt.lax.top_k(a, 2, axis=axis), in_axes=in_axis)(asarray(x))
     for g, w, what in zip(got, want, ("values", "indices"), strict=True):
         _same_bits(f"vmapped top_k {what}", g.numpy(), w)
 
@@ -227,7 +227,7 @@ def test_top_k_refuses_a_bad_axis_or_k_before_recording(axis: int, k: int, match
 
     def f(a: Tensor) -> Tensor:
         try:
-            rt.top_k(a, k, axis=axis)
+            rt.lax.top_k(a, k, axis=axis)
         except rt.ShapeError as err:
             errors.append(err)
         return a
@@ -237,14 +237,14 @@ def test_top_k_refuses_a_bad_axis_or_k_before_recording(axis: int, k: int, match
     message = str(errors[0])
     assert re.search(match, message) and "f64[3, 4]" in message and "policy 'jax'" in message, message
     with pytest.raises(rt.OpTypeError, match=r"top_k.*c64\[3, 4\]"):
-        rt.top_k(asarray(np.ones((3, 4), np.complex64)), 1, axis=0)
+        rt.lax.top_k(asarray(np.ones((3, 4), np.complex64)), 1, axis=0)
 
 
 def test_top_k_refuses_complex_and_too_large_k() -> None:
     with pytest.raises(rt.OpTypeError, match="top_k"):
-        rt.top_k(asarray(np.ones(3, np.complex64)), 1)
+        rt.lax.top_k(asarray(np.ones(3, np.complex64)), 1)
     with pytest.raises(rt.ShapeError, match="top_k: k 4"):
-        rt.top_k(asarray(np.ones(3)), 4)
+        rt.lax.top_k(asarray(np.ones(3)), 4)
 
 
 @pytest.mark.parametrize("d", VALUE_DTYPES, ids=lambda d: d.short)
@@ -252,7 +252,7 @@ def test_split_matches_lax(d: DType) -> None:
     x = _values(d, (3, 6), 6)
     with x64():
         want = lax.split(jnp.asarray(x), (2, 0, 4), axis=1)
-    got = rt.split(asarray(x), (2, 0, 4), axis=-1)
+    got = rt.lax.split(asarray(x), (2, 0, 4), axis=-1)
     assert len(got) == 3
     for g, w in zip(got, want, strict=True):
         _same_bits(f"split {d.short}", g.numpy(), w)
@@ -267,14 +267,14 @@ def test_select_n_matches_lax(d: DType) -> None:
         want3 = lax.select_n(jnp.asarray(which), *(jnp.asarray(c) for c in cases))
         want2 = lax.select_n(jnp.asarray(pred), *(jnp.asarray(c) for c in cases[:2]))
         want0 = lax.select_n(jnp.asarray(np.int32(2)), *(jnp.asarray(c) for c in cases))
-    _same_bits("select_n int32", rt.select_n(asarray(which), *map(asarray, cases)).numpy(), want3)
-    _same_bits("select_n bool", rt.select_n(asarray(pred), *map(asarray, cases[:2])).numpy(), want2)
-    _same_bits("select_n 0-d which", rt.select_n(asarray(np.int32(2)), *map(asarray, cases)).numpy(), want0)
+    _same_bits("select_n int32", rt.lax.select_n(asarray(which), *map(asarray, cases)).numpy(), want3)
+    _same_bits("select_n bool", rt.lax.select_n(asarray(pred), *map(asarray, cases[:2])).numpy(), want2)
+    _same_bits("select_n 0-d which", rt.lax.select_n(asarray(np.int32(2)), *map(asarray, cases)).numpy(), want0)
 
 
 def test_select_n_refuses_a_bool_which_with_three_cases() -> None:
     with pytest.raises(rt.ShapeError, match="select_n: a bool which"):
-        rt.select_n(asarray(np.array([True])), 1.0, 2.0, 3.0)
+        rt.lax.select_n(asarray(np.array([True])), 1.0, 2.0, 3.0)
 
 
 _ROWS = ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
@@ -291,14 +291,14 @@ def test_scatter_reductions_match_lax(op: str, d: DType, mode: str | None) -> No
     """Duplicates combine in order, an out-of-bounds row is dropped (clipped with ``clip``)."""
     if op == "scatter_mul" and d.kind == "bool":
         with pytest.raises(rt.OpTypeError, match="scatter_mul"):
-            rt.scatter_mul(asarray(np.ones((2, 2), bool)), np.array([[0]]), asarray(np.ones((1, 2), bool)), _ROWS)
+            rt.lax.scatter_mul(asarray(np.ones((2, 2), bool)), np.array([[0]]), asarray(np.ones((1, 2), bool)), _ROWS)
         return
     x = _values(d, (5, 4), 10, specials=False)
     u = _values(d, (6, 4), 11)
     idx = np.array([[0], [3], [0], [7], [3], [0]], np.int32)
     with x64():
         want = _SCATTERS[op](jnp.asarray(x), jnp.asarray(idx), jnp.asarray(u), _ROWS_JAX, mode=mode)
-    got = getattr(rt, op)(asarray(x), idx, asarray(u), _ROWS, mode=mode).numpy()
+    got = getattr(rt.lax, op)(asarray(x), idx, asarray(u), _ROWS, mode=mode).numpy()
     _same_bits(f"{op} {d.short}", got, want, any_nan=True)
 
 
@@ -318,13 +318,13 @@ def test_tile_repeat_expand_squeeze_match_jnp() -> None:
         rt.tile(t, (2, 1, 3)), rt.tile(t, 2), rt.tile(t, (1, 0)),
         rt.repeat(t, 2, axis=1), rt.repeat(t, 3), rt.repeat(t, [1, 0, 2], axis=1),
         rt.repeat(t, [2, 1], axis=0, total_repeat_length=5), rt.repeat(t, [2, 1], axis=0, total_repeat_length=2),
-        rt.expand_dims(t, (0, 3)), rt.expand_dims(t, -1), rt.squeeze(rt.reshape(t, (1, 2, 1, 3))),
-        rt.squeeze(rt.reshape(t, (1, 2, 3, 1)), (3,)),
+        rt.lax.expand_dims(t, (0, 3)), rt.lax.expand_dims(t, -1), rt.lax.squeeze(rt.lax.reshape(t, (1, 2, 1, 3))),
+        rt.lax.squeeze(rt.lax.reshape(t, (1, 2, 3, 1)), (3,)),
     ]  # fmt: skip
     for i, (g, w) in enumerate(zip(gots, wants, strict=True)):
         _same_bits(f"case {i}", g.numpy(), w)
     with pytest.raises(rt.ShapeError, match="squeeze"):
-        rt.squeeze(t, 0)
+        rt.lax.squeeze(t, 0)
 
 
 @pytest.mark.parametrize("descending", [False, True])
@@ -334,8 +334,8 @@ def test_argsort_matches_jnp(d: DType, descending: bool) -> None:
     with x64():
         want = jnp.argsort(jnp.asarray(x), axis=-1, stable=True, descending=descending)
         want0 = jnp.argsort(jnp.asarray(x), axis=0, stable=True, descending=descending)
-    _same_bits("argsort", rt.argsort(asarray(x), descending=descending).numpy(), want)
-    _same_bits("argsort axis 0", rt.argsort(asarray(x), 0, descending=descending).numpy(), want0)
+    _same_bits("argsort", rt.lax.argsort(asarray(x), descending=descending).numpy(), want)
+    _same_bits("argsort axis 0", rt.lax.argsort(asarray(x), 0, descending=descending).numpy(), want0)
 
 
 # -- 2 and 3: derivatives -----------------------------------------------------------------------------
@@ -372,7 +372,7 @@ def _scatter_pair(op: str, idx: np.ndarray, unique: bool = False, mode: str | No
     theirs_idx = np.clip(idx, 0, 4) if mode == "clip" else idx
 
     def ours(x: Tensor, u: Tensor) -> Tensor:
-        return getattr(rt, op)(x, idx, u, _ROWS, unique_indices=unique, mode=mode)  # type: ignore[no-any-return]
+        return getattr(rt.lax, op)(x, idx, u, _ROWS, unique_indices=unique, mode=mode)  # type: ignore[no-any-return]
 
     def theirs(x: Any, u: Any) -> Any:
         return _SCATTERS[op](x, jnp.asarray(theirs_idx), u, _ROWS_JAX, unique_indices=unique, mode=mode)
@@ -381,23 +381,23 @@ def _scatter_pair(op: str, idx: np.ndarray, unique: bool = False, mode: str | No
 
 
 CASES = [
-    Case("sort-axis1", lambda x: rt.sort(x, 1), lambda x: lax.sort(x, dimension=1), ((3, 5),)),
-    Case("sort-axis0-ties", lambda x: rt.sort(x, 0), lambda x: lax.sort(x, dimension=0), ((6, 3),), ties=True),
-    Case("sort-two-operands", lambda x, y: rt.sort((x, y), 1), lambda x, y: tuple(lax.sort((x, y), dimension=1)),
+    Case("sort-axis1", lambda x: rt.lax.sort(x, 1), lambda x: lax.sort(x, dimension=1), ((3, 5),)),
+    Case("sort-axis0-ties", lambda x: rt.lax.sort(x, 0), lambda x: lax.sort(x, dimension=0), ((6, 3),), ties=True),
+    Case("sort-two-operands", lambda x, y: rt.lax.sort((x, y), 1), lambda x, y: tuple(lax.sort((x, y), dimension=1)),
          ((3, 5), (3, 5)), ties=True),
-    Case("sort-num_keys-2", lambda x, y: rt.sort((x, y), 0, num_keys=2),
+    Case("sort-num_keys-2", lambda x, y: rt.lax.sort((x, y), 0, num_keys=2),
          lambda x, y: tuple(lax.sort((x, y), dimension=0, num_keys=2)), ((6, 2), (6, 2)), ties=True),
-    Case("top_k", lambda x: rt.top_k(x, 3)[0], lambda x: lax.top_k(x, 3)[0], ((4, 6),), REAL),
-    Case("top_k-ties", lambda x: rt.top_k(x, 4)[0], lambda x: lax.top_k(x, 4)[0], ((3, 6),), REAL, ties=True),
-    Case("top_k-axis0", lambda x: rt.top_k(x, 3, axis=0)[0], lambda x: lax.top_k(x, 3, axis=0)[0], ((6, 4),), REAL),
-    Case("top_k-axis1-of-3-ties", lambda x: rt.top_k(x, 2, axis=-2)[0], lambda x: lax.top_k(x, 2, axis=-2)[0],
+    Case("top_k", lambda x: rt.lax.top_k(x, 3)[0], lambda x: lax.top_k(x, 3)[0], ((4, 6),), REAL),
+    Case("top_k-ties", lambda x: rt.lax.top_k(x, 4)[0], lambda x: lax.top_k(x, 4)[0], ((3, 6),), REAL, ties=True),
+    Case("top_k-axis0", lambda x: rt.lax.top_k(x, 3, axis=0)[0], lambda x: lax.top_k(x, 3, axis=0)[0], ((6, 4),), REAL),
+    Case("top_k-axis1-of-3-ties", lambda x: rt.lax.top_k(x, 2, axis=-2)[0], lambda x: lax.top_k(x, 2, axis=-2)[0],
          ((2, 5, 3),), REAL, ties=True),
-    Case("split", lambda x: tuple(rt.split(x, (1, 0, 3), 1)), lambda x: tuple(lax.split(x, (1, 0, 3), axis=1)),
+    Case("split", lambda x: tuple(rt.lax.split(x, (1, 0, 3), 1)), lambda x: tuple(lax.split(x, (1, 0, 3), axis=1)),
          ((2, 4),)),
-    Case("select_n-int", lambda a, b, c: rt.select_n(np.array([[0, 1, 2], [2, 1, 0]], np.int32), a, b, c),
+    Case("select_n-int", lambda a, b, c: rt.lax.select_n(np.array([[0, 1, 2], [2, 1, 0]], np.int32), a, b, c),
          lambda a, b, c: lax.select_n(jnp.asarray(np.array([[0, 1, 2], [2, 1, 0]], np.int32)), a, b, c),
          ((2, 3), (2, 3), (2, 3))),
-    Case("select_n-bool", lambda a, b: rt.select_n(np.array([True, False, True]), a, b),
+    Case("select_n-bool", lambda a, b: rt.lax.select_n(np.array([True, False, True]), a, b),
          lambda a, b: lax.select_n(jnp.asarray(np.array([True, False, True])), a, b), ((3,), (3,))),
     Case("scatter_mul-unique", *_scatter_pair("scatter_mul", _IDX_UNIQUE, unique=True), ((5, 3), (3, 3))),
     Case("scatter_mul-clip", *_scatter_pair("scatter_mul", np.array([[6], [1]], np.int32), True, "clip"),
@@ -481,10 +481,10 @@ def test_argsort_has_no_derivative_and_sort_routes_ties_by_position() -> None:
     """argsort's output is an int (no tangent); tied sort keys send each cotangent back to the
     element that the stable order put there."""
     x = asarray(np.array([2.0, 1.0, 2.0, 1.0]))
-    _, vjp_fn = autodiff.vjp(lambda a: rt.sort(a), x)
+    _, vjp_fn = autodiff.vjp(lambda a: rt.lax.sort(a), x)
     (g,) = vjp_fn(asarray(np.array([10.0, 20.0, 30.0, 40.0])))
     np.testing.assert_array_equal(g.numpy(), [30.0, 10.0, 40.0, 20.0])
-    assert rt.argsort(x).dtype is rt.int64
+    assert rt.lax.argsort(x).dtype is rt.int64
 
 
 def test_jax_clip_scatter_min_jvp_is_nan_where_ours_is_the_clamped_rule() -> None:
@@ -498,6 +498,6 @@ def test_jax_clip_scatter_min_jvp_is_nan_where_ours_is_the_clamped_rule() -> Non
         _, nan_t = jax.jvp(lambda a, b: lax.scatter_min(a, jnp.array([[7], [1]]), b, dn, mode="clip"), (x, u), ones)
         _, want = jax.jvp(lambda a, b: lax.scatter_min(a, jnp.array([[4], [1]]), b, dn, mode="clip"), (x, u), ones)
     assert np.isnan(np.asarray(nan_t)[4]).all()
-    f = lambda a, b: rt.scatter_min(a, np.array([[7], [1]]), b, _ROWS, mode="clip")  # noqa: E731
+    f = lambda a, b: rt.lax.scatter_min(a, np.array([[7], [1]]), b, _ROWS, mode="clip")  # noqa: E731
     _, got = autodiff.jvp(f, [asarray(x), asarray(u)], [asarray(o) for o in ones])
     np.testing.assert_array_equal(got.numpy(), np.asarray(want))

@@ -123,8 +123,8 @@ def test_a_value_that_decides_a_shape_or_a_check_is_refused_naming_the_function(
 
 
 def test_full_with_a_tensor_fill_is_refused_not_baked_in() -> None:
-    """``rt.full`` takes a Python scalar fill (an op param): a Tensor is refused eagerly and under
+    """``rt.lax.full`` takes a Python scalar fill (an op param): a Tensor is refused eagerly and under
     jit alike, so no trace-time value is kept (full_like traces a Tensor fill, above)."""
-    for call in (lambda b: rt.full((3,), b), autodiff.jit(lambda b: rt.full((3,), b))):
+    for call in (lambda b: rt.lax.full((3,), b), autodiff.jit(lambda b: rt.lax.full((3,), b))):
         with pytest.raises(rt.ShapeError, match="^full: fill_value must be a scalar"):
             call(_scalar(2.0))

@@ -204,7 +204,7 @@ def test_dynamic_slice_with_batched_start_indices(operand_axis: int | None) -> N
         x = np.moveaxis(x, 0, 1)
     j = np.array([1, 0, 2], dtype=np.int64)  # a second index of another dtype, batched too
     in_axes = (operand_axis, 0, 0)
-    got = autodiff.vmap(lambda a, i, k: rt.dynamic_slice(a, [i, k], (3, 2)), in_axes=in_axes)(
+    got = autodiff.vmap(lambda a, i, k: rt.lax.dynamic_slice(a, [i, k], (3, 2)), in_axes=in_axes)(
         _t(x, rt.float64), Tensor(IDX, rt.int32), Tensor(j, rt.int64)
     )
     with x64():
@@ -215,11 +215,11 @@ def test_dynamic_slice_with_batched_start_indices(operand_axis: int | None) -> N
         )
     np.testing.assert_array_equal(got.numpy(), np.asarray(want))
     args = [_t(x, rt.float64), Tensor(IDX_NEG, rt.int32), Tensor(j, rt.int64)]
-    fn = lambda a, i, k: rt.dynamic_slice(a, [i, k], (3, 2))  # noqa: E731
+    fn = lambda a, i, k: rt.lax.dynamic_slice(a, [i, k], (3, 2))  # noqa: E731
     got = autodiff.vmap(fn, in_axes=in_axes)(*args)
     np.testing.assert_array_equal(got.numpy(), _per_example(fn, args, in_axes))
     # one index batched, the other a constant
-    got = autodiff.vmap(lambda a, i: rt.dynamic_slice(a, [i, 1], (3, 2)), in_axes=in_axes[:2])(
+    got = autodiff.vmap(lambda a, i: rt.lax.dynamic_slice(a, [i, 1], (3, 2)), in_axes=in_axes[:2])(
         _t(x, rt.float64), Tensor(IDX, rt.int32)
     )
     with x64():
@@ -236,7 +236,7 @@ def test_dynamic_update_slice_with_batched_start_indices(batched: tuple[int, ...
     values = [rng.standard_normal((BATCH, *shapes[0])), rng.standard_normal((BATCH, *shapes[1])), IDX]
     args = [v if i in batched else (v[0] if i < 2 else np.int32(2)) for i, v in enumerate(values)]
     in_axes = tuple(0 if i in batched else None for i in range(3))
-    got = autodiff.vmap(lambda x, u, i: rt.dynamic_update_slice(x, u, [i]), in_axes=in_axes)(
+    got = autodiff.vmap(lambda x, u, i: rt.lax.dynamic_update_slice(x, u, [i]), in_axes=in_axes)(
         _t(args[0], rt.float64), _t(args[1], rt.float64), Tensor(np.asarray(args[2]), rt.int32)
     )
     with x64():
@@ -246,7 +246,7 @@ def test_dynamic_update_slice_with_batched_start_indices(batched: tuple[int, ...
     np.testing.assert_array_equal(got.numpy(), np.asarray(want))
     if 2 in batched:
         ts = [_t(args[0], rt.float64), _t(args[1], rt.float64), Tensor(IDX_NEG, rt.int32)]
-        fn = lambda x, u, i: rt.dynamic_update_slice(x, u, [i])  # noqa: E731
+        fn = lambda x, u, i: rt.lax.dynamic_update_slice(x, u, [i])  # noqa: E731
         got = autodiff.vmap(fn, in_axes=in_axes)(*ts)
         np.testing.assert_array_equal(got.numpy(), _per_example(fn, ts, in_axes))
 
@@ -271,7 +271,7 @@ def test_gather_with_batched_indices(in_axes: tuple[Any, Any], mode: str) -> Non
     if in_axes[0] == 1:
         x = np.moveaxis(x, 0, 1)
     idx = rng.integers(-1, 6, (BATCH, 4, 1)).astype(np.int32) if in_axes[1] is not None else IDX[:, None]
-    got = autodiff.vmap(lambda a, i: rt.gather(a, i, ROW_GATHER, (1, 3), mode=mode), in_axes=in_axes)(
+    got = autodiff.vmap(lambda a, i: rt.lax.gather(a, i, ROW_GATHER, (1, 3), mode=mode), in_axes=in_axes)(
         _t(x, rt.float64), Tensor(idx, rt.int32)
     )
     with x64():
@@ -292,7 +292,7 @@ def test_scatter_with_batched_operands(op: str, in_axes: tuple[Any, Any, Any]) -
     u = rng.standard_normal((BATCH, 2, 3)) if in_axes[2] is not None else rng.standard_normal((2, 3))
     if in_axes[2] == 1:
         u = np.moveaxis(u, 0, 1)
-    ours_fn, jax_fn = getattr(rt, op), getattr(jax.lax, op)
+    ours_fn, jax_fn = getattr(rt.lax, op), getattr(jax.lax, op)
     got = autodiff.vmap(lambda a, i, v: ours_fn(a, i, v, ROW_SCATTER), in_axes=in_axes)(
         _t(x, rt.float64), Tensor(idx, rt.int32), _t(u, rt.float64)
     )
@@ -321,10 +321,10 @@ def _signature(graph: rt.Graph) -> list[str]:
 
 MIXED = [
     ("f32*i32+f64", lambda x, y, z: x * y + z, (rt.float32, rt.int32, rt.float64)),
-    ("c64-f64", lambda x, y, z: rt.sub(x, y) * z, (rt.complex64, rt.float64, rt.float32)),
+    ("c64-f64", lambda x, y, z: rt.lax.sub(x, y) * z, (rt.complex64, rt.float64, rt.float32)),
     ("bf16/f16", lambda x, y, z: rt.exp(x / y) + z, (rt.bfloat16, rt.float16, rt.float32)),
-    ("i8 < f32 select", lambda x, y, z: rt.select(rt.lt(x, y), y, z), (rt.int8, rt.float32, rt.float64)),
-    ("sum of i32*f32", lambda x, y, z: rt.reduce_sum(x * y, (0,)) + z[0], (rt.int32, rt.float32, rt.bfloat16)),
+    ("i8 < f32 select", lambda x, y, z: rt.lax.select(rt.lax.lt(x, y), y, z), (rt.int8, rt.float32, rt.float64)),
+    ("sum of i32*f32", lambda x, y, z: rt.lax.reduce_sum(x * y, (0,)) + z[0], (rt.int32, rt.float32, rt.bfloat16)),
     ("python scalars", lambda x, y, z: x * 2 + y * 0.5 - z, (rt.int16, rt.float16, rt.uint8)),
 ]  # fmt: skip
 
@@ -365,7 +365,7 @@ def test_converts_appear_where_they_would_without_vmap(
 
 CLOSED = [
     ("f32 array", lambda c: (lambda x: x * c), np.array([1.0, 2.0, 3.0], np.float32)),
-    ("i32 0-d", lambda c: (lambda x: rt.sub(x, c)), np.int32(3)),
+    ("i32 0-d", lambda c: (lambda x: rt.lax.sub(x, c)), np.int32(3)),
     ("c64 array", lambda c: (lambda x: x + c), np.array([1j, 2.0, -1j], np.complex64)),
     ("bf16 array, two uses", lambda c: (lambda x: x * c + c), np.array([0.5, 1.5, 2.0]).astype(rt.bfloat16.storage)),
 ]  # fmt: skip
@@ -404,7 +404,7 @@ def test_the_batched_graph_of_a_mixed_add_prints_the_same_convert() -> None:
 
 def _mlp_ours(w: Tensor, b: Tensor, x: Tensor) -> Tensor:
     h = rt.tanh(rt.matmul(x, w) + b)
-    return rt.reduce_sum(rt.real(h * rt.conj(h)) if h.dtype.kind == "complex" else h * h, (0,))
+    return rt.lax.reduce_sum(rt.real(h * rt.conj(h)) if h.dtype.kind == "complex" else h * h, (0,))
 
 
 def _mlp_jax(w: Any, b: Any, x: Any) -> Any:
@@ -439,7 +439,7 @@ def test_grad_of_a_vmapped_loss(dtype: DType) -> None:
 
     def loss(w: Tensor, b: Tensor) -> Tensor:
         per = autodiff.vmap(_mlp_ours, in_axes=(None, None, 0))(w, b, _t(xs, dtype))
-        return rt.reduce_sum(per, (0,))
+        return rt.lax.reduce_sum(per, (0,))
 
     gw, gb = autodiff.grad(loss, argnums=(0, 1))(_t(w, dtype), _t(b, dtype))
     with x64():
@@ -454,7 +454,9 @@ def test_grad_of_a_vmapped_loss(dtype: DType) -> None:
 
 def test_grad_through_vmap_of_the_batched_argument() -> None:
     xs = np.random.default_rng(3).standard_normal((BATCH, 5))
-    g = autodiff.grad(lambda x: rt.reduce_sum(autodiff.vmap(lambda r: rt.sin(r) * r)(x), (0, 1)))(_t(xs, rt.float64))
+    g = autodiff.grad(lambda x: rt.lax.reduce_sum(autodiff.vmap(lambda r: rt.sin(r) * r)(x), (0, 1)))(
+        _t(xs, rt.float64)
+    )
     with x64():
         want = jax.grad(lambda x: jnp.sum(jax.vmap(lambda r: jnp.sin(r) * r)(x)))(jnp.asarray(xs))
     assert_close("grad(vmap)", g.numpy(), np.asarray(want), rt.float64)
@@ -505,11 +507,11 @@ def test_nested_vmap_closing_over_the_outer_example() -> None:
     xs, ys = rng.standard_normal((2, 3)), rng.standard_normal((5, 3))
 
     def outer(x: Tensor) -> Tensor:
-        return autodiff.vmap(lambda y: rt.reduce_sum(x * y, (0,)))(_t(ys, rt.float64))
+        return autodiff.vmap(lambda y: rt.lax.reduce_sum(x * y, (0,)))(_t(ys, rt.float64))
 
     got = autodiff.vmap(outer)(_t(xs, rt.float64))
     np.testing.assert_allclose(got.numpy(), xs @ ys.T, rtol=1e-12)
-    g = autodiff.grad(lambda x: rt.reduce_sum(autodiff.vmap(outer)(x), (0, 1)))(_t(xs, rt.float64))
+    g = autodiff.grad(lambda x: rt.lax.reduce_sum(autodiff.vmap(outer)(x), (0, 1)))(_t(xs, rt.float64))
     np.testing.assert_allclose(g.numpy(), np.tile(ys.sum(0), (2, 1)), rtol=1e-12)
 
 
@@ -533,7 +535,7 @@ def test_vmap_under_jit_and_jit_under_vmap() -> None:
     xs = np.random.default_rng(7).standard_normal((BATCH, 3, 2))
 
     def f(x: Tensor) -> Tensor:
-        return rt.reduce_sum(rt.transpose(x, (1, 0)) * 3.0, (1,))
+        return rt.lax.reduce_sum(rt.lax.transpose(x, (1, 0)) * 3.0, (1,))
 
     want = jax.vmap(lambda x: jnp.sum(x.T * 3.0, axis=1))(jnp.asarray(xs, jnp.float32))
     a = autodiff.jit(autodiff.vmap(f, in_axes=1))(_t(np.moveaxis(xs, 0, 1), rt.float64))
@@ -548,7 +550,7 @@ def test_a_closed_over_tracked_value_gets_its_gradient() -> None:
 
     def loss(w: Tensor) -> Tensor:
         scaled = w * 2.0  # computed outside vmap, closed over inside it
-        return rt.reduce_sum(autodiff.vmap(lambda x: rt.sin(x * scaled + w))(_t(xs, rt.float64)), (0, 1))
+        return rt.lax.reduce_sum(autodiff.vmap(lambda x: rt.sin(x * scaled + w))(_t(xs, rt.float64)), (0, 1))
 
     got = autodiff.grad(loss)(_t(w, rt.float64))
     with x64():
@@ -607,7 +609,7 @@ def test_in_axes_of_the_wrong_structure() -> None:
 def test_vmap_of_grad_closing_over_the_mapped_value() -> None:
     xs = np.arange(6.0).reshape(3, 2)
     w0 = np.array([1.0, 2.0])
-    got = autodiff.vmap(lambda x: autodiff.grad(lambda w: rt.reduce_sum(rt.sin(w * x), (0,)))(_t(w0, rt.float64)))(
+    got = autodiff.vmap(lambda x: autodiff.grad(lambda w: rt.lax.reduce_sum(rt.sin(w * x), (0,)))(_t(w0, rt.float64)))(
         _t(xs, rt.float64)
     )
     np.testing.assert_allclose(got.numpy(), np.cos(w0 * xs) * xs, rtol=1e-12)
@@ -616,7 +618,7 @@ def test_vmap_of_grad_closing_over_the_mapped_value() -> None:
 def test_jit_of_grad_closing_over_an_argument_follows_each_call() -> None:
     # the inner grad's backward reads the jitted argument: it is recorded, not baked in from the first call
     w0 = _t(np.array([1.0, 2.0]), rt.float64)
-    f = autodiff.jit(lambda x: autodiff.grad(lambda w: rt.reduce_sum(rt.sin(w * x), (0,)))(w0))
+    f = autodiff.jit(lambda x: autodiff.grad(lambda w: rt.lax.reduce_sum(rt.sin(w * x), (0,)))(w0))
     for row in np.arange(6.0).reshape(3, 2):
         np.testing.assert_allclose(f(_t(row, rt.float64)).numpy(), np.cos(w0.numpy() * row) * row, rtol=1e-12)
 
@@ -667,7 +669,7 @@ def test_jacobians_as_vmap_of_vjp_and_of_linearize(dtype: DType) -> None:
     x0 = np.array([0.1, 0.7, -0.4, 1.2])
 
     def f(x: Tensor) -> Tensor:
-        return rt.sin(x[:3]) * rt.reduce_sum(x * x, (0,))
+        return rt.sin(x[:3]) * rt.lax.reduce_sum(x * x, (0,))
 
     x = _t(x0, dtype)
     _, vjp_fn = autodiff.vjp(f, x)
@@ -697,8 +699,8 @@ def test_mixed_partial_through_a_closed_over_value_matches_jax() -> None:
     w0, x0 = np.array([0.3, -1.2]), np.array([0.7, 2.0])
 
     def ours(x: Any) -> Any:
-        g = autodiff.grad(lambda w: rt.reduce_sum(rt.sin(w * x), (0,)))(_t(w0, rt.float64))
-        return rt.reduce_sum(g, (0,))
+        g = autodiff.grad(lambda w: rt.lax.reduce_sum(rt.sin(w * x), (0,)))(_t(w0, rt.float64))
+        return rt.lax.reduce_sum(g, (0,))
 
     def theirs(x: Any) -> Any:
         return jnp.sum(jax.grad(lambda w: jnp.sum(jnp.sin(w * x)))(w0))

@@ -471,7 +471,7 @@ for _d in ("f32", "bf16", "i8", "bool"):
 for _label, _p in (("plain", _W), ("dilated", _WD)):
     case("select_and_gather_add", _label, lambda t, x, p=_p: F.select_and_gather_add(t, x, "ge", **p),
          data("f32", (4, 5), seed=1), data("f32", (4, 5)))  # fmt: skip
-    _src_shape = rt.reduce_window_max(data("f32", (4, 5)), **_p).shape
+    _src_shape = rt.lax.reduce_window_max(data("f32", (4, 5)), **_p).shape
     case("select_and_scatter_add", _label, lambda s, x, p=_p: F.select_and_scatter_add(s, x, "le", **p),
          data("f32", _src_shape, seed=1), data("f32", (4, 5)))  # fmt: skip
 for _d in ("f32", "f64", "c64", "bf16", "i32"):

@@ -366,13 +366,13 @@ def test_asarray_with_a_dtype_converts_as_convert_does() -> None:
     for target in ("int8", "uint8", "int32", "bfloat16", "float16", "float8_e4m3fn", "uint4", "bool"):
         d = rt.dtype(target)
         got = rt.asarray(data, dtype=d).numpy()
-        np.testing.assert_array_equal(got.view(np.uint8), rt.convert(rt.asarray(data), d).numpy().view(np.uint8))
+        np.testing.assert_array_equal(got.view(np.uint8), rt.lax.convert(rt.asarray(data), d).numpy().view(np.uint8))
         with jax.enable_x64(True):
             want = np.asarray(jax.lax.convert_element_type(data, d.storage))
         np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64), err_msg=target)
     ints = np.array([300, -129, 7])
     np.testing.assert_array_equal(
-        rt.asarray(ints, dtype=rt.int8).numpy(), rt.convert(rt.asarray(ints), rt.int8).numpy()
+        rt.asarray(ints, dtype=rt.int8).numpy(), rt.lax.convert(rt.asarray(ints), rt.int8).numpy()
     )
 
 

@@ -49,7 +49,7 @@ def ours_eager(a: Any, b: Any, policy: str) -> Any:
     scalar goes through the executor's classification): select takes every dtype."""
     try:
         with rt.use_policy(policy):
-            return rt.select(np.bool_(True), a, b).dtype
+            return rt.lax.select(np.bool_(True), a, b).dtype
     except PromotionError:
         return ERR
 
@@ -183,8 +183,8 @@ def test_identical_dtypes_run_under_every_policy(policy: str) -> None:
     for d in (rt.bfloat16, rt.float32r, rt.float8_e4m3fn):
         x = rt.asarray(np.ones(3, d.storage), dtype=d)
         with rt.use_policy(policy):
-            assert rt.max(x, x).dtype is d
-            assert rt.select(np.ones(3, bool), x, x).dtype is d
+            assert rt.lax.max(x, x).dtype is d
+            assert rt.lax.select(np.ones(3, bool), x, x).dtype is d
 
 
 def test_backward_under_another_policy_than_the_forward_pass() -> None:
@@ -192,7 +192,7 @@ def test_backward_under_another_policy_than_the_forward_pass() -> None:
 
     with rt.use_policy("neuron"):
         w = rt.asarray(np.ones(3, np.float32), dtype=rt.float32r, requires_grad=True)
-        loss = rt.reduce_sum(w * w * w, (0,))
+        loss = rt.lax.reduce_sum(w * w * w, (0,))
     loss.backward()  # under jax, which does not know float32r
     assert w.grad is not None and w.grad.dtype is rt.float32r
     np.testing.assert_allclose(np.asarray(w.grad), 3.0)

@@ -63,11 +63,11 @@ def _lax_conv(x: Any, y: Any, pref: Any) -> Any:
 
 
 def _rt_dot(x: Any, y: Any, pref: Any) -> Tensor:
-    return rt.dot_general(x, y, DOT_DN, preferred_element_type=pref)
+    return rt.lax.dot_general(x, y, DOT_DN, preferred_element_type=pref)
 
 
 def _rt_conv(x: Any, y: Any, pref: Any) -> Tensor:
-    return rt.conv_general_dilated(x, y, (1,), [(1, 1)], dimension_numbers=CONV_DN, preferred_element_type=pref)
+    return rt.lax.conv_general_dilated(x, y, (1,), [(1, 1)], dimension_numbers=CONV_DN, preferred_element_type=pref)
 
 
 #: op name -> (castwise, lax, lhs shape, rhs shape, number of products per output)
@@ -170,12 +170,12 @@ def test_preferred_element_type_matches_lax(op: str, c: DType, p: DType) -> None
 def test_int8_products_summed_in_int32_do_not_wrap() -> None:
     x = np.full((2, 40), 100, np.int8)
     y = np.full((40, 3), -100, np.int8)
-    got = rt.dot_general(asarray(x), asarray(y), DOT_DN, preferred_element_type=rt.int32)
+    got = rt.lax.dot_general(asarray(x), asarray(y), DOT_DN, preferred_element_type=rt.int32)
     with x64():
         want = np.asarray(lax.dot_general(x, y, DOT_DN, preferred_element_type=np.int32))
     np.testing.assert_array_equal(got.numpy(), want)
     assert got.numpy()[0, 0] == -400_000 and got.dtype is rt.int32
-    wrapped = rt.dot_general(asarray(x), asarray(y), DOT_DN)  # in int8, as before: wraps
+    wrapped = rt.lax.dot_general(asarray(x), asarray(y), DOT_DN)  # in int8, as before: wraps
     assert wrapped.dtype is rt.int8 and wrapped.numpy()[0, 0] == np.int8(-400_000 % 256 - 256)
     # matmul passes it through, as jnp.matmul does
     got_mm = rt.matmul(asarray(x), asarray(y), preferred_element_type=rt.int32)
@@ -202,13 +202,13 @@ def test_bfloat16_products_accumulate_in_float32() -> None:
     v = np.float64(1 + 2**-7)
     x = np.full((1, 64), v, ml_dtypes.bfloat16)
     y = np.full((64, 1), v, ml_dtypes.bfloat16)
-    got = rt.dot_general(asarray(x), asarray(y), DOT_DN, preferred_element_type=rt.float32)
+    got = rt.lax.dot_general(asarray(x), asarray(y), DOT_DN, preferred_element_type=rt.float32)
     with x64():
         want = np.asarray(lax.dot_general(x, y, DOT_DN, preferred_element_type=np.float32))
     assert got.dtype is rt.float32
     np.testing.assert_array_equal(got.numpy(), want)
     assert got.numpy()[0, 0] == np.float32(64 * v * v)
-    assert float(rt.dot_general(asarray(x), asarray(y), DOT_DN).numpy()[0, 0]) != float(got.numpy()[0, 0])
+    assert float(rt.lax.dot_general(asarray(x), asarray(y), DOT_DN).numpy()[0, 0]) != float(got.numpy()[0, 0])
 
 
 MIXED = [
@@ -248,11 +248,11 @@ def test_mixed_operands_promote_then_convert(op: str, a: DType, b: DType, p: DTy
 def test_the_graph_shows_the_converts_and_replays_and_lowers() -> None:
     x, y = _sample(rt.int8, (3, 7), 5), _sample(rt.int8, (7, 2), 6)
     xt, yt = asarray(x), asarray(y)
-    graph = rt.trace(lambda u, v: rt.dot_general(u, v, DOT_DN, preferred_element_type=rt.int32), xt, yt)
+    graph = rt.trace(lambda u, v: rt.lax.dot_general(u, v, DOT_DN, preferred_element_type=rt.int32), xt, yt)
     text = str(graph)
     assert [e.op.name for e in graph.eqns] == ["convert", "convert", "dot_general"], text
     assert text.count("convert[to=i32]") == 2 and "i32[3,2] = dot_general" in text, text
-    eager = rt.dot_general(xt, yt, DOT_DN, preferred_element_type=rt.int32)
+    eager = rt.lax.dot_general(xt, yt, DOT_DN, preferred_element_type=rt.int32)
     (replayed,) = evaluate(graph, xt, yt)
     np.testing.assert_array_equal(replayed.numpy(), eager.numpy())
     with x64():
@@ -261,9 +261,9 @@ def test_the_graph_shows_the_converts_and_replays_and_lowers() -> None:
     np.testing.assert_array_equal(np.asarray(lowered), np.asarray(want))
     # None, or the operands' own dtype, records the op alone, as before
     for pref in (None, rt.int8):
-        plain = rt.trace(lambda u, v, pref=pref: rt.dot_general(u, v, DOT_DN, preferred_element_type=pref), xt, yt)
+        plain = rt.trace(lambda u, v, pref=pref: rt.lax.dot_general(u, v, DOT_DN, preferred_element_type=pref), xt, yt)
         assert [e.op.name for e in plain.eqns] == ["dot_general"], plain
-        assert str(plain) == str(rt.trace(lambda u, v: rt.dot_general(u, v, DOT_DN), xt, yt))
+        assert str(plain) == str(rt.trace(lambda u, v: rt.lax.dot_general(u, v, DOT_DN), xt, yt))
     conv = rt.trace(lambda u, v: _rt_conv(u, v, rt.float64), asarray(_sample(rt.float32, (2, 3, 5), 7)),
                     asarray(_sample(rt.float32, (2, 3, 3), 8)))  # fmt: skip
     assert [e.op.name for e in conv.eqns] == ["convert", "convert", "conv_general_dilated"], conv
@@ -297,10 +297,10 @@ def test_refusals_name_everything_and_record_nothing(op: str, c: DType, p: DType
     assert why in str(errors[0]), str(errors[0])
     _refusal_text(errors[0], op, p, lshape, c)
     with pytest.raises(rt.ShapeError, match=r"preferred_element_type float64.*lhs:f32\[3, 7\]"):
-        rt.dot_general(asarray(np.ones((3, 7), np.float32)), asarray(np.ones((6, 2), np.float32)), DOT_DN,
+        rt.lax.dot_general(asarray(np.ones((3, 7), np.float32)), asarray(np.ones((6, 2), np.float32)), DOT_DN,
                        preferred_element_type=rt.float64)  # fmt: skip
     with pytest.raises(rt.OpTypeError, match="is not a dtype"):
-        rt.dot_general(asarray(np.ones((3, 7))), asarray(np.ones((7, 2))), DOT_DN, preferred_element_type="f99")
+        rt.lax.dot_general(asarray(np.ones((3, 7))), asarray(np.ones((7, 2))), DOT_DN, preferred_element_type="f99")
 
 
 GRADS = [

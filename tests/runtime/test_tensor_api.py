@@ -286,13 +286,13 @@ def test_functions_take_negative_axes_and_keepdims() -> None:
     a = np.arange(24.0).reshape(2, 3, 4)
     np.testing.assert_array_equal(rt.sum(a, -1, keepdims=True).numpy(), a.sum(-1, keepdims=True))
     np.testing.assert_array_equal(rt.mean(a, (0, -1)).numpy(), a.mean((0, -1)))
-    np.testing.assert_array_equal(rt.reduce_max(a, -2).numpy(), a.max(-2))
-    np.testing.assert_array_equal(rt.reduce_sum(a, (-1, 0)).numpy(), a.sum((-1, 0)))
-    np.testing.assert_array_equal(rt.transpose(a, (-1, 0, 1)).numpy(), a.transpose(2, 0, 1))
-    np.testing.assert_array_equal(rt.reverse(a, (-1,)).numpy(), a[..., ::-1])
-    np.testing.assert_array_equal(rt.concatenate([a, a], -1).numpy(), np.concatenate([a, a], -1))
+    np.testing.assert_array_equal(rt.lax.reduce_max(a, -2).numpy(), a.max(-2))
+    np.testing.assert_array_equal(rt.lax.reduce_sum(a, (-1, 0)).numpy(), a.sum((-1, 0)))
+    np.testing.assert_array_equal(rt.lax.transpose(a, (-1, 0, 1)).numpy(), a.transpose(2, 0, 1))
+    np.testing.assert_array_equal(rt.lax.reverse(a, (-1,)).numpy(), a[..., ::-1])
+    np.testing.assert_array_equal(rt.lax.concatenate([a, a], -1).numpy(), np.concatenate([a, a], -1))
     # the recorded params are non-negative, as lax's
-    eqn = rt.trace(lambda t: rt.reduce_sum(t, -1), rt.asarray(a)).eqns[0]
+    eqn = rt.trace(lambda t: rt.lax.reduce_sum(t, -1), rt.asarray(a)).eqns[0]
     assert eqn.params["axes"] == (2,)
 
 

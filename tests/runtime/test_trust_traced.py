@@ -569,7 +569,7 @@ BAD_INPUTS = [
     _bad(lambda: npe.power(rt.asarray(L), -1), "power", "negative", cls=rt.OpValueError),
     _bad(lambda: linalg.lu_solve((rt.asarray(np.eye(2)), rt.asarray(np.array([0, 7], np.int32))), V),
          "linalg.lu_solve", "piv", cls=rt.OpValueError),
-    _bad(lambda: rt.lu_solve(rt.asarray(np.eye(2)), rt.asarray(np.array([0, 7], np.int32)), rt.asarray(np.eye(2))),
+    _bad(lambda: rt.lax.lu_solve(rt.asarray(np.eye(2)), rt.asarray(np.array([0, 7], np.int32)), rt.asarray(np.eye(2))),
          "lu_solve", "permutation", cls=rt.OpValueError),
 ]  # fmt: skip
 

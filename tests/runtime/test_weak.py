@@ -406,7 +406,7 @@ _STRONG = [np.int8, np.int32, np.int64, np.uint8, np.float16, ml_dtypes.bfloat16
 _BINARY = {"add": (lambda a, b: a + b), "sub": (lambda a, b: a - b), "mul": (lambda a, b: a * b),
            "max": F.max, "min": F.min}  # fmt: skip
 _JBINARY = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "max": jnp.maximum, "min": jnp.minimum}
-_UNARY = {"tanh": (rt.tanh, jnp.tanh), "neg": (rt.neg, jnp.negative), "sin": (rt.sin, jnp.sin),
+_UNARY = {"tanh": (rt.tanh, jnp.tanh), "neg": (rt.lax.neg, jnp.negative), "sin": (rt.sin, jnp.sin),
           "square": (rt.square, jnp.square), "exp": (rt.exp, jnp.exp)}  # fmt: skip
 
 
