@@ -142,6 +142,8 @@ def test_one_cpu_device() -> None:
     t = rt.asarray([1.0])
     assert t.device is rt.cpu and t.to_device(rt.cpu) is t
     assert xp.zeros((2,), device=rt.cpu).device is rt.cpu
+    a = np.arange(3.0)
+    assert a.to_device("cpu") is a and rt.asarray(a).to_device("cpu").shape == (3,)  # NumPy's spelling
     with pytest.raises(xp.DeviceError, match=r"^to_device: device 'cuda' is not a castwise device"):
         t.to_device("cuda")
     with pytest.raises(xp.DeviceError, match=r"^ones: device 'gpu'"):

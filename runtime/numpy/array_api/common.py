@@ -57,9 +57,10 @@ def standard_error(cls: type[Exception], fn: str, message: str, *operands: Any) 
 
 
 def check_device(fn: str, device: Any, *operands: Any) -> None:
-    """``device=`` of a standard function: None or castwise's CPU device (its only one). Anything
-    else raises, since computing elsewhere silently would break the caller's placement."""
-    if device is None or device is CPU:
+    """``device=`` of a standard function: None or castwise's CPU device (its only one; NumPy's
+    spelling ``"cpu"`` too). Anything else raises, since computing elsewhere silently would
+    break the caller's placement."""
+    if device is None or device is CPU or (isinstance(device, str) and device == "cpu"):
         return
     if isinstance(device, Device) and device.platform == "cpu" and device.id == 0:
         return
