@@ -89,7 +89,7 @@ from runtime.core.shapes import (
     ShapeError,
 )
 from runtime.core.tensor import Tensor
-from runtime.numpy import creation, linalg, manipulation, nn
+from runtime.numpy import array_api, creation, linalg, manipulation, nn
 from runtime.numpy import fft as fft  # the namespace rt.fft, as jnp.fft (the op function is rt.lax.fft)
 from runtime.numpy import tensor_methods as _tensor_methods  # noqa: F401  (attaches Tensor's NumPy-named methods)
 from runtime.numpy.creation import *  # noqa: F403
@@ -108,6 +108,7 @@ __all__ = [
     *_creation_names,
     *_manipulation_names,
     *_elementwise_names,
+    "array_api",
     "creation",
     "manipulation",
     "nn",

@@ -231,5 +231,6 @@ def test_every_method_declared_as_attached_is_attached() -> None:
         "runtime.core.graph",
         "runtime.core.operators",
         "runtime.numpy.tensor_methods",
+        "runtime.numpy.array_api.tensor_hooks",
         "runtime.numpy.shared_names",
     }

@@ -32,6 +32,7 @@ import pytest
 import runtime as rt
 from runtime.core import ops
 from runtime.numpy import creation, elementwise, manipulation
+from tests.runtime.array_api_error_rows import array_api_rows
 
 #: loosely typed handles: the rows pass ill-typed arguments on purpose
 R: Any = rt
@@ -45,6 +46,7 @@ EXCLUDED: dict[str, str] = {
     "get_policy": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "policies": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "register_with_jax": "takes no arguments: nothing to get wrong but the arity, which Python checks",
+    "array_api.__array_namespace_info__": "takes no arguments: nothing to get wrong but the arity, which Python checks",
 }
 
 # -- the public surface ---------------------------------------------------------------------------
@@ -75,6 +77,9 @@ def public_functions() -> dict[str, Callable[..., Any]]:
     found.update(_callables(rt.nn, list(rt.nn.__all__), "nn."))
     found.update(_callables(rt.linalg, list(rt.linalg.__all__), "linalg."))
     found.update(_callables(rt.fft, list(rt.fft.__all__), "fft."))
+    # the array API namespace: its functions by ``array_api.<name>`` (their errors say ``<name>:``)
+    found.update(_callables(rt.array_api, list(rt.array_api.__all__), "array_api."))
+    found.update(_callables(rt.array_api.linalg, list(rt.array_api.linalg.__all__), "array_api.linalg."))
     return {name: fn for name, fn in found.items() if name not in EXCLUDED}
 
 
@@ -780,6 +785,8 @@ ROWS: dict[str, list[Bad]] = {
     },
 }
 
+ROWS.update(array_api_rows(bad, f64, i32))
+
 #: rows whose function still names another, or raises a builtin error, each with the file that owns
 #: the fix (strict xfail: a fix there makes the row pass and the mark must go); none today
 PENDING: dict[tuple[str, str], str] = {}
@@ -820,7 +827,9 @@ def check(name: str, r: Bad, policy: str) -> None:
     assert isinstance(err, rt.CastwiseError) and type(err).__module__.startswith("runtime."), (
         f"{type(err).__module__}.{type(err).__name__} is not castwise's: {message}"
     )
-    called = name.removeprefix("lax.")  # rt.lax's op functions say the op's name, as lax's do
+    # what the user called: rt.lax's op functions say the op's name, as lax's do; the array API
+    # namespace's functions say theirs (xp.sum, xp.linalg.cholesky)
+    called = name.removeprefix("lax.").removeprefix("array_api.")
     assert message.startswith(f"{called}:"), message
     assert f"policy {policy!r}" in message, message
     internal = {m.group(1) or m.group(2) for m in _INTERNAL.finditer(message)} - {called}
