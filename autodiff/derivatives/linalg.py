@@ -42,7 +42,7 @@ from autodiff.zeros import TangentLike, Zero, add_any, is_zero
 from runtime.core import lax as F
 from runtime.core.errors import CastwiseError
 from runtime.core.tensor import Tensor
-from runtime.numpy.linalg import _H, _mm, _mT
+from runtime.numpy.linalg_factor import _H, _mm, _mT
 
 # -- helpers (compositions of vocabulary ops) -----------------------------------------------
 

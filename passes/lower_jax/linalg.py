@@ -87,7 +87,21 @@ def eig_lowering(eqn: Eqn, x: Any) -> Lowered:
     from jax import lax
 
     left, right = bool(_param(eqn, "compute_left_eigenvectors")), bool(_param(eqn, "compute_right_eigenvectors"))
-    return tuple(lax.linalg.eig(x, compute_left_eigenvectors=left, compute_right_eigenvectors=right))
+    derivs = bool(_param(eqn, "enable_eigvec_derivs"))
+    return tuple(
+        lax.linalg.eig(x, compute_left_eigenvectors=left, compute_right_eigenvectors=right, enable_eigvec_derivs=derivs)
+    )
 
 
 LOWERINGS["eig"] = eig_lowering
+
+
+def geqrf_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.linalg.geqrf: (packed reflectors and R, taus)."""
+    from jax import lax
+
+    a, taus = lax.linalg.geqrf(x)
+    return (a, taus)
+
+
+LOWERINGS["geqrf"] = geqrf_lowering

@@ -296,7 +296,13 @@ lu = declare("lu", LINALG, ("x",))  # outputs (packed L and U, pivots int32, per
 qr = declare("qr", LINALG, ("x",), ("full_matrices",))  # outputs (q, r)
 svd = declare("svd", LINALG, ("x",), ("full_matrices", "compute_uv"))  # outputs (u, s, vh), or (s,)
 # outputs (eigenvalues, [left eigenvectors], [right eigenvectors]), complex, as lax.linalg.eig
-eig = declare("eig", LINALG, ("x",), ("compute_left_eigenvectors", "compute_right_eigenvectors"))
+# enable_eigvec_derivs: the eigenvectors are differentiable (lax.linalg.eig's opt-in; JAX's rule)
+eig = declare(
+    "eig", LINALG, ("x",), ("compute_left_eigenvectors", "compute_right_eigenvectors", "enable_eigvec_derivs")
+)
+# outputs (the Householder reflectors below R's diagonal, R on and above it; taus [..., min(m, n)]),
+# as lax.linalg.geqrf (its derivative is refused, as JAX has none)
+geqrf = declare("geqrf", LINALG, ("x",))
 
 # -- user calls (autodiff.custom_jvp / autodiff.custom_vjp) ------------------------------------
 # The function and its derivative rule travel as params: ``fun`` (operands -> list of outputs) is
