@@ -97,11 +97,12 @@ LOWERINGS["eig"] = eig_lowering
 
 
 def geqrf_lowering(eqn: Eqn, x: Any) -> Lowered:
-    """lax.linalg.geqrf: (packed reflectors and R, taus)."""
-    from jax import lax
+    """geqrf (private in jax.lax.linalg at 0.10): through ``jnp.linalg.qr(mode="raw")``, which
+    returns its packed reflectors transposed, so they are swapped back."""
+    import jax.numpy as jnp
 
-    a, taus = lax.linalg.geqrf(x)
-    return (a, taus)
+    h, taus = jnp.linalg.qr(x, mode="raw")
+    return (jnp.swapaxes(h, -1, -2), taus)
 
 
 LOWERINGS["geqrf"] = geqrf_lowering
