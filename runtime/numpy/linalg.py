@@ -37,7 +37,6 @@ from runtime.numpy.linalg_factor import (
     vector_norm,
 )
 from runtime.numpy.linalg_products import (
-    LstsqResult,
     cond,
     cross,
     diagonal,
@@ -55,7 +54,6 @@ from runtime.numpy.linalg_products import (
 __all__ = [
     "EigResult",
     "EighResult",
-    "LstsqResult",
     "QRResult",
     "SVDResult",
     "SlogdetResult",

@@ -449,7 +449,9 @@ def _solve_pos_rule(lower: builtins.bool) -> tuple[Any, Any]:
         (a, b), (da, db) = primals, tangents
         (x,) = fun(a, b)
         rhs = F.sub(db, _mm(da, x))
-        return [x], F._custom_rule("solve", fun, jvp, (a, rhs))  # dx = a^-1 (db - da x)
+        # the solve as ops (not another recorded call), so the tangent map's pull-back is two
+        # triangular solves; a second derivative goes through cholesky (a's Hermitian part)
+        return [x], fun(a, rhs)  # dx = a^-1 (db - da x)
 
     return fun, jvp
 

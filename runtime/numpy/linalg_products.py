@@ -15,7 +15,7 @@ import builtins
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +45,6 @@ from runtime.numpy.linalg_factor import (
 from runtime.numpy.params import named, refuse_traced
 
 __all__ = [
-    "LstsqResult",
     "cond",
     "cross",
     "diagonal",
@@ -59,16 +58,6 @@ __all__ = [
     "trace",
     "vecdot",
 ]
-
-
-class LstsqResult(NamedTuple):
-    """``lstsq``'s result, as jax.numpy's tuple: the solution, the residuals' squared norms,
-    the effective rank and the singular values."""
-
-    x: Tensor
-    residuals: Tensor
-    rank: Tensor
-    s: Tensor
 
 
 # -- helpers -----------------------------------------------------------------------------------------
@@ -153,7 +142,9 @@ def _pinv_rule(rtol: np.ndarray, hermitian: builtins.bool) -> tuple[Any, Any]:
 
     def jvp(primals: Sequence[Tensor], tangents: Sequence[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
         (a,), (da,) = primals, tangents
-        (p,) = F._custom_rule("pinv", fun, jvp, (a,))
+        # p as ops (svd ...), not another recorded call: the pull-back of this tangent map then
+        # ends at the primal, and a second derivative goes through svd
+        (p,) = fun(a)
         if hermitian:
             a, da = _symmetrize(a), _symmetrize(da)
         m, n = a.shape[-2:]
@@ -205,7 +196,7 @@ def pinv(a: Any, rtol: Any = None, hermitian: builtins.bool = False, *, rcond: A
 
 
 @named("linalg.lstsq")
-def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: builtins.bool = False) -> LstsqResult:
+def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: builtins.bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """The least-squares solution of ``a @ x == b``, as ``jnp.linalg.lstsq``: ``(x, residuals,
     rank, s)`` for ``a`` ``[m, n]`` and ``b`` ``[m]`` or ``[m, k]``, from the thin SVD; singular
     values below ``rcond * s_max`` (default ``eps * max(m, n)``; a negative one means eps) are
@@ -247,7 +238,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: builtins.bool = Fal
     else:
         r = F.sub(matrix, _mm(at, x))
         resid = F.reduce_sum(F.real(F.mul(r, F.conj(r))) if r.dtype.kind == "complex" else F.mul(r, r), (0,))
-    return LstsqResult(F.reshape(x, (n,)) if vector else x, resid, rank, s)
+    return (F.reshape(x, (n,)) if vector else x, resid, rank, s)  # a plain tuple, as jax.numpy's
 
 
 @named("linalg.matrix_rank")
