@@ -390,9 +390,9 @@ JVP_RULES["qr"] = qr_jvp
 def _thin_qr_vjp(q: Tensor, r: Tensor, ct_q: TangentLike, ct_r: TangentLike) -> Tensor:
     """The adjoint of ``_thin_qr_jvp``: the cotangent of ``x`` from those of ``q`` and (square) ``r``."""
     m_: TangentLike = Zero.like(r)
-    if not is_zero(ct_q):
+    if isinstance(ct_q, Tensor):
         m_ = _mm(_H(q), ct_q)
-    if not is_zero(ct_r):
+    if isinstance(ct_r, Tensor):
         m_ = add_any(m_, F.neg(_mm(ct_r, _H(r))))
     assert isinstance(m_, Tensor)
     n_ = _where(_mask(m_.shape, "strict_lower"), F.sub(m_, _H(m_)))  # the adjoint of C -> dO
@@ -421,7 +421,8 @@ def qr_vjp(cotangents: Any, primals: Any, outputs: Any, needs: Any, full_matrice
         ct_dq = add_any(ct_dq, _mm(_columns(x, m, n), _H(ct_r2)))
         ct_x2 = _mm(q, ct_r2)
     ct_x1 = _thin_qr_vjp(q, _columns(r, 0, m), ct_dq, ct_r1)
-    return [F.concatenate([ct_x1, instantiate(ct_x2)], x.ndim - 1)]  # ct_X = [thin^T(ct_Q + X2 ct_R2^H, ct_R1), Q ct_R2]
+    ct_x = F.concatenate([ct_x1, instantiate(ct_x2)], x.ndim - 1)
+    return [ct_x]  # ct_X = [thin^T(ct_Q + X2 ct_R2^H, ct_R1), Q ct_R2]
 
 
 VJP_RULES["qr"] = qr_vjp
@@ -437,7 +438,8 @@ def _svd_parts(x: Tensor, outputs: Any, full_matrices: bool, compute_uv: bool) -
         u, s, vh = F.svd(x, full_matrices=False)
         return u, s, vh
     if full_matrices and m != n:
-        raise _refuse("svd", x, "the singular vectors' derivative of full_matrices=True needs a square matrix (as in jax.lax.linalg)")
+        why = "the singular vectors' derivative of full_matrices=True needs a square matrix (as in jax.lax.linalg)"
+        raise _refuse("svd", x, why)
     u, s, vh = outputs
     return u, s, vh
 
@@ -621,13 +623,13 @@ def eig_vjp(
     ct_p: TangentLike = Zero.like(vr)
     if not is_zero(ct_w):
         ct_p = _diag_matrix(ct_w)
-    if not is_zero(ct_vr):
+    if isinstance(ct_vr, Tensor):
         ct_p = add_any(ct_p, _eig_vec_transpose(w, vr, ct_vr))
     g: TangentLike = Zero.like(vr)
     if not is_zero(ct_p):
         assert isinstance(ct_p, Tensor)
         g = F.solve(_H(vr), _mm(ct_p, _H(vr)))  # V^-H ct_P V^H, the adjoint of P = V^-1 dA V
-    if not is_zero(ct_vl):
+    if isinstance(ct_vl, Tensor):
         vl = outputs[1]
         g_l = F.solve(_H(vl), _mm(_eig_vec_transpose(F.conj(w), vl, ct_vl), _H(vl)))
         g = add_any(g, _H(g_l))  # the left part's tangent map reads dA^H

@@ -324,7 +324,7 @@ FLOAT_ONLY: Final = frozenset(
     {exp, log, expm1, log1p, sin, cos, tanh, logistic, sqrt, rsqrt, reciprocal, atan2, cholesky, eigh, triangular_solve,
      exp2, sinh, cosh, tan, asin, acos, atan, asinh, acosh, atanh, cbrt, nextafter,
      erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e, polygamma, zeta, igamma, igammac, igamma_grad_a,
-     lu, qr, svd, eig}
+     lu, qr, svd, eig, geqrf}
 )  # fmt: skip
 #: Ops whose meaning on a real operand is an identity or a constant
 #: (``real(x) = x``, ``conj(x) = x``, ``imag(x) = 0``): the plan's rewrite

@@ -12,8 +12,8 @@ recording holds exactly what ran, and replays, differentiates, batches and lower
 from __future__ import annotations
 
 from runtime.numpy.linalg_factor import (
-    EigResult,
     EighResult,
+    EigResult,
     QRResult,
     SlogdetResult,
     SVDResult,

@@ -12,6 +12,7 @@ differentiates, batches and lowers to JAX like any program. ``pinv`` has JAX's o
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 import operator
 from collections.abc import Sequence
@@ -196,7 +197,9 @@ def pinv(a: Any, rtol: Any = None, hermitian: builtins.bool = False, *, rcond: A
 
 
 @named("linalg.lstsq")
-def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: builtins.bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def lstsq(
+    a: Any, b: Any, rcond: Any = None, *, numpy_resid: builtins.bool = False
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """The least-squares solution of ``a @ x == b``, as ``jnp.linalg.lstsq``: ``(x, residuals,
     rank, s)`` for ``a`` ``[m, n]`` and ``b`` ``[m]`` or ``[m, k]``, from the thin SVD; singular
     values below ``rcond * s_max`` (default ``eps * max(m, n)``; a negative one means eps) are
@@ -242,7 +245,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: builtins.bool = Fal
 
 
 @named("linalg.matrix_rank")
-def matrix_rank(M: Any, rtol: Any = None, *, hermitian: builtins.bool = False, tol: Any = None) -> Tensor:  # noqa: N803
+def matrix_rank(M: Any, rtol: Any = None, *, hermitian: builtins.bool = False, tol: Any = None) -> Tensor:
     """The rank of (a batch of) matrices, as ``jnp.linalg.matrix_rank``: the number of singular
     values above the threshold, by default ``s_max * max(m, n) * eps``. A given ``rtol`` (or
     ``tol``, its older name) is that threshold itself under jax.numpy's rules (its 0.10
@@ -338,7 +341,7 @@ def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Tensor:
         ts[0] = F.reshape(ts[0], (1, ts[0].shape[0]))
     if last_vector:
         ts[-1] = F.reshape(ts[-1], (ts[-1].shape[0], 1))
-    if builtins.any(x.shape[1] != y.shape[0] for x, y in zip(ts[:-1], ts[1:], strict=False)):
+    if builtins.any(x.shape[1] != y.shape[0] for x, y in itertools.pairwise(ts)):
         raise _error(ShapeError, "multi_dot", ts, "each array's last dim must match the next one's first")
     split = _chain_order([ts[0].shape[0], *(t.shape[1] for t in ts)])
 
@@ -419,9 +422,7 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
 
 
 @named("linalg.vecdot")
-def vecdot(
-    x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None
-) -> Tensor:
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Tensor:
     """The conjugate dot product ``sum(conj(x1) * x2)`` along ``axis``, as ``jnp.linalg.vecdot``
     (the array API's): the other dims broadcast; one ``dot_general`` (``preferred_element_type``
     as its). ``precision`` is accepted for jax.numpy's signature."""

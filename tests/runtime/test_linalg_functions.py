@@ -56,29 +56,54 @@ def _total(x: Tensor) -> Tensor:
 #: per function: castwise's call, jax.numpy's, and a batch of inputs (the batch axis first)
 VMAP: dict[str, tuple[Callable[..., Any], Callable[..., Any], Callable[[], list[np.ndarray]]]] = {
     "pinv": (L.pinv, jnp.linalg.pinv, lambda: [general((3, 4, 3), 1)]),
-    "pinv-hermitian": (lambda a: L.pinv(a, hermitian=True), lambda a: jnp.linalg.pinv(a, hermitian=True),
-                       lambda: [spd((3, 3, 3), 2)]),  # fmt: skip
-    "lstsq": (lambda a, b: L.lstsq(a, b)[0], lambda a, b: jnp.linalg.lstsq(a, b)[0],
-              lambda: [general((3, 5, 3), 3), general((3, 5, 2), 4)]),  # fmt: skip
+    "pinv-hermitian": (
+        lambda a: L.pinv(a, hermitian=True),
+        lambda a: jnp.linalg.pinv(a, hermitian=True),
+        lambda: [spd((3, 3, 3), 2)],
+    ),
+    "lstsq": (
+        lambda a, b: L.lstsq(a, b)[0],
+        lambda a, b: jnp.linalg.lstsq(a, b)[0],
+        lambda: [general((3, 5, 3), 3), general((3, 5, 2), 4)],
+    ),
     "matrix_rank": (L.matrix_rank, jnp.linalg.matrix_rank, lambda: [general((3, 4, 3), 5)]),
     "cond": (L.cond, jnp.linalg.cond, lambda: [general((3, 3, 3), 6)]),
     "cond-1": (lambda a: L.cond(a, 1), lambda a: jnp.linalg.cond(a, 1), lambda: [general((3, 3, 3), 6)]),
-    "multi_dot": (lambda a, b, c: L.multi_dot([a, b, c]), lambda a, b, c: jnp.linalg.multi_dot([a, b, c]),
-                  lambda: [general((2, 3, 4), 7), general((2, 4, 2), 8), general((2, 2, 5), 9)]),  # fmt: skip
+    "multi_dot": (
+        lambda a, b, c: L.multi_dot([a, b, c]),
+        lambda a, b, c: jnp.linalg.multi_dot([a, b, c]),
+        lambda: [general((2, 3, 4), 7), general((2, 4, 2), 8), general((2, 2, 5), 9)],
+    ),
     "cross": (L.cross, jnp.linalg.cross, lambda: [general((4, 2, 3), 10), general((4, 2, 3), 11)]),
     "vecdot": (L.vecdot, jnp.linalg.vecdot, lambda: [general((4, 2, 3), 12), general((4, 2, 3), 13)]),
-    "trace": (lambda x: L.trace(x, offset=1), lambda x: jnp.linalg.trace(x, offset=1), lambda: [general((3, 3, 4), 14)]),
+    "trace": (
+        lambda x: L.trace(x, offset=1),
+        lambda x: jnp.linalg.trace(x, offset=1),
+        lambda: [general((3, 3, 4), 14)],
+    ),
     "diagonal": (L.diagonal, jnp.linalg.diagonal, lambda: [general((3, 3, 4), 15)]),
     "matrix_transpose": (L.matrix_transpose, jnp.linalg.matrix_transpose, lambda: [general((3, 3, 4), 16)]),
     "tensorinv": (L.tensorinv, jnp.linalg.tensorinv, lambda: [general((2, 6, 6), 17).reshape(2, 2, 3, 6)]),
-    "tensorsolve": (L.tensorsolve, jnp.linalg.tensorsolve,
-                    lambda: [general((2, 6, 6), 18).reshape(2, 2, 3, 6), general((2, 2, 3), 19)]),  # fmt: skip
-    "solve-pos": (lambda a, b: L.solve(a, b, assume_a="pos"), lambda a, b: jsl.solve(a, b, assume_a="pos"),
-                  lambda: [spd((3, 3, 3), 20), general((3, 3, 2), 21)]),  # fmt: skip
-    "qr-raw": (lambda a: L.qr(a, mode="raw")[0], lambda a: jnp.linalg.qr(a, mode="raw")[0],
-               lambda: [general((2, 4, 3), 22)]),  # fmt: skip
-    "slogdet-qr": (lambda a: L.slogdet(a, method="qr")[1], lambda a: jnp.linalg.slogdet(a, method="qr")[1],
-                   lambda: [general((3, 3, 3), 23)]),  # fmt: skip
+    "tensorsolve": (
+        L.tensorsolve,
+        jnp.linalg.tensorsolve,
+        lambda: [general((2, 6, 6), 18).reshape(2, 2, 3, 6), general((2, 2, 3), 19)],
+    ),
+    "solve-pos": (
+        lambda a, b: L.solve(a, b, assume_a="pos"),
+        lambda a, b: jsl.solve(a, b, assume_a="pos"),
+        lambda: [spd((3, 3, 3), 20), general((3, 3, 2), 21)],
+    ),
+    "qr-raw": (
+        lambda a: L.qr(a, mode="raw")[0],
+        lambda a: jnp.linalg.qr(a, mode="raw")[0],
+        lambda: [general((2, 4, 3), 22)],
+    ),
+    "slogdet-qr": (
+        lambda a: L.slogdet(a, method="qr")[1],
+        lambda a: jnp.linalg.slogdet(a, method="qr")[1],
+        lambda: [general((3, 3, 3), 23)],
+    ),
 }
 
 
@@ -203,8 +228,8 @@ def test_empty_and_singular_inputs_as_jax() -> None:
         got, want = L.cond(asarray(singular), p), jnp.linalg.cond(jnp.asarray(singular), p)
         assert float(got) == float(want) or (np.isinf(float(got)) and np.isinf(float(want))), p
     assert int(L.matrix_rank(asarray(singular))) == int(jnp.linalg.matrix_rank(jnp.asarray(singular))) == 1
-    x, resid, rank, s = L.lstsq(asarray(singular), asarray(np.ones(2)))
-    jx, jresid, jrank, js = jnp.linalg.lstsq(jnp.asarray(singular), jnp.ones(2))
+    x, _, rank, _ = L.lstsq(asarray(singular), asarray(np.ones(2)))
+    jx, _, jrank, _ = jnp.linalg.lstsq(jnp.asarray(singular), jnp.ones(2))
     np.testing.assert_allclose(x.numpy(), np.asarray(jx), atol=1e-12)
     assert int(rank) == int(jrank) == 1
 

@@ -178,8 +178,6 @@ def _arrs(*shapes: tuple[int, ...]) -> Callable[..., list[np.ndarray]]:
                          for i, s in enumerate(shapes)]  # fmt: skip
 
 
-
-
 # -- the table ---------------------------------------------------------------------------------------------
 
 
@@ -358,10 +356,20 @@ ROWS: dict[str, list[Row]] = {
             lambda a: tuple(jnp.linalg.qr(a, mode="complete")),
             _mat(3, 4, 9),
         ),
-        Row("raw-tall", lambda a: tuple(L.qr(a, mode="raw")), lambda a: tuple(jnp.linalg.qr(a, mode="raw")),
-            _mat(4, 3, 9), grad=False),  # fmt: skip
-        Row("raw-wide", lambda a: tuple(L.qr(a, mode="raw")), lambda a: tuple(jnp.linalg.qr(a, mode="raw")),
-            _mat(3, 4, 9), grad=False),  # fmt: skip
+        Row(
+            "raw-tall",
+            lambda a: tuple(L.qr(a, mode="raw")),
+            lambda a: tuple(jnp.linalg.qr(a, mode="raw")),
+            _mat(4, 3, 9),
+            grad=False,
+        ),
+        Row(
+            "raw-wide",
+            lambda a: tuple(L.qr(a, mode="raw")),
+            lambda a: tuple(jnp.linalg.qr(a, mode="raw")),
+            _mat(3, 4, 9),
+            grad=False,
+        ),
     ],
     "svd": [
         Row(
@@ -486,31 +494,70 @@ ROWS.update(
         "pinv": [
             Row("tall", L.pinv, jnp.linalg.pinv, _mat(4, 3, 30)),
             Row("wide", L.pinv, jnp.linalg.pinv, _mat(3, 4, 30)),
-            Row("hermitian", lambda a: L.pinv(a, hermitian=True), lambda a: jnp.linalg.pinv(a, hermitian=True),
-                _sq(3, indefinite, 31)),  # fmt: skip
+            Row(
+                "hermitian",
+                lambda a: L.pinv(a, hermitian=True),
+                lambda a: jnp.linalg.pinv(a, hermitian=True),
+                _sq(3, indefinite, 31),
+            ),
             # a cutoff between the singular values: the values only (the function jumps there)
-            Row("rtol", lambda a: L.pinv(a, rtol=0.5), lambda a: jnp.linalg.pinv(a, rtol=0.5), _mat(4, 3, 30),
-                grad=False),  # fmt: skip
+            Row(
+                "rtol",
+                lambda a: L.pinv(a, rtol=0.5),
+                lambda a: jnp.linalg.pinv(a, rtol=0.5),
+                _mat(4, 3, 30),
+                grad=False,
+            ),
         ],
         "lstsq": [
-            Row("over-matrix-b", lambda a, b: _lstsq_float(L.lstsq(a, b)), lambda a, b: _lstsq_float(jnp.linalg.lstsq(a, b)),
-                lambda d, b: [general((5, 3), d, 32), _randn(np.random.default_rng(33), (5, 2), d)], batched=False),
-            Row("over-vector-b", lambda a, b: _lstsq_float(L.lstsq(a, b)), lambda a, b: _lstsq_float(jnp.linalg.lstsq(a, b)),
-                lambda d, b: [general((5, 3), d, 32), _randn(np.random.default_rng(34), (5,), d)], batched=False),
+            Row(
+                "over-matrix-b",
+                lambda a, b: _lstsq_float(L.lstsq(a, b)),
+                lambda a, b: _lstsq_float(jnp.linalg.lstsq(a, b)),
+                lambda d, b: [general((5, 3), d, 32), _randn(np.random.default_rng(33), (5, 2), d)],
+                batched=False,
+            ),
+            Row(
+                "over-vector-b",
+                lambda a, b: _lstsq_float(L.lstsq(a, b)),
+                lambda a, b: _lstsq_float(jnp.linalg.lstsq(a, b)),
+                lambda d, b: [general((5, 3), d, 32), _randn(np.random.default_rng(34), (5,), d)],
+                batched=False,
+            ),
             # underdetermined: the residuals are 0, where JAX's norm**2 has no derivative
-            Row("under", lambda a, b: L.lstsq(a, b)[::3], lambda a, b: jnp.linalg.lstsq(a, b)[::3],
-                lambda d, b: [general((3, 5), d, 35), _randn(np.random.default_rng(36), (3, 2), d)], batched=False),
-            Row("rank", lambda a, b: L.lstsq(a, b, rcond=0.4)[2], lambda a, b: jnp.linalg.lstsq(a, b, rcond=0.4)[2],
-                lambda d, b: [general((5, 3), d, 32), _randn(np.random.default_rng(33), (5, 2), d)], grad=False,
-                batched=False),
-        ],  # fmt: skip
+            Row(
+                "under",
+                lambda a, b: L.lstsq(a, b)[::3],
+                lambda a, b: jnp.linalg.lstsq(a, b)[::3],
+                lambda d, b: [general((3, 5), d, 35), _randn(np.random.default_rng(36), (3, 2), d)],
+                batched=False,
+            ),
+            Row(
+                "rank",
+                lambda a, b: L.lstsq(a, b, rcond=0.4)[2],
+                lambda a, b: jnp.linalg.lstsq(a, b, rcond=0.4)[2],
+                lambda d, b: [general((5, 3), d, 32), _randn(np.random.default_rng(33), (5, 2), d)],
+                grad=False,
+                batched=False,
+            ),
+        ],
         "matrix_rank": [
             Row("full", L.matrix_rank, jnp.linalg.matrix_rank, _mat(4, 3, 37), grad=False),
             Row("deficient", L.matrix_rank, jnp.linalg.matrix_rank, lambda d, b: [_rank2((*b, 4, 4), d)], grad=False),
-            Row("tol", lambda a: L.matrix_rank(a, tol=2.0), lambda a: jnp.linalg.matrix_rank(a, tol=2.0),
-                _mat(4, 3, 37), grad=False),  # fmt: skip
-            Row("hermitian", lambda a: L.matrix_rank(a, hermitian=True),
-                lambda a: jnp.linalg.matrix_rank(a, hermitian=True), _sq(3, indefinite, 38), grad=False),  # fmt: skip
+            Row(
+                "tol",
+                lambda a: L.matrix_rank(a, tol=2.0),
+                lambda a: jnp.linalg.matrix_rank(a, tol=2.0),
+                _mat(4, 3, 37),
+                grad=False,
+            ),
+            Row(
+                "hermitian",
+                lambda a: L.matrix_rank(a, hermitian=True),
+                lambda a: jnp.linalg.matrix_rank(a, hermitian=True),
+                _sq(3, indefinite, 38),
+                grad=False,
+            ),
             Row("vector", L.matrix_rank, jnp.linalg.matrix_rank, _arr((4,)), grad=False, batched=False),
         ],
         "cond": [
@@ -519,46 +566,92 @@ ROWS.update(
         ]
         + [Row("tall", L.cond, jnp.linalg.cond, _mat(4, 3, 39))],
         "multi_dot": [
-            Row(f"{'-'.join('x'.join(map(str, s)) for s in shapes)}", lambda *xs: L.multi_dot(xs),
-                lambda *xs: jnp.linalg.multi_dot(xs), _chain(shapes), batched=False)  # fmt: skip
-            for shapes in (((2, 3), (3, 4)), ((5, 2), (2, 6), (6, 3), (3, 1)), ((3,), (3, 4), (4, 2)),
-                           ((3,), (3, 4), (4,)), ((2, 3), (3, 4), (4,)))  # fmt: skip
+            Row(
+                f"{'-'.join('x'.join(map(str, s)) for s in shapes)}",
+                lambda *xs: L.multi_dot(xs),
+                lambda *xs: jnp.linalg.multi_dot(xs),
+                _chain(shapes),
+                batched=False,
+            )
+            for shapes in (
+                ((2, 3), (3, 4)),
+                ((5, 2), (2, 6), (6, 3), (3, 1)),
+                ((3,), (3, 4), (4, 2)),
+                ((3,), (3, 4), (4,)),
+                ((2, 3), (3, 4), (4,)),
+            )
         ],
         "cross": [
             Row("vectors", lambda x, y: L.cross(x, y), lambda x, y: jnp.linalg.cross(x, y), _arrs((3,), (3,))),
             Row("broadcast", lambda x, y: L.cross(x, y), lambda x, y: jnp.linalg.cross(x, y), _arrs((2, 3), (3,))),
-            Row("axis0", lambda x, y: L.cross(x, y, axis=0), lambda x, y: jnp.linalg.cross(x, y, axis=0),
-                _arrs((3, 2), (3, 2)), batched=False),  # fmt: skip
+            Row(
+                "axis0",
+                lambda x, y: L.cross(x, y, axis=0),
+                lambda x, y: jnp.linalg.cross(x, y, axis=0),
+                _arrs((3, 2), (3, 2)),
+                batched=False,
+            ),
         ],
         "vecdot": [
             Row("last", lambda x, y: L.vecdot(x, y), lambda x, y: jnp.linalg.vecdot(x, y), _arrs((2, 3), (3,))),
-            Row("axis0", lambda x, y: L.vecdot(x, y, axis=0), lambda x, y: jnp.linalg.vecdot(x, y, axis=0),
-                _arrs((3, 2), (3, 2)), batched=False),  # fmt: skip
+            Row(
+                "axis0",
+                lambda x, y: L.vecdot(x, y, axis=0),
+                lambda x, y: jnp.linalg.vecdot(x, y, axis=0),
+                _arrs((3, 2), (3, 2)),
+                batched=False,
+            ),
         ],
         "trace": [
-            Row(f"offset={k}", lambda x, k=k: L.trace(x, offset=k), lambda x, k=k: jnp.linalg.trace(x, offset=k),
-                _mat(3, 4, 40))  # fmt: skip
+            Row(
+                f"offset={k}",
+                lambda x, k=k: L.trace(x, offset=k),
+                lambda x, k=k: jnp.linalg.trace(x, offset=k),
+                _mat(3, 4, 40),
+            )
             for k in (0, 1, -1, 5)
         ],
         "diagonal": [
-            Row(f"offset={k}", lambda x, k=k: L.diagonal(x, offset=k),
-                lambda x, k=k: jnp.linalg.diagonal(x, offset=k), _mat(3, 4, 41))  # fmt: skip
+            Row(
+                f"offset={k}",
+                lambda x, k=k: L.diagonal(x, offset=k),
+                lambda x, k=k: jnp.linalg.diagonal(x, offset=k),
+                _mat(3, 4, 41),
+            )
             for k in (0, 2, -1)
         ],
         "matrix_transpose": [Row("3x4", L.matrix_transpose, jnp.linalg.matrix_transpose, _mat(3, 4, 42))],
         "tensorinv": [
-            Row("ind=2", lambda a: L.tensorinv(a, 2), lambda a: jnp.linalg.tensorinv(a, 2),
-                lambda d, b: [general((6, 6), d, 43).reshape(2, 3, 6)], batched=False),  # fmt: skip
-            Row("ind=1", lambda a: L.tensorinv(a, 1), lambda a: jnp.linalg.tensorinv(a, 1),
-                lambda d, b: [general((6, 6), d, 43).reshape(6, 2, 3)], batched=False),  # fmt: skip
+            Row(
+                "ind=2",
+                lambda a: L.tensorinv(a, 2),
+                lambda a: jnp.linalg.tensorinv(a, 2),
+                lambda d, b: [general((6, 6), d, 43).reshape(2, 3, 6)],
+                batched=False,
+            ),
+            Row(
+                "ind=1",
+                lambda a: L.tensorinv(a, 1),
+                lambda a: jnp.linalg.tensorinv(a, 1),
+                lambda d, b: [general((6, 6), d, 43).reshape(6, 2, 3)],
+                batched=False,
+            ),
         ],
         "tensorsolve": [
-            Row("plain", L.tensorsolve, jnp.linalg.tensorsolve,
+            Row(
+                "plain",
+                L.tensorsolve,
+                jnp.linalg.tensorsolve,
                 lambda d, b: [general((6, 6), d, 44).reshape(2, 3, 6), _randn(np.random.default_rng(45), (2, 3), d)],
-                batched=False),  # fmt: skip
-            Row("axes", lambda a, b: L.tensorsolve(a, b, axes=(0,)), lambda a, b: jnp.linalg.tensorsolve(a, b, axes=(0,)),
+                batched=False,
+            ),
+            Row(
+                "axes",
+                lambda a, b: L.tensorsolve(a, b, axes=(0,)),
+                lambda a, b: jnp.linalg.tensorsolve(a, b, axes=(0,)),
                 lambda d, b: [general((6, 6), d, 44).reshape(6, 2, 3), _randn(np.random.default_rng(45), (2, 3), d)],
-                batched=False),  # fmt: skip
+                batched=False,
+            ),
         ],
     }
 )
@@ -588,7 +681,9 @@ def test_every_public_name_has_a_row() -> None:
     # every public function or class defined in the module is exported (and so needs a row)
     homes = {"runtime.numpy.linalg_factor", "runtime.numpy.linalg_products"}  # the namespace re-exports them
     modules = [vars(__import__(home, fromlist=["_"])) for home in sorted(homes)]
-    defined = {n for m in modules for n, v in m.items() if not n.startswith("_") and getattr(v, "__module__", "") in homes}
+    defined = {
+        n for m in modules for n, v in m.items() if not n.startswith("_") and getattr(v, "__module__", "") in homes
+    }
     assert defined == set(rt.linalg.__all__)
 
 

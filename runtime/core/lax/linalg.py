@@ -335,9 +335,7 @@ def _det_jvp(primals: Sequence[Tensor], tangents: Sequence[Tensor]) -> tuple[lis
     return [_det_lu(a)], [reduce_sum(mul(_cofactor(a), t), _matrix_axes(a))]
 
 
-def _custom_rule(
-    name: str, fun: Any, jvp: Any, operands: Sequence[Tensor]
-) -> list[Tensor]:
+def _custom_rule(name: str, fun: Any, jvp: Any, operands: Sequence[Tensor]) -> list[Tensor]:
     """``fun(*operands)`` (a list of Tensors) with the derivative rule ``jvp`` (``(primals,
     tangents) -> (outputs, output tangents)``), as ``jax.custom_jvp``: with a tracked operand it
     records one ``custom_jvp_call`` named ``name``, which replays, lowers (``jax.custom_jvp``),
