@@ -21,6 +21,7 @@ recording and replay, vmap.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -157,6 +158,14 @@ def _sym_t(a: Tensor) -> Tensor:
     return F.mul(F.add(a, h), F.full(a.shape, 0.5, a.dtype))
 
 
+def _jsl_solve_pos(a: Any, b: Any, lower: bool = False) -> Any:
+    """``jax.scipy.linalg.solve(a, b, assume_a="pos")``; on a batch of matrices its own vmap over the
+    columns calls cho_solve in a way jax 0.10 warns about (FutureWarning, inside JAX)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "jax.scipy.linalg.cho_solve: batched 1D solves", FutureWarning)
+        return jsl.solve(a, b, assume_a="pos", lower=lower)
+
+
 def _lstsq_float(out: Any) -> tuple[Any, Any, Any]:
     """``lstsq``'s inexact outputs (x, residuals, s): the rank is an integer."""
     return out[0], out[1], out[3]
@@ -266,7 +275,7 @@ ROWS: dict[str, list[Row]] = {
         Row(
             "pos-upper",
             lambda a, b: L.solve(a, b, assume_a="pos"),
-            lambda a, b: jsl.solve(a, b, assume_a="pos"),
+            lambda a, b: _jsl_solve_pos(a, b),
             lambda d, b: [spd((*b, 3, 3), d, 1), _randn(np.random.default_rng(2), (*b, 3, 2), d)],
             fd=False,
             complex_vjp_is_adjoint=True,
@@ -274,7 +283,7 @@ ROWS: dict[str, list[Row]] = {
         Row(
             "pos-lower-vector",
             lambda a, b: L.solve(a, b, assume_a="pos", lower=True),
-            lambda a, b: jsl.solve(a, b, assume_a="pos", lower=True),
+            lambda a, b: _jsl_solve_pos(a, b, lower=True),
             lambda d, b: [spd((*b, 3, 3), d, 1), _randn(np.random.default_rng(3), (*b, 3), d)],
             fd=False,
             complex_vjp_is_adjoint=True,
@@ -282,7 +291,7 @@ ROWS: dict[str, list[Row]] = {
         Row(
             "pos-symmetric-tangents",
             lambda a, b: L.solve(_sym_t(a), b, assume_a="pos"),
-            lambda a, b: jsl.solve((a + jnp.conj(jnp.swapaxes(a, -1, -2))) / 2, b, assume_a="pos"),
+            lambda a, b: _jsl_solve_pos((a + jnp.conj(jnp.swapaxes(a, -1, -2))) / 2, b),
             lambda d, b: [spd((*b, 3, 3), d, 1), _randn(np.random.default_rng(2), (*b, 3, 2), d)],
             complex_vjp_is_adjoint=True,
         ),
