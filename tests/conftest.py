@@ -45,6 +45,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repro"))
 #: 4 s of that per function. Rows that name an op family or a dtype family no kept row names yet
 #: are kept too, so each family keeps rows (``_sampled_rows``).
 SAMPLED: dict[str, int] = {
+    "tests/autodiff/test_rules_linalg_eig_qr.py::test_jvp_and_vjp_match_jax": 10,  # 380 (loaded machine)
+    "tests/autodiff/test_rules_linalg_eig_qr.py::test_finite_differences": 4,  # 60
+    "tests/runtime/test_linalg_functions.py::test_integer_inputs_follow_jax_numpy": 6,  # 30
+    "tests/runtime/test_linalg_functions.py::test_jit_matches_eager_and_jax_grad": 4,  # 60
+    "tests/runtime/test_linalg_functions.py::test_vmap_matches_jax_vmap": 4,  # 20
     "tests/runtime/test_weak_propagation.py::test_add_and_result_type_match_jax": 4,  # 20 (CPU s)
     "tests/runtime/test_linalg_precision.py::test_eager_equals_jit": 3,  # 18 (CPU s)
     "tests/passes/test_lower_jax.py::test_each_op_lowers_to_lax_and_matches_the_interpreter": 148,  # 590

@@ -21,7 +21,7 @@ Layout: one module per op family, named after the sections of ``runtime/core/ops
   cumprod, cummax, cummin, cumlogsumexp;
 * ``structural``: reshape, transpose, broadcast_in_dim, slice, pad, reverse, sort, top_k, split;
 * ``special``: erf, erfc, erf_inv, lgamma, digamma, polygamma, igamma, igammac, bessel_i0e, bessel_i1e;
-* ``linalg``: eigh, cholesky, triangular_solve, lu, qr, svd, eig;
+* ``linalg``: eigh, cholesky, triangular_solve, lu, qr, svd, eig, geqrf;
 * ``windowed``: reduce_window_sum, reduce_window_max, reduce_window_min, select_and_gather_add,
   select_and_scatter_add;
 * ``convolution``: conv_general_dilated;

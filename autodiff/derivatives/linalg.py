@@ -1,4 +1,5 @@
-"""Derivative rules for the linear-algebra ops: ``eigh``, ``cholesky``, ``triangular_solve``.
+"""Derivative rules for the linear-algebra ops: ``eigh``, ``cholesky``, ``triangular_solve``, ``lu``,
+``qr``, ``svd``, ``eig``, ``geqrf``.
 
 Every rule is built from ``runtime.core.lax`` ops only (matrix products are
 ``dot_general``, masks come from ``iota`` + comparisons + ``select``), so a
@@ -38,11 +39,11 @@ from __future__ import annotations
 from typing import Any
 
 from autodiff.rules import JVP_RULES, VJP_RULES
-from autodiff.zeros import TangentLike, Zero, add_any, is_zero
+from autodiff.zeros import TangentLike, Zero, add_any, instantiate, is_zero
 from runtime.core import lax as F
 from runtime.core.errors import CastwiseError
 from runtime.core.tensor import Tensor
-from runtime.numpy.linalg import _H, _mm, _mT
+from runtime.numpy.linalg_factor import _H, _mm, _mT
 
 # -- helpers (compositions of vocabulary ops) -----------------------------------------------
 
@@ -234,12 +235,14 @@ VJP_RULES["triangular_solve"] = triangular_solve_vjp
 
 
 class LinalgDerivativeError(CastwiseError, NotImplementedError):
-    """A derivative JAX does not define either (qr / svd with full matrices, eigenvectors of eig)."""
+    """A derivative castwise does not take: one JAX does not define either (svd with full matrices of a
+    non-square matrix, geqrf, eig's eigenvectors without ``enable_eigvec_derivs``), or, said so in
+    the message, qr's ``full_matrices=True`` of a tall matrix."""
 
 
 def _refuse(op: str, x: Any, why: str) -> LinalgDerivativeError:
     shape = ",".join(map(str, x.shape))
-    return LinalgDerivativeError(f"{op}: no derivative for x:{x.dtype.short}[{shape}]: {why} (as in jax.lax.linalg)")
+    return LinalgDerivativeError(f"{op}: no derivative for x:{x.dtype.short}[{shape}]: {why}")
 
 
 def _scale_cols(x: Tensor, s: Tensor) -> Tensor:
@@ -338,19 +341,18 @@ VJP_RULES["lu"] = lu_vjp
 # -- qr -----------------------------------------------------------------------------------------
 
 
-def _qr_reduced(x: Tensor, q: Tensor, r: Tensor, full_matrices: bool) -> None:
+def _qr_supported(x: Tensor, full_matrices: bool) -> None:
     *_, m, n = x.shape
-    if m < n:
-        raise _refuse("qr", x, "the derivative needs m >= n")
-    if full_matrices and m != n:
-        raise _refuse("qr", x, "the derivative of full_matrices=True needs a square matrix")
+    if full_matrices and m > n:
+        raise _refuse(
+            "qr", x,
+            "the derivative of full_matrices=True (mode='complete') of a tall matrix is not implemented in "
+            "castwise (jax.lax.linalg.qr has one since 0.8: arXiv 2409.13374); use mode='reduced'",
+        )  # fmt: skip
 
 
-def qr_jvp(primals: Any, tangents: Any, outputs: Any, full_matrices: bool = True) -> list[TangentLike]:
-    (x,), (t,), (q, r) = primals, tangents, outputs
-    if is_zero(t):
-        return [Zero.like(q), Zero.like(r)]
-    _qr_reduced(x, q, r, full_matrices)
+def _thin_qr_jvp(q: Tensor, r: Tensor, t: Tensor) -> tuple[Tensor, Tensor]:
+    """JAX's ``_thin_qr_jvp`` for ``x = q r`` with ``x`` ``[..., m, n]``, ``m >= n``, ``r`` square."""
     dx_rinv = F.triangular_solve(r, t, left_side=False, lower=False)  # dA R^-1
     c = _mm(_H(q), dx_rinv)
     low = _where(_mask(c.shape, "strict_lower"), c)
@@ -359,21 +361,38 @@ def qr_jvp(primals: Any, tangents: Any, outputs: Any, full_matrices: bool = True
         do = F.add(do, _imag_diagonal(c))
     dq = F.add(_mm(q, F.sub(do, c)), dx_rinv)
     dr = _mm(F.sub(c, do), r)
-    return [dq, dr]  # C = Q^H dA R^-1; dQ = Q (dO - C) + dA R^-1; dR = (C - dO) R
+    return dq, dr  # C = Q^H dA R^-1; dQ = Q (dO - C) + dA R^-1; dR = (C - dO) R
+
+
+def _columns(x: Tensor, start: int, stop: int) -> Tensor:
+    """``x[..., :, start:stop]``."""
+    return F.slice(x, (*(0,) * (x.ndim - 1), start), (*x.shape[:-1], stop))
+
+
+def qr_jvp(primals: Any, tangents: Any, outputs: Any, full_matrices: bool = True) -> list[TangentLike]:
+    (x,), (t,), (q, r) = primals, tangents, outputs
+    if is_zero(t):
+        return [Zero.like(q), Zero.like(r)]
+    _qr_supported(x, full_matrices)
+    *_, m, n = x.shape
+    if m >= n:
+        dq, dr = _thin_qr_jvp(q, r, t)
+        return [dq, dr]
+    # wide (JAX's rule): x = [x1 x2] = q [r1 r2]; (dq, dr1) from the square x1 = q r1, r2 = q^H x2
+    dq, dr1 = _thin_qr_jvp(q, _columns(r, 0, m), _columns(t, 0, m))
+    dr2 = F.add(_mm(_H(dq), _columns(x, m, n)), _mm(_H(q), _columns(t, m, n)))
+    return [dq, F.concatenate([dr1, dr2], r.ndim - 1)]  # dR = [dR1, dQ^H X2 + Q^H dX2]
 
 
 JVP_RULES["qr"] = qr_jvp
 
 
-def qr_vjp(cotangents: Any, primals: Any, outputs: Any, needs: Any, full_matrices: bool = True) -> list[TangentLike]:
-    (ct_q, ct_r), (x,), (q, r) = cotangents, primals, outputs
-    if not needs[0] or (is_zero(ct_q) and is_zero(ct_r)):
-        return [Zero.like(x)]
-    _qr_reduced(x, q, r, full_matrices)
+def _thin_qr_vjp(q: Tensor, r: Tensor, ct_q: TangentLike, ct_r: TangentLike) -> Tensor:
+    """The adjoint of ``_thin_qr_jvp``: the cotangent of ``x`` from those of ``q`` and (square) ``r``."""
     m_: TangentLike = Zero.like(r)
-    if not is_zero(ct_q):
+    if isinstance(ct_q, Tensor):
         m_ = _mm(_H(q), ct_q)
-    if not is_zero(ct_r):
+    if isinstance(ct_r, Tensor):
         m_ = add_any(m_, F.neg(_mm(ct_r, _H(r))))
     assert isinstance(m_, Tensor)
     n_ = _where(_mask(m_.shape, "strict_lower"), F.sub(m_, _H(m_)))  # the adjoint of C -> dO
@@ -381,8 +400,29 @@ def qr_vjp(cotangents: Any, primals: Any, outputs: Any, needs: Any, full_matrice
         n_ = F.add(n_, _imag_diagonal(m_))
     g = add_any(ct_q, _mm(q, F.sub(n_, m_)))
     assert isinstance(g, Tensor)
-    g = F.triangular_solve(r, g, left_side=False, lower=False, transpose_a=True, conjugate_a=_is_complex(r))
-    return [g]  # M = Q^H ct_Q - ct_R R^H; ct_A = (ct_Q + Q (tril(M - M^H, -1) + i Im diag M - M)) R^-H
+    return F.triangular_solve(r, g, left_side=False, lower=False, transpose_a=True, conjugate_a=_is_complex(r))
+    # M = Q^H ct_Q - ct_R R^H; ct_A = (ct_Q + Q (tril(M - M^H, -1) + i Im diag M - M)) R^-H
+
+
+def qr_vjp(cotangents: Any, primals: Any, outputs: Any, needs: Any, full_matrices: bool = True) -> list[TangentLike]:
+    (ct_q, ct_r), (x,), (q, r) = cotangents, primals, outputs
+    if not needs[0] or (is_zero(ct_q) and is_zero(ct_r)):
+        return [Zero.like(x)]
+    _qr_supported(x, full_matrices)
+    *_, m, n = x.shape
+    if m >= n:
+        return [_thin_qr_vjp(q, r, ct_q, ct_r)]
+    # the adjoint of the wide rule: dR2 = dQ^H X2 + Q^H dX2 sends X2 ct_R2^H to dQ and Q ct_R2 to dX2
+    ct_r1 = Zero(r.dtype, (*r.shape[:-1], m)) if is_zero(ct_r) else _columns(ct_r, 0, m)
+    ct_dq: TangentLike = ct_q
+    ct_x2: TangentLike = Zero(x.dtype, (*x.shape[:-1], n - m))
+    if not is_zero(ct_r):
+        ct_r2 = _columns(ct_r, m, n)
+        ct_dq = add_any(ct_dq, _mm(_columns(x, m, n), _H(ct_r2)))
+        ct_x2 = _mm(q, ct_r2)
+    ct_x1 = _thin_qr_vjp(q, _columns(r, 0, m), ct_dq, ct_r1)
+    ct_x = F.concatenate([ct_x1, instantiate(ct_x2)], x.ndim - 1)
+    return [ct_x]  # ct_X = [thin^T(ct_Q + X2 ct_R2^H, ct_R1), Q ct_R2]
 
 
 VJP_RULES["qr"] = qr_vjp
@@ -398,7 +438,8 @@ def _svd_parts(x: Tensor, outputs: Any, full_matrices: bool, compute_uv: bool) -
         u, s, vh = F.svd(x, full_matrices=False)
         return u, s, vh
     if full_matrices and m != n:
-        raise _refuse("svd", x, "the singular vectors' derivative of full_matrices=True needs a square matrix")
+        why = "the singular vectors' derivative of full_matrices=True needs a square matrix (as in jax.lax.linalg)"
+        raise _refuse("svd", x, why)
     u, s, vh = outputs
     return u, s, vh
 
@@ -493,23 +534,75 @@ VJP_RULES["svd"] = svd_vjp
 
 # -- eig ----------------------------------------------------------------------------------------
 
+_EIGVEC_REFUSAL = (
+    "the eigenvectors' derivative is taken only with enable_eigvec_derivs=True (jax.lax.linalg.eig's "
+    "opt-in: valid for distinct eigenvalues and no two components tied for the largest magnitude, which "
+    "cannot be checked); use eigvals for the eigenvalues alone"
+)
+
 
 def _eig_right_vectors(x: Tensor, outputs: Any, compute_right: bool) -> Tensor:
     return outputs[-1] if compute_right else F.eig(x, compute_left_eigenvectors=False)[1]
 
 
+def _eig_normalisation(w: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """``(F, mask, r)``: ``F[i, j] = 1 / (w_j - w_i)`` (0 on the diagonal), ``mask[i, j] = (i ==
+    k_j)`` with ``k_j = argmax_i |v_ij|`` (the component geev makes real) and ``r_j = Re v_{k_j j}``."""
+    gaps = _eig_gap_inverse(w, v.dtype)
+    rows = v.ndim - 2
+    k = F.argmax(F.abs(v), rows, "int32")
+    picks = F.broadcast_in_dim(k, v.shape, (*range(rows), rows + 1))
+    mask = F.convert(F.eq(F.iota("int32", v.shape, rows), picks), v.dtype)
+    r = F.real(F.reduce_sum(F.mul(mask, v), (rows,)))
+    return gaps, mask, r
+
+
+def _eig_vec_jvp(w: Tensor, v: Tensor, da: Tensor) -> tuple[Tensor, Tensor]:
+    """JAX's ``_eig_vec_jvp``: nondegenerate perturbation theory, under geev's normalisation (unit
+    2-norm, the largest-magnitude component real)."""
+    gaps, mask, r = _eig_normalisation(w, v)
+    p = _mm(F.solve(v, da), v)  # P = V^-1 dA V
+    u = _mm(v, F.mul(gaps, p))  # U = V (F o P)
+    rows = (v.ndim - 2,)
+    re = F.neg(F.real(F.reduce_sum(F.mul(F.conj(v), u), rows)))
+    im = F.neg(F.div(F.imag(F.reduce_sum(F.mul(mask, u), rows)), r))
+    return _diag_part(p), F.add(u, _scale_cols(v, F.complex(re, im)))
+    # dw = diag(P); dv_j = u_j + c_j v_j, c_j = -Re(v_j^H u_j) - i Im(u_{k_j j}) / Re(v_{k_j j})
+
+
+def _eig_vec_transpose(w: Tensor, v: Tensor, ct_v: Tensor) -> Tensor:
+    """The adjoint of ``da -> dv`` in ``_eig_vec_jvp`` up to ``P``: the cotangent of ``P``."""
+    gaps, mask, r = _eig_normalisation(w, v)
+    rows = v.ndim - 2
+    ct_c = F.reduce_sum(F.mul(F.conj(v), ct_v), (rows,))  # <v_j, ct_v_j>
+    ct_u = F.sub(ct_v, _scale_cols(v, F.real(ct_c)))
+    spread = F.broadcast_in_dim(F.div(F.imag(ct_c), r), v.shape, (*range(rows), rows + 1))
+    ct_u = F.sub(ct_u, F.mul(F.mul(mask, F.convert(spread, v.dtype)), F.full(v.shape, 1j, v.dtype)))
+    return F.mul(F.conj(gaps), _mm(_H(v), ct_u))
+    # ct_U = ct_V - v diag(Re c*) - i mask diag(Im c* / r), c*_j = v_j^H ct_v_j; ct_P = conj(F) o (V^H ct_U)
+
+
 def eig_jvp(
     primals: Any, tangents: Any, outputs: Any, compute_left_eigenvectors: bool = True,
-    compute_right_eigenvectors: bool = True,
+    compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
 ) -> list[TangentLike]:  # fmt: skip
     (x,), (t,) = primals, tangents
     if is_zero(t):
         return [Zero.like(o) for o in outputs]
-    if compute_left_eigenvectors or compute_right_eigenvectors:
-        raise _refuse("eig", x, "the eigenvectors' derivative is not defined; use eigvals (eigenvalues only)")
-    vr = _eig_right_vectors(x, outputs, compute_right_eigenvectors)
+    vectors = compute_left_eigenvectors or compute_right_eigenvectors
+    if vectors and not enable_eigvec_derivs:
+        raise _refuse("eig", x, _EIGVEC_REFUSAL)
+    w, vr = outputs[0], _eig_right_vectors(x, outputs, compute_right_eigenvectors)
     dx = t if t.dtype is vr.dtype else F.convert(t, vr.dtype)
-    return [_diag_part(F.solve(vr, _mm(dx, vr)))]  # dw = diag(V^-1 dA V)
+    if not vectors:
+        return [_diag_part(F.solve(vr, _mm(dx, vr)))]  # dw = diag(V^-1 dA V)
+    dw, dvr = _eig_vec_jvp(w, vr, dx)
+    out: list[TangentLike] = [dw]
+    if compute_left_eigenvectors:  # the left eigenvectors are the right ones of A^H (eigenvalues conj(w))
+        out.append(_eig_vec_jvp(F.conj(w), outputs[1], _H(dx))[1])
+    if compute_right_eigenvectors:
+        out.append(dvr)
+    return out  # JAX's eig_jvp_rule
 
 
 JVP_RULES["eig"] = eig_jvp
@@ -517,16 +610,54 @@ JVP_RULES["eig"] = eig_jvp
 
 def eig_vjp(
     cotangents: Any, primals: Any, outputs: Any, needs: Any, compute_left_eigenvectors: bool = True,
-    compute_right_eigenvectors: bool = True,
+    compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
 ) -> list[TangentLike]:  # fmt: skip
     (x,), (ct_w, *ct_vectors) = primals, cotangents
-    if any(not is_zero(c) for c in ct_vectors):
-        raise _refuse("eig", x, "the eigenvectors' derivative is not defined; use eigvals (eigenvalues only)")
-    if not needs[0] or is_zero(ct_w):
+    if any(not is_zero(c) for c in ct_vectors) and not enable_eigvec_derivs:
+        raise _refuse("eig", x, _EIGVEC_REFUSAL)
+    if not needs[0] or (is_zero(ct_w) and all(is_zero(c) for c in ct_vectors)):
         return [Zero.like(x)]
-    vr = _eig_right_vectors(x, outputs, compute_right_eigenvectors)
-    g = F.solve(_H(vr), _mm(_diag_matrix(ct_w), _H(vr)))  # V^-H diag(ct_w) V^H
+    w, vr = outputs[0], _eig_right_vectors(x, outputs, compute_right_eigenvectors)
+    ct_vl = ct_vectors[0] if compute_left_eigenvectors else Zero.like(vr)
+    ct_vr = ct_vectors[-1] if compute_right_eigenvectors else Zero.like(vr)
+    ct_p: TangentLike = Zero.like(vr)
+    if not is_zero(ct_w):
+        ct_p = _diag_matrix(ct_w)
+    if isinstance(ct_vr, Tensor):
+        ct_p = add_any(ct_p, _eig_vec_transpose(w, vr, ct_vr))
+    g: TangentLike = Zero.like(vr)
+    if not is_zero(ct_p):
+        assert isinstance(ct_p, Tensor)
+        g = F.solve(_H(vr), _mm(ct_p, _H(vr)))  # V^-H ct_P V^H, the adjoint of P = V^-1 dA V
+    if isinstance(ct_vl, Tensor):
+        vl = outputs[1]
+        g_l = F.solve(_H(vl), _mm(_eig_vec_transpose(F.conj(w), vl, ct_vl), _H(vl)))
+        g = add_any(g, _H(g_l))  # the left part's tangent map reads dA^H
+    assert isinstance(g, Tensor)
     return [g if _is_complex(x) else F.real(g)]
 
 
 VJP_RULES["eig"] = eig_vjp
+
+
+# -- geqrf --------------------------------------------------------------------------------------
+
+
+def geqrf_jvp(primals: Any, tangents: Any, outputs: Any) -> list[TangentLike]:
+    (x,), (t,) = primals, tangents
+    if is_zero(t):
+        return [Zero.like(o) for o in outputs]
+    raise _refuse("geqrf", x, "Householder reflectors have no derivative rule (qr(mode='raw') is not differentiable)")
+
+
+JVP_RULES["geqrf"] = geqrf_jvp
+
+
+def geqrf_vjp(cotangents: Any, primals: Any, outputs: Any, needs: Any) -> list[TangentLike]:
+    (x,) = primals
+    if not needs[0] or all(is_zero(c) for c in cotangents):
+        return [Zero.like(x)]
+    raise _refuse("geqrf", x, "Householder reflectors have no derivative rule (qr(mode='raw') is not differentiable)")
+
+
+VJP_RULES["geqrf"] = geqrf_vjp

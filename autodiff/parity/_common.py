@@ -316,6 +316,8 @@ class Spec:
     reverse_only: bool = False
     #: the policies the spec runs under (empty: every policy of the sweep)
     policies: tuple[str, ...] = ()
+    #: compare the values only: an op whose derivative both sides refuse (geqrf, as JAX has no rule)
+    values_only: bool = False
 
     @property
     def opdef(self) -> ops.OpDef:
@@ -327,7 +329,7 @@ class Spec:
 
     @property
     def differentiable(self) -> bool:
-        return self.opdef.differentiable
+        return self.opdef.differentiable and not self.values_only
 
     @property
     def arity(self) -> int:

@@ -95,8 +95,8 @@ _BOOL_SQUARE4 = [[1, 1, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1], [0, 0, 0, 1]]
 def _general(slot: DType, shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
     """A well-conditioned matrix with well separated singular values (and eigenvalues)."""
     if not slot.is_inexact:
-        boolean = {(3, 3): _BOOL_SQUARE, (4, 3): _BOOL_TALL, (4, 4): _BOOL_SQUARE4}
-        integer = {(3, 3): _INT_SQUARE, (4, 3): _INT_TALL, (4, 4): _INT_SQUARE4}
+        boolean = {(3, 3): _BOOL_SQUARE, (4, 3): _BOOL_TALL, (3, 4): np.transpose(_BOOL_TALL), (4, 4): _BOOL_SQUARE4}
+        integer = {(3, 3): _INT_SQUARE, (4, 3): _INT_TALL, (3, 4): np.transpose(_INT_TALL), (4, 4): _INT_SQUARE4}
         return np.array((boolean if slot is dt.bool_ else integer)[shape]).astype(slot.storage)
     spread = np.zeros(shape)
     k = min(shape)
@@ -122,6 +122,33 @@ def _gen_tall(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
     slot = slots[0]
     assert isinstance(slot, DType)
     return [_general(slot, (4, 3), rng)]
+
+
+def _gen_wide(slots: Sequence[Slot], rng: np.random.Generator) -> list[Any]:
+    slot = slots[0]
+    assert isinstance(slot, DType)
+    return [_general(slot, (3, 4), rng)]
+
+
+def _eig_vectors_ours(a: Tensor) -> tuple[Tensor, ...]:
+    # geev's eigenvectors are normalised (unit norm, largest component real), so they compare as
+    # they are; castwise's kernel and XLA's both call geev in the operand's precision
+    w, v = F.eig(a, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
+    return w, v
+
+
+def _eig_vectors_jax(a: Any) -> tuple[Any, ...]:
+    w, v = _lax().linalg.eig(a, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
+    return w, v
+
+
+def _geqrf_jax(a: Any) -> tuple[Any, Any]:
+    # the primitive itself: jax.lax.linalg does not export geqrf at 0.10 (jnp.linalg.qr(mode="raw")
+    # calls it)
+    from jax._src.lax import linalg as lax_linalg
+
+    a_out, taus = lax_linalg.geqrf(a)
+    return a_out, taus
 
 
 def _svd_ours(a: Tensor) -> tuple[Tensor, ...]:
@@ -161,6 +188,13 @@ def specs() -> list[Spec]:
              plan_layout=(0,), gen=_gen_square),
         Spec("qr", "qr", lambda a: F.qr(a, full_matrices=False), lambda a: _lax().linalg.qr(a, full_matrices=False),
              ("x",), ((4, 3),), ("any",), plan_layout=(0,), gen=_gen_tall),
+        Spec("qr_wide", "qr", lambda a: F.qr(a, full_matrices=False),
+             lambda a: _lax().linalg.qr(a, full_matrices=False), ("x",), ((3, 4),), ("any",), plan_layout=(0,),
+             gen=_gen_wide),
+        Spec("geqrf", "geqrf", F.geqrf, _geqrf_jax, ("x",), ((4, 3),), ("any",),
+             plan_layout=(0,), gen=_gen_tall, values_only=True),
+        Spec("eig_vectors", "eig", _eig_vectors_ours, _eig_vectors_jax, ("x",), ((3, 3),), ("any",),
+             plan_layout=(0,), gen=_gen_square),
         Spec("svd", "svd", _svd_ours, _svd_jax, ("x",), ((4, 3),), ("any",), plan_layout=(0,), gen=_gen_tall),
         Spec("eigvals", "eig", _eigvals_ours, _eigvals_jax, ("x",), ((3, 3),), ("any",), plan_layout=(0,),
              gen=_gen_square),

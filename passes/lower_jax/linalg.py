@@ -87,7 +87,22 @@ def eig_lowering(eqn: Eqn, x: Any) -> Lowered:
     from jax import lax
 
     left, right = bool(_param(eqn, "compute_left_eigenvectors")), bool(_param(eqn, "compute_right_eigenvectors"))
-    return tuple(lax.linalg.eig(x, compute_left_eigenvectors=left, compute_right_eigenvectors=right))
+    derivs = bool(_param(eqn, "enable_eigvec_derivs"))
+    return tuple(
+        lax.linalg.eig(x, compute_left_eigenvectors=left, compute_right_eigenvectors=right, enable_eigvec_derivs=derivs)
+    )
 
 
 LOWERINGS["eig"] = eig_lowering
+
+
+def geqrf_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """geqrf (private in jax.lax.linalg at 0.10): through ``jnp.linalg.qr(mode="raw")``, which
+    returns its packed reflectors transposed, so they are swapped back."""
+    import jax.numpy as jnp
+
+    h, taus = jnp.linalg.qr(x, mode="raw")
+    return (jnp.swapaxes(h, -1, -2), taus)
+
+
+LOWERINGS["geqrf"] = geqrf_lowering

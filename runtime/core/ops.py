@@ -297,7 +297,13 @@ lu = declare("lu", LINALG, ("x",))  # outputs (packed L and U, pivots int32, per
 qr = declare("qr", LINALG, ("x",), ("full_matrices",))  # outputs (q, r)
 svd = declare("svd", LINALG, ("x",), ("full_matrices", "compute_uv"))  # outputs (u, s, vh), or (s,)
 # outputs (eigenvalues, [left eigenvectors], [right eigenvectors]), complex, as lax.linalg.eig
-eig = declare("eig", LINALG, ("x",), ("compute_left_eigenvectors", "compute_right_eigenvectors"))
+# enable_eigvec_derivs: the eigenvectors are differentiable (lax.linalg.eig's opt-in; JAX's rule)
+eig = declare(
+    "eig", LINALG, ("x",), ("compute_left_eigenvectors", "compute_right_eigenvectors", "enable_eigvec_derivs")
+)
+# outputs (the Householder reflectors below R's diagonal, R on and above it; taus [..., min(m, n)]),
+# as lax.linalg.geqrf (its derivative is refused, as JAX has none)
+geqrf = declare("geqrf", LINALG, ("x",))
 
 # -- Fourier transforms ------------------------------------------------------------------
 #: lax.fft's transform kinds, castwise's ``fft_type`` values (jax.lax.FftType's names)
@@ -326,7 +332,7 @@ FLOAT_ONLY: Final = frozenset(
     {exp, log, expm1, log1p, sin, cos, tanh, logistic, sqrt, rsqrt, reciprocal, atan2, cholesky, eigh, triangular_solve,
      exp2, sinh, cosh, tan, asin, acos, atan, asinh, acosh, atanh, cbrt, nextafter,
      erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e, polygamma, zeta, igamma, igammac, igamma_grad_a,
-     lu, qr, svd, eig}
+     lu, qr, svd, eig, geqrf}
 )  # fmt: skip
 #: Ops whose meaning on a real operand is an identity or a constant
 #: (``real(x) = x``, ``conj(x) = x``, ``imag(x) = 0``): the plan's rewrite

@@ -273,7 +273,7 @@ INEXACT_RULES: dict[str, InexactRule] = {
 }
 
 _LINALG = (ops.cholesky.name, ops.eigh.name, ops.triangular_solve.name, ops.lu.name, ops.qr.name, ops.svd.name,
-           ops.eig.name)  # fmt: skip
+           ops.eig.name, ops.geqrf.name)  # fmt: skip
 
 
 def float64_inexact(d: DType, policy: Policy) -> DType | None:

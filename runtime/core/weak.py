@@ -274,6 +274,7 @@ WEAK_RULES["lu"] = weak_lu
 WEAK_RULES["qr"] = weak_two_outputs
 WEAK_RULES["svd"] = weak_svd
 WEAK_RULES["eig"] = weak_eig
+WEAK_RULES["geqrf"] = weak_two_outputs  # (a, taus), as qr's
 
 
 def weak_sort(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, ...]:

@@ -146,8 +146,12 @@ VALID: dict[str, Call] = {
     ),
     "lu": lambda: ([spd(3)], {}),
     "qr": lambda: ([f64(4, 3)], {"full_matrices": False}),
+    "geqrf": lambda: ([f64(4, 3)], {}),
     "svd": lambda: ([f64(4, 3)], {"full_matrices": False, "compute_uv": True}),
-    "eig": lambda: ([spd(3)], {"compute_left_eigenvectors": False, "compute_right_eigenvectors": True}),
+    "eig": lambda: (
+        [spd(3)],
+        {"compute_left_eigenvectors": False, "compute_right_eigenvectors": True, "enable_eigvec_derivs": False},
+    ),
     **{name: (lambda: ([f64(2, 3)], {"axes": (1,), "index_dtype": rt.int32})) for name in ("argmax", "argmin")},
     **{
         name: (lambda: ([of("i32", [[1, 2], [3, 4]])], {"axes": (1,)}))

@@ -362,6 +362,7 @@ ROWS: dict[str, list[Bad]] = {
     "lax.logsumexp": [bad("float-axis", lambda: LAX.logsumexp(f64(3), 0.5), rt.ShapeError), _no_array("lax.logsumexp")],
     "lax.svd": [bad("1-d", lambda: LAX.svd(f64(3)), rt.ShapeError), _no_array("lax.svd")],
     "lax.lu": [bad("1-d", lambda: LAX.lu(f64(3)), rt.ShapeError), _no_array("lax.lu")],
+    "lax.geqrf": [bad("1-d", lambda: LAX.geqrf(f64(3)), rt.ShapeError), _no_array("lax.geqrf")],
     "lax.lu_solve": [
         bad(
             "pivot-out-of-range",
@@ -704,7 +705,9 @@ ROWS: dict[str, list[Bad]] = {
         ]
         for fn in (
             "cholesky",
+            "cond",
             "det",
+            "diagonal",
             "eig",
             "eigh",
             "eigvals",
@@ -712,14 +715,19 @@ ROWS: dict[str, list[Bad]] = {
             "inv",
             "lu_factor",
             "matrix_norm",
+            "matrix_transpose",
+            "pinv",
             "qr",
             "slogdet",
             "svd",
             "svdvals",
+            "trace",
         )
     },
     "linalg.solve": [
         bad("shape-mismatch", lambda: LA.solve(spd(3), f64(4)), rt.ShapeError),
+        bad("pos-shape-mismatch", lambda: LA.solve(spd(3), f64(4, 2), assume_a="pos"), rt.ShapeError, "assume_a"),
+        bad("bad-assume-a", lambda: LA.solve(spd(3), f64(3), assume_a="tri"), rt.ShapeError, "'tri'"),
         bad("str-operand", lambda: LA.solve(spd(2), "a"), rt.OpTypeError),
     ],
     "linalg.lu_solve": [
@@ -738,6 +746,34 @@ ROWS: dict[str, list[Bad]] = {
     "linalg.norm": [
         bad("float-axis", lambda: LA.norm(f64(3), axis=0.5), rt.ShapeError),
         bad("str-operand", lambda: LA.norm("abc"), rt.OpTypeError),
+    ],
+    "linalg.lstsq": [
+        bad("shape-mismatch", lambda: LA.lstsq(f64(3, 2), f64(4)), rt.ShapeError, "b must be"),
+        bad("str-operand", lambda: LA.lstsq(f64(3, 2), "abc"), rt.OpTypeError),
+    ],
+    "linalg.matrix_rank": [
+        bad("tol-and-rtol", lambda: LA.matrix_rank(f64(3, 3), 0.1, tol=0.1), rt.OpValueError, "tol"),
+        bad("str-operand", lambda: LA.matrix_rank("abc"), rt.OpTypeError),
+    ],
+    "linalg.multi_dot": [
+        bad("one-array", lambda: LA.multi_dot([f64(2, 2)]), rt.ShapeError, "at least two"),
+        bad("shape-mismatch", lambda: LA.multi_dot([f64(2, 3), f64(2, 3)]), rt.ShapeError, "f64[2,3]"),
+    ],
+    "linalg.cross": [
+        bad("not-3-vectors", lambda: LA.cross(f64(2), f64(2)), rt.ShapeError, "3-vectors"),
+        bad("str-operand", lambda: LA.cross(f64(3), "abc"), rt.OpTypeError),
+    ],
+    "linalg.vecdot": [
+        bad("size-mismatch", lambda: LA.vecdot(f64(3), f64(4)), rt.ShapeError, "f64[3]", "f64[4]"),
+        bad("str-operand", lambda: LA.vecdot("abc", f64(3)), rt.OpTypeError),
+    ],
+    "linalg.tensorinv": [
+        bad("bad-ind", lambda: LA.tensorinv(f64(2, 2), 0), rt.ShapeError, "ind"),
+        bad("str-operand", lambda: LA.tensorinv("abc"), rt.OpTypeError),
+    ],
+    "linalg.tensorsolve": [
+        bad("shape-mismatch", lambda: LA.tensorsolve(f64(2, 3, 6), f64(3, 2)), rt.ShapeError, "b's shape"),
+        bad("str-operand", lambda: LA.tensorsolve("abc", f64(2)), rt.OpTypeError),
     ],
     "linalg.vector_norm": [
         bad("float-axis", lambda: LA.vector_norm(f64(3), axis=0.5), rt.ShapeError),

@@ -21,6 +21,7 @@ recording and replay, vmap.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -150,6 +151,42 @@ def power_sums_j(w: Any) -> tuple[Any, ...]:
     return w.sum(-1), (w * w).sum(-1), (w * w * w).sum(-1)
 
 
+def _sym_t(a: Tensor) -> Tensor:
+    """``(a + a^H) / 2``: a tangent of it is Hermitian, where every derivative of a solve agrees."""
+    h = F.transpose(a, (*range(a.ndim - 2), a.ndim - 1, a.ndim - 2))
+    h = F.conj(h) if h.dtype.kind == "complex" else h
+    return F.mul(F.add(a, h), F.full(a.shape, 0.5, a.dtype))
+
+
+def _jsl_solve_pos(a: Any, b: Any, lower: bool = False) -> Any:
+    """``jax.scipy.linalg.solve(a, b, assume_a="pos")``; on a batch of matrices its own vmap over the
+    columns calls cho_solve in a way jax 0.10 warns about (FutureWarning, inside JAX)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "jax.scipy.linalg.cho_solve: batched 1D solves", FutureWarning)
+        return jsl.solve(a, b, assume_a="pos", lower=lower)
+
+
+def _lstsq_float(out: Any) -> tuple[Any, Any, Any]:
+    """``lstsq``'s inexact outputs (x, residuals, s): the rank is an integer."""
+    return out[0], out[1], out[3]
+
+
+def _rank2(shape: tuple[int, ...], d: rt.DType) -> np.ndarray:
+    """A rank-2 matrix (per batch entry): a product of [n, 2] and [2, n] factors."""
+    rng = np.random.default_rng(46)
+    left, right = _randn(rng, (*shape[:-1], 2), d), _randn(rng, (*shape[:-2], 2, shape[-1]), d)
+    return (left @ right).astype(d.storage)
+
+
+def _chain(shapes: tuple[tuple[int, ...], ...]) -> Callable[..., list[np.ndarray]]:
+    return lambda d, b: [_randn(np.random.default_rng(47 + i), s, d) for i, s in enumerate(shapes)]
+
+
+def _arrs(*shapes: tuple[int, ...]) -> Callable[..., list[np.ndarray]]:
+    return lambda d, b: [_randn(np.random.default_rng(48 + i), (*(b if i == 0 else ()), *s), d)
+                         for i, s in enumerate(shapes)]  # fmt: skip
+
+
 # -- the table ---------------------------------------------------------------------------------------------
 
 
@@ -165,6 +202,12 @@ class Row:
     eig_order: bool = False  # match eigenvalue order (and the columns with them) before comparing values
     batched: bool = True  # also run with a leading batch dim (norm rows spell their shapes out instead)
     order: int = 2  # check_grads' order (1 where the second derivative needs eigenvectors' derivatives)
+    fd: bool = True  # check_grads too (not where JAX's derivative is not the function's: solve(assume_a='pos'))
+    real_only: bool = False  # complex inputs are refused, as jax.numpy refuses them (slogdet(method='qr'))
+    #: complex VJP checked as the adjoint of JAX's JVP, not against jax.vjp: jax.scipy's solve(assume_a='pos')
+    #: transposes its custom_linear_solve as symmetric, which a complex Hermitian matrix is not, so its VJP
+    #: is not the adjoint of its own JVP (castwise's is)
+    complex_vjp_is_adjoint: bool = False
 
 
 def _sq(n: int, kind: Callable[..., np.ndarray] = general, seed: int = 0) -> Callable[..., list[np.ndarray]]:
@@ -208,7 +251,16 @@ ROWS: dict[str, list[Row]] = {
         Row("symmetrized", L.cholesky, jnp.linalg.cholesky, _sq(3, nearly_hermitian)),
     ],
     "det": [Row("3x3", L.det, jnp.linalg.det, _sq(3))],
-    "slogdet": [Row("3x3", lambda a: tuple(L.slogdet(a)), lambda a: tuple(jnp.linalg.slogdet(a)), _sq(3))],
+    "slogdet": [
+        Row("3x3", lambda a: tuple(L.slogdet(a)), lambda a: tuple(jnp.linalg.slogdet(a)), _sq(3)),
+        Row(
+            "qr",
+            lambda a: tuple(L.slogdet(a, method="qr")),
+            lambda a: tuple(jnp.linalg.slogdet(a, method="qr")),
+            _sq(4, seed=2),
+            real_only=True,
+        ),
+    ],
     "inv": [Row("3x3", L.inv, jnp.linalg.inv, _sq(3))],
     "solve": [
         Row("matrix-b", L.solve, jnp.linalg.solve, _solve_inputs((3, 2))),
@@ -217,6 +269,31 @@ ROWS: dict[str, list[Row]] = {
             L.solve,
             jnp.linalg.solve,
             lambda d, b: [general((*b, 3, 3), d, 1), _randn(np.random.default_rng(3), (3,), d)],
+        ),
+        # jax.scipy's derivative takes the whole da (custom_linear_solve around a @ x) while the value
+        # reads one triangle: compared with JAX, not with finite differences
+        Row(
+            "pos-upper",
+            lambda a, b: L.solve(a, b, assume_a="pos"),
+            lambda a, b: _jsl_solve_pos(a, b),
+            lambda d, b: [spd((*b, 3, 3), d, 1), _randn(np.random.default_rng(2), (*b, 3, 2), d)],
+            fd=False,
+            complex_vjp_is_adjoint=True,
+        ),
+        Row(
+            "pos-lower-vector",
+            lambda a, b: L.solve(a, b, assume_a="pos", lower=True),
+            lambda a, b: _jsl_solve_pos(a, b, lower=True),
+            lambda d, b: [spd((*b, 3, 3), d, 1), _randn(np.random.default_rng(3), (*b, 3), d)],
+            fd=False,
+            complex_vjp_is_adjoint=True,
+        ),
+        Row(
+            "pos-symmetric-tangents",
+            lambda a, b: L.solve(_sym_t(a), b, assume_a="pos"),
+            lambda a, b: _jsl_solve_pos((a + jnp.conj(jnp.swapaxes(a, -1, -2))) / 2, b),
+            lambda d, b: [spd((*b, 3, 3), d, 1), _randn(np.random.default_rng(2), (*b, 3, 2), d)],
+            complex_vjp_is_adjoint=True,
         ),
     ],
     "eigh": [
@@ -280,6 +357,28 @@ ROWS: dict[str, list[Row]] = {
             grad=False,
         ),
         Row("r", lambda a: L.qr(a, mode="r"), lambda a: jnp.linalg.qr(a, mode="r"), _mat(4, 3, 9)),
+        # a wide matrix's QR is differentiable (JAX's rule: the square block, then R2 = Q^H X2)
+        Row("reduced-wide", lambda a: tuple(L.qr(a)), lambda a: tuple(jnp.linalg.qr(a)), _mat(3, 5, 9)),
+        Row(
+            "complete-wide",
+            lambda a: tuple(L.qr(a, mode="complete")),
+            lambda a: tuple(jnp.linalg.qr(a, mode="complete")),
+            _mat(3, 4, 9),
+        ),
+        Row(
+            "raw-tall",
+            lambda a: tuple(L.qr(a, mode="raw")),
+            lambda a: tuple(jnp.linalg.qr(a, mode="raw")),
+            _mat(4, 3, 9),
+            grad=False,
+        ),
+        Row(
+            "raw-wide",
+            lambda a: tuple(L.qr(a, mode="raw")),
+            lambda a: tuple(jnp.linalg.qr(a, mode="raw")),
+            _mat(3, 4, 9),
+            grad=False,
+        ),
     ],
     "svd": [
         Row(
@@ -399,6 +498,173 @@ ROWS: dict[str, list[Row]] = {
     ),
 }
 
+ROWS.update(
+    {
+        "pinv": [
+            Row("tall", L.pinv, jnp.linalg.pinv, _mat(4, 3, 30)),
+            Row("wide", L.pinv, jnp.linalg.pinv, _mat(3, 4, 30)),
+            Row(
+                "hermitian",
+                lambda a: L.pinv(a, hermitian=True),
+                lambda a: jnp.linalg.pinv(a, hermitian=True),
+                _sq(3, indefinite, 31),
+            ),
+            # a cutoff between the singular values: the values only (the function jumps there)
+            Row(
+                "rtol",
+                lambda a: L.pinv(a, rtol=0.5),
+                lambda a: jnp.linalg.pinv(a, rtol=0.5),
+                _mat(4, 3, 30),
+                grad=False,
+            ),
+        ],
+        "lstsq": [
+            Row(
+                "over-matrix-b",
+                lambda a, b: _lstsq_float(L.lstsq(a, b)),
+                lambda a, b: _lstsq_float(jnp.linalg.lstsq(a, b)),
+                lambda d, b: [general((5, 3), d, 32), _randn(np.random.default_rng(33), (5, 2), d)],
+                batched=False,
+            ),
+            Row(
+                "over-vector-b",
+                lambda a, b: _lstsq_float(L.lstsq(a, b)),
+                lambda a, b: _lstsq_float(jnp.linalg.lstsq(a, b)),
+                lambda d, b: [general((5, 3), d, 32), _randn(np.random.default_rng(34), (5,), d)],
+                batched=False,
+            ),
+            # underdetermined: the residuals are 0, where JAX's norm**2 has no derivative
+            Row(
+                "under",
+                lambda a, b: L.lstsq(a, b)[::3],
+                lambda a, b: jnp.linalg.lstsq(a, b)[::3],
+                lambda d, b: [general((3, 5), d, 35), _randn(np.random.default_rng(36), (3, 2), d)],
+                batched=False,
+            ),
+            Row(
+                "rank",
+                lambda a, b: L.lstsq(a, b, rcond=0.4)[2],
+                lambda a, b: jnp.linalg.lstsq(a, b, rcond=0.4)[2],
+                lambda d, b: [general((5, 3), d, 32), _randn(np.random.default_rng(33), (5, 2), d)],
+                grad=False,
+                batched=False,
+            ),
+        ],
+        "matrix_rank": [
+            Row("full", L.matrix_rank, jnp.linalg.matrix_rank, _mat(4, 3, 37), grad=False),
+            Row("deficient", L.matrix_rank, jnp.linalg.matrix_rank, lambda d, b: [_rank2((*b, 4, 4), d)], grad=False),
+            Row(
+                "tol",
+                lambda a: L.matrix_rank(a, tol=2.0),
+                lambda a: jnp.linalg.matrix_rank(a, tol=2.0),
+                _mat(4, 3, 37),
+                grad=False,
+            ),
+            Row(
+                "hermitian",
+                lambda a: L.matrix_rank(a, hermitian=True),
+                lambda a: jnp.linalg.matrix_rank(a, hermitian=True),
+                _sq(3, indefinite, 38),
+                grad=False,
+            ),
+            Row("vector", L.matrix_rank, jnp.linalg.matrix_rank, _arr((4,)), grad=False, batched=False),
+        ],
+        "cond": [
+            Row(f"p={p}", lambda a, p=p: L.cond(a, p), lambda a, p=p: jnp.linalg.cond(a, p), _sq(3, seed=39))
+            for p in (None, 2, -2, 1, -1, math.inf, -math.inf, "fro", "nuc")
+        ]
+        + [Row("tall", L.cond, jnp.linalg.cond, _mat(4, 3, 39))],
+        "multi_dot": [
+            Row(
+                f"{'-'.join('x'.join(map(str, s)) for s in shapes)}",
+                lambda *xs: L.multi_dot(xs),
+                lambda *xs: jnp.linalg.multi_dot(xs),
+                _chain(shapes),
+                batched=False,
+            )
+            for shapes in (
+                ((2, 3), (3, 4)),
+                ((5, 2), (2, 6), (6, 3), (3, 1)),
+                ((3,), (3, 4), (4, 2)),
+                ((3,), (3, 4), (4,)),
+                ((2, 3), (3, 4), (4,)),
+            )
+        ],
+        "cross": [
+            Row("vectors", lambda x, y: L.cross(x, y), lambda x, y: jnp.linalg.cross(x, y), _arrs((3,), (3,))),
+            Row("broadcast", lambda x, y: L.cross(x, y), lambda x, y: jnp.linalg.cross(x, y), _arrs((2, 3), (3,))),
+            Row(
+                "axis0",
+                lambda x, y: L.cross(x, y, axis=0),
+                lambda x, y: jnp.linalg.cross(x, y, axis=0),
+                _arrs((3, 2), (3, 2)),
+                batched=False,
+            ),
+        ],
+        "vecdot": [
+            Row("last", lambda x, y: L.vecdot(x, y), lambda x, y: jnp.linalg.vecdot(x, y), _arrs((2, 3), (3,))),
+            Row(
+                "axis0",
+                lambda x, y: L.vecdot(x, y, axis=0),
+                lambda x, y: jnp.linalg.vecdot(x, y, axis=0),
+                _arrs((3, 2), (3, 2)),
+                batched=False,
+            ),
+        ],
+        "trace": [
+            Row(
+                f"offset={k}",
+                lambda x, k=k: L.trace(x, offset=k),
+                lambda x, k=k: jnp.linalg.trace(x, offset=k),
+                _mat(3, 4, 40),
+            )
+            for k in (0, 1, -1, 5)
+        ],
+        "diagonal": [
+            Row(
+                f"offset={k}",
+                lambda x, k=k: L.diagonal(x, offset=k),
+                lambda x, k=k: jnp.linalg.diagonal(x, offset=k),
+                _mat(3, 4, 41),
+            )
+            for k in (0, 2, -1)
+        ],
+        "matrix_transpose": [Row("3x4", L.matrix_transpose, jnp.linalg.matrix_transpose, _mat(3, 4, 42))],
+        "tensorinv": [
+            Row(
+                "ind=2",
+                lambda a: L.tensorinv(a, 2),
+                lambda a: jnp.linalg.tensorinv(a, 2),
+                lambda d, b: [general((6, 6), d, 43).reshape(2, 3, 6)],
+                batched=False,
+            ),
+            Row(
+                "ind=1",
+                lambda a: L.tensorinv(a, 1),
+                lambda a: jnp.linalg.tensorinv(a, 1),
+                lambda d, b: [general((6, 6), d, 43).reshape(6, 2, 3)],
+                batched=False,
+            ),
+        ],
+        "tensorsolve": [
+            Row(
+                "plain",
+                L.tensorsolve,
+                jnp.linalg.tensorsolve,
+                lambda d, b: [general((6, 6), d, 44).reshape(2, 3, 6), _randn(np.random.default_rng(45), (2, 3), d)],
+                batched=False,
+            ),
+            Row(
+                "axes",
+                lambda a, b: L.tensorsolve(a, b, axes=(0,)),
+                lambda a, b: jnp.linalg.tensorsolve(a, b, axes=(0,)),
+                lambda d, b: [general((6, 6), d, 44).reshape(6, 2, 3), _randn(np.random.default_rng(45), (2, 3), d)],
+                batched=False,
+            ),
+        ],
+    }
+)
+
 #: the result types of the namespace: the function that returns each, and jax.numpy's counterpart
 RESULTS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "QRResult": (L.qr, jnp.linalg.qr),
@@ -422,7 +688,11 @@ def test_every_public_name_has_a_row() -> None:
     assert set(rt.linalg.__all__) == set(ROWS) | set(RESULTS)
     assert all(ROWS[name] for name in ROWS)
     # every public function or class defined in the module is exported (and so needs a row)
-    defined = {n for n, v in vars(L).items() if not n.startswith("_") and getattr(v, "__module__", "") == L.__name__}
+    homes = {"runtime.numpy.linalg_factor", "runtime.numpy.linalg_products"}  # the namespace re-exports them
+    modules = [vars(__import__(home, fromlist=["_"])) for home in sorted(homes)]
+    defined = {
+        n for m in modules for n, v in m.items() if not n.startswith("_") and getattr(v, "__module__", "") in homes
+    }
     assert defined == set(rt.linalg.__all__)
 
 
@@ -472,6 +742,12 @@ def _values(out: list[np.ndarray], ref: list[np.ndarray], eig_order: bool) -> li
 @pytest.mark.parametrize(("name", "row", "batch"), CASES, ids=CASE_IDS)
 def test_matches_jax_numpy_linalg(name: str, row: Row, batch: str, dtype: rt.DType) -> None:
     primals = row.make(dtype, BATCHES[batch])
+    if row.real_only and dtype.kind == "complex":  # both refuse
+        with pytest.raises(OpTypeError, match=rf"linalg\.{name}: "):
+            row.ours(*[asarray(p) for p in primals])
+        with pytest.raises(NotImplementedError):
+            row.theirs(*[jnp.asarray(p) for p in primals])
+        return
     out = row.ours(*[asarray(p) for p in primals])
     want = row.theirs(*[jnp.asarray(p) for p in primals])
     got_leaves = [o.numpy() for o in _leaves(out)]
@@ -492,6 +768,12 @@ def test_matches_jax_numpy_linalg(name: str, row: Row, batch: str, dtype: rt.DTy
     cts = [_randn(rng, w.shape, rt.dtype(w.dtype)) for w in want_leaves]
     ct_arg = tuple(asarray(c) for c in cts) if isinstance(out, tuple) else asarray(cts[0])
     grads = vjp(row.ours, *[asarray(p) for p in primals])[1](ct_arg)
+    if row.complex_vjp_is_adjoint and dtype.kind == "complex":
+        # <ct, J t> (J: JAX's JVP) == <our VJP(ct), t>, the real inner product
+        lhs = sum(float(np.real(np.vdot(c, np.asarray(jt)))) for c, jt in zip(cts, _leaves(jtout), strict=True))
+        rhs = sum(float(np.real(np.vdot(g.numpy(), t))) for g, t in zip(grads, tangents, strict=True))
+        close(np.asarray(rhs), np.asarray(lhs), dtype, "VJP (adjoint of JAX's JVP)")
+        return
     _, f_vjp = jax.vjp(row.theirs, *[jnp.asarray(p) for p in primals])
     conj_cts = tuple(jnp.conj(jnp.asarray(c)) for c in cts) if isinstance(want, tuple) else jnp.conj(cts[0])
     for i, (g, jg) in enumerate(zip(grads, f_vjp(conj_cts), strict=True)):
@@ -499,13 +781,15 @@ def test_matches_jax_numpy_linalg(name: str, row: Row, batch: str, dtype: rt.DTy
         close(np.zeros(expected.shape) if g is None or is_zero(g) else g.numpy(), expected, dtype, f"VJP {i}")
 
 
-GRAD_CASES = [(name, row) for name, row, batch in CASES if row.grad and batch == "single"]
+GRAD_CASES = [(name, row) for name, row, batch in CASES if row.grad and row.fd and batch == "single"]
 
 
 @pytest.mark.parametrize("dtype", [rt.float64, rt.complex128], ids=["f64", "c128"])
 @pytest.mark.parametrize(("name", "row"), GRAD_CASES, ids=[f"{n}-{r.id}" for n, r in GRAD_CASES])
 def test_check_grads(name: str, row: Row, dtype: rt.DType) -> None:
     """Finite differences and the adjoint identity (``check_grads``), orders 1 and 2."""
+    if row.real_only and dtype.kind == "complex":
+        return  # refused (test_matches_jax_numpy_linalg checks it)
     check_grads(row.ours, [asarray(p) for p in row.make(dtype, ())], order=row.order)
 
 
@@ -596,7 +880,6 @@ ERRORS: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("det-rank-1", lambda: L.det(_VEC), ShapeError, r"linalg\.det: .*rank >= 2, got rank 1.*f64\[3\]"),
     ("qr-rank-1", lambda: L.qr(_VEC), ShapeError, r"linalg\.qr: .*rank >= 2"),
     ("qr-bad-mode", lambda: L.qr(_F64_33, mode="economic"), ShapeError, r"linalg\.qr: mode .*'economic'"),
-    ("qr-raw", lambda: L.qr(_F64_33, mode="raw"), ShapeError, r"linalg\.qr: mode 'raw'.*geqrf"),
     ("eigh-bad-uplo", lambda: L.eigh(_F64_33, UPLO="X"), ShapeError, r"linalg\.eigh: UPLO .*'X'"),
     ("cholesky-non-square", lambda: L.cholesky(_F32_34), ShapeError, r"linalg\.cholesky: .*square"),
     ("svd-f16", lambda: L.svd(asarray(np.ones((2, 2), np.float16))), OpTypeError,
@@ -610,7 +893,7 @@ ERRORS: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("norm-axis-repeat", lambda: L.norm(_F64_33, axis=(1, -1)), ShapeError, r"repeats an axis"),
     ("vector-norm-str", lambda: L.vector_norm(_VEC, "nuc"), ShapeError, r"linalg\.vector_norm: invalid order"),
     ("matrix-norm-rank-1", lambda: L.matrix_norm(_VEC), ShapeError, r"linalg\.matrix_norm: .*rank >= 2"),
-    ("slogdet-method", lambda: L.slogdet(_F64_33, method="qr"), ShapeError, r"linalg\.slogdet: method"),
+    ("slogdet-method", lambda: L.slogdet(_F64_33, method="svd"), ShapeError, r"linalg\.slogdet: method"),
     ("solve-b-shape", lambda: L.solve(_F64_33, asarray(np.ones(4))), ShapeError,
      r"linalg\.solve: b must be \[3\] or \[\.\.\., 3, k\].*f64\[3,3\], f64\[4\]"),
     ("solve-batch", lambda: L.solve(asarray(np.ones((2, 3, 3))), asarray(np.ones((4, 3, 1)))), ShapeError,

@@ -36,6 +36,7 @@ OPS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "svd_reduced": (lambda a: F.svd(a, full_matrices=False), "tall"),
     "svd_values": (lambda a: F.svd(a, compute_uv=False), "tall"),
     "qr": (lambda a: F.qr(a), "tall"),
+    "geqrf": (lambda a: F.geqrf(a), "tall"),
     "lu": (lambda a: F.lu(a), "square"),
     "cholesky": (lambda a: F.cholesky(a), "spd"),
 }

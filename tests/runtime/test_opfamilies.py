@@ -273,6 +273,8 @@ def _linalg(op: ops.OpDef, a: Any) -> Any:
         return F.det(a)  # the only lu NumPy has
     if op is ops.qr:
         return F.qr(a)[1]
+    if op is ops.geqrf:
+        return F.geqrf(a)[1]
     if op is ops.svd:
         return F.svd(a, compute_uv=False)
     if op is ops.eig:
@@ -287,6 +289,7 @@ JAX_LINALG: dict[str, Callable[[Any], Any]] = {
     "triangular_solve": lambda a: jax.scipy.linalg.solve_triangular(a, a, lower=True),
     "lu": jnp.linalg.det,  # castwise: lu through det, as NumPy below
     "qr": lambda a: jnp.linalg.qr(a)[1],
+    "geqrf": lambda a: jnp.linalg.qr(a, mode="raw")[1],
     "svd": lambda a: jnp.linalg.svd(a, compute_uv=False),
     "eig": lambda a: jnp.sort_complex(jnp.linalg.eigvals(a)),
 }
@@ -296,6 +299,7 @@ NUMPY_LINALG: dict[str, Callable[[Any], Any]] = {
     "triangular_solve": lambda a: np.linalg.solve(a, a),  # NumPy has no triangular solve; same _commonType
     "lu": lambda a: np.linalg.det(a),  # NumPy has no LU; det factors with it, same _commonType
     "qr": lambda a: np.linalg.qr(a)[1],
+    "geqrf": lambda a: np.linalg.qr(a, mode="raw")[1],
     "svd": lambda a: np.linalg.svd(a, compute_uv=False),
     "eig": lambda a: np.sort_complex(np.linalg.eigvals(a)),
 }

@@ -178,6 +178,13 @@ _DN_SCATTER = lax.ScatterDimensionNumbers(
 
 #: op -> (jax function of the operands, operand (dtype, shape) list, castwise params, which
 #: operands take part in the weak combinations)
+def _jax_geqrf(x: Any) -> Any:
+    """The geqrf primitive (jax.lax.linalg does not export it at 0.10; jnp.linalg.qr(mode="raw") calls it)."""
+    from jax._src.lax import linalg as lax_linalg
+
+    return lax_linalg.geqrf(x)
+
+
 ROWS: dict[str, tuple[Callable[..., Any], list[tuple[Any, tuple[int, ...]]], dict[str, Any]]] = {}
 for _name in ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2"):
     ROWS[_name] = (getattr(lax, _name), [(_F, (3,)), (_F, (3,))], {})
@@ -307,6 +314,7 @@ ROWS["lu"] = (lambda x: lax.linalg.lu(x), [(_F, (2, 2))], {})
 ROWS["qr"] = (lambda x: lax.linalg.qr(x), [(_F, (2, 2))], {})
 ROWS["svd"] = (lambda x: lax.linalg.svd(x), [(_F, (2, 2))], {})
 ROWS["eig"] = (lambda x: lax.linalg.eig(x), [(_F, (2, 2))], {})
+ROWS["geqrf"] = (lambda x: _jax_geqrf(x), [(_F, (2, 2))], {})
 for _name in (
     "floor",
     "ceil",

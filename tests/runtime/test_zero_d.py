@@ -118,6 +118,7 @@ CASES: dict[str, Case | str] = {
     "triangular_solve": "takes a square matrix: rank >= 2",
     "lu": "takes matrices: rank >= 2",
     "qr": "takes matrices: rank >= 2",
+    "geqrf": "takes matrices: rank >= 2",
     "svd": "takes matrices: rank >= 2",
     "eig": "takes square matrices: rank >= 2",
     **{

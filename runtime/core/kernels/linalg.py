@@ -272,12 +272,13 @@ def _geev_normalise(v: Array) -> Array:
 
 
 def eig_kernel(
-    x: Array, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True
-) -> tuple[Array, ...]:
+    x: Array, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+    enable_eigvec_derivs: bool = False,
+) -> tuple[Array, ...]:  # fmt: skip
     """Eigen-decomposition of a general matrix (LAPACK geev, through NumPy), always complex:
     ``(w, [vl], [vr])`` with ``x @ vr = vr * w`` and ``vl^H @ x = w * vl^H``, each eigenvector
     of unit norm with its largest component real (geev's scaling). The left eigenvectors are
-    the rows of ``vr^-1``, rescaled."""
+    the rows of ``vr^-1``, rescaled. ``enable_eigvec_derivs`` changes only the derivative."""
     out = np.dtype(np.complex64) if x.dtype in (np.float32, np.complex64) else np.dtype(np.complex128)
     sl = _lapack(x)
     if sl is not None:  # sgeev / cgeev: both eigenvector sets from LAPACK itself, as XLA's
@@ -307,3 +308,36 @@ def eig_kernel(
 
 
 KERNELS["eig"] = eig_kernel
+
+
+def geqrf_kernel(x: Array) -> tuple[Array, ...]:
+    """LAPACK geqrf in the operand's precision (SciPy's ``?geqrf``, as XLA's CPU kernel calls it):
+    ``(a, taus)``, R on and above the diagonal and the Householder vectors below it (their
+    implicit unit leading entries left out). Without SciPy, NumPy's ``qr(mode="raw")`` (which
+    computes single precision in double and returns the transpose)."""
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    if _lapack(x) is not None:
+        from scipy.linalg import lapack
+
+        routine = lapack.get_lapack_funcs("geqrf", dtype=x.dtype)
+
+        def factor(a: Array) -> tuple[Array, Array]:
+            qr, tau, _work, info = routine(a)
+            if info != 0:  # pragma: no cover - geqrf fails only on an illegal argument
+                raise np.linalg.LinAlgError(f"geqrf info={info}")
+            return qr, tau
+
+        return _each_matrix(x, factor, [((m, n), x.dtype), ((k,), x.dtype)])
+    if x.size == 0:
+        return (np.zeros(x.shape, x.dtype), np.zeros((*x.shape[:-2], k), x.dtype))
+    flat = x.reshape((-1, m, n))
+    packed = np.empty_like(flat)
+    taus = np.empty((flat.shape[0], k), x.dtype)
+    for i, a in enumerate(flat):
+        h, tau = np.linalg.qr(a, mode="raw")
+        packed[i], taus[i] = h.T.astype(x.dtype), tau.astype(x.dtype)
+    return (packed.reshape(x.shape), taus.reshape((*x.shape[:-2], k)))
+
+
+KERNELS["geqrf"] = geqrf_kernel

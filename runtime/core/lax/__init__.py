@@ -38,7 +38,7 @@ from runtime.core.lax.convolution import *  # noqa: F403
 from runtime.core.lax.fft import *  # noqa: F403
 from runtime.core.lax.indexing import *  # noqa: F403
 from runtime.core.lax.linalg import *  # noqa: F403
-from runtime.core.lax.linalg import _batch_matmul, _broadcast_batch  # noqa: F401
+from runtime.core.lax.linalg import _batch_matmul, _broadcast_batch, _custom_rule  # noqa: F401
 from runtime.core.lax.reductions import *  # noqa: F403
 from runtime.core.lax.reductions import _mean  # noqa: F401
 from runtime.core.lax.special import *  # noqa: F403

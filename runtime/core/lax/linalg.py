@@ -32,6 +32,7 @@ __all__ = [
     "eig",
     "eigh",
     "eigvals",
+    "geqrf",
     "inv",
     "lu",
     "lu_solve",
@@ -104,17 +105,31 @@ def svd(x: Operand, full_matrices: bool = True, compute_uv: bool = True) -> Any:
 
 
 def eig(
-    x: Operand, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True
-) -> tuple[Tensor, ...]:
+    x: Operand, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+    enable_eigvec_derivs: bool = False,
+) -> tuple[Tensor, ...]:  # fmt: skip
     """Eigen-decomposition of a general square matrix, as ``jax.lax.linalg.eig``:
-    ``(w, vl, vr)`` (vectors only where asked for), complex whatever the input; only the
-    eigenvalues are differentiable, as in JAX."""
+    ``(w, vl, vr)`` (vectors only where asked for), complex whatever the input.
+
+    The eigenvalues are always differentiable; the eigenvectors only with
+    ``enable_eigvec_derivs=True``, JAX's opt-in: the derivative is taken under geev's
+    normalisation (unit 2-norm, largest-magnitude component real), valid for distinct
+    eigenvalues and no two components tied for the largest magnitude."""
     params = {
         "compute_left_eigenvectors": builtins.bool(compute_left_eigenvectors),
         "compute_right_eigenvectors": builtins.bool(compute_right_eigenvectors),
+        "enable_eigvec_derivs": builtins.bool(enable_eigvec_derivs),
     }
     out = apply(ops.eig, (x,), params)
     return out if isinstance(out, tuple) else (out,)
+
+
+def geqrf(x: Operand) -> tuple[Tensor, Tensor]:
+    """Householder QR as LAPACK's geqrf, as ``jax.lax.linalg.geqrf``: ``(a, taus)``, R on and
+    above the diagonal of ``a`` and the reflectors' vectors below it. Not differentiable (JAX
+    has no rule either)."""
+    a, taus = apply(ops.geqrf, (x,), {})  # type: ignore[misc]
+    return a, taus
 
 
 @_named("eigvals")
@@ -318,6 +333,28 @@ def _det_jvp(primals: Sequence[Tensor], tangents: Sequence[Tensor]) -> tuple[lis
     singular matrices too (through ``lu`` it would be ``det * tr(a^-1 da)``: NaN there)."""
     (a,), (t,) = primals, tangents
     return [_det_lu(a)], [reduce_sum(mul(_cofactor(a), t), _matrix_axes(a))]
+
+
+def _custom_rule(name: str, fun: Any, jvp: Any, operands: Sequence[Tensor]) -> list[Tensor]:
+    """``fun(*operands)`` (a list of Tensors) with the derivative rule ``jvp`` (``(primals,
+    tangents) -> (outputs, output tangents)``), as ``jax.custom_jvp``: with a tracked operand it
+    records one ``custom_jvp_call`` named ``name``, which replays, lowers (``jax.custom_jvp``),
+    batches and differentiates again like any custom rule; untracked, ``fun`` simply runs. The
+    NumPy-named layer composes its functions with a derivative of their own from it (``det``
+    here, ``linalg.pinv``, ``linalg.solve(assume_a='pos')``, ``linalg.slogdet(method='qr')``)."""
+    recorder = hooks.current_recorder()
+    if recorder is None or builtins.all(t.node is None for t in operands):
+        return list(fun(*operands))
+    with hooks.recorder_override(None):
+        values = list(fun(*operands))
+    outs = [Tensor(v._array, v.dtype) for v in values]
+    params = {
+        "name": name, "fun": lambda *xs: list(fun(*xs)), "jvp": jvp,
+        "in_avals": tuple((t.dtype, tuple(t.shape)) for t in operands),
+        "out_avals": tuple((o.dtype, tuple(o.shape)) for o in outs),
+    }  # fmt: skip
+    recorder(ops.custom_jvp_call, params, tuple(operands), tuple(t.dtype for t in operands), tuple(outs))
+    return outs
 
 
 @_named("det")

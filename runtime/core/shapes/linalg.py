@@ -93,7 +93,9 @@ SHAPE_RULES["triangular_solve"] = triangular_solve_rule
 
 PARAM_DEFAULTS["qr"] = {"full_matrices": True}  # lax.linalg.qr's defaults
 PARAM_DEFAULTS["svd"] = {"full_matrices": True, "compute_uv": True}  # lax.linalg.svd's defaults
-PARAM_DEFAULTS["eig"] = {"compute_left_eigenvectors": True, "compute_right_eigenvectors": True}
+PARAM_DEFAULTS["eig"] = {
+    "compute_left_eigenvectors": True, "compute_right_eigenvectors": True, "enable_eigvec_derivs": False,
+}  # fmt: skip
 
 
 def _matrix(op: OpDef, avals: Sequence[Aval]) -> Shape:
@@ -158,3 +160,13 @@ def eig_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tup
 
 
 SHAPE_RULES["eig"] = eig_rule
+
+
+def geqrf_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.linalg.geqrf of [..., m, n]: (the packed reflectors and R like x, taus [..., min(m, n)])."""
+    dtype = _lapack(op, avals)
+    *batch, m, n = _matrix(op, avals)
+    return ((dtype, (*batch, m, n)), (dtype, (*batch, min(m, n))))
+
+
+SHAPE_RULES["geqrf"] = geqrf_rule

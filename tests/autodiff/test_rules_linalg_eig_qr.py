@@ -1,0 +1,160 @@
+"""The derivatives JAX takes that castwise once refused: eig's eigenvectors and QR of wide matrices.
+
+* ``eig(..., enable_eigvec_derivs=True)``: JAX's rule (``jax.lax.linalg.eig``'s opt-in), the
+  eigenvectors differentiated under geev's normalisation (unit 2-norm, largest component real);
+  right and left eigenvectors, against ``jax.jvp`` / ``jax.vjp`` (castwise's cotangents follow the
+  real inner product: ours(ct) == conj(jax_vjp(conj(ct)))) and finite differences.
+* ``qr`` of ``[..., m, n]`` with ``m < n``: JAX's rule (the square block's rule, then
+  ``R2 = Q^H X2``), both ``full_matrices`` settings, against JAX and finite differences.
+
+Every case runs in f32, f64, c64 and c128, unbatched and batched; the finite differences in f64
+and c128.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import autodiff
+import runtime as rt
+from autodiff.api import jvp, vjp
+from autodiff.derivatives.linalg import LinalgDerivativeError
+from autodiff.testing import check_grads
+from runtime.core import lax as F
+from runtime.core.executor import asarray
+
+jax.config.update("jax_enable_x64", True)
+
+DTYPES = [rt.float32, rt.float64, rt.complex64, rt.complex128]
+IDS = [d.short for d in DTYPES]
+TOL = {"float32": 5e-4, "complex64": 5e-4, "float64": 1e-9, "complex128": 1e-9}
+BATCHES = {"single": (), "batched": (2,)}
+
+
+def _randn(rng: np.random.Generator, shape: tuple[int, ...], dtype: rt.DType) -> np.ndarray:
+    x = rng.standard_normal(shape)
+    if dtype.kind == "complex":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype.storage)
+
+
+def general(shape: tuple[int, ...], dtype: rt.DType, seed: int) -> np.ndarray:
+    """Well separated singular values and eigenvalues (a spread diagonal plus noise)."""
+    rng = np.random.default_rng(seed)
+    *_, m, n = shape
+    spread = np.zeros((m, n))
+    k = min(m, n)
+    spread[np.arange(k), np.arange(k)] = 1.5 * np.arange(1, k + 1)
+    return (0.4 * _randn(rng, shape, dtype) + spread).astype(dtype.storage)
+
+
+def close(got: Any, want: Any, dtype: rt.DType, what: str) -> None:
+    got_a, want_a = np.asarray(got), np.asarray(want)
+    assert got_a.shape == want_a.shape, (what, got_a.shape, want_a.shape)
+    scale = max(1.0, float(np.max(np.abs(want_a))))
+    err = float(np.max(np.abs(got_a.astype(np.complex128) - want_a)))
+    assert err <= TOL[dtype.name] * scale, f"{what}: error {err:.3g}"
+
+
+# (name, castwise function, JAX function, input shape)
+CASES: list[tuple[str, Any, Any, tuple[int, int]]] = [
+    (
+        "eig-right",
+        lambda a: F.eig(a, compute_left_eigenvectors=False, enable_eigvec_derivs=True),
+        lambda a: tuple(jax.lax.linalg.eig(a, compute_left_eigenvectors=False, enable_eigvec_derivs=True)),
+        (4, 4),
+    ),
+    (
+        "eig-left-right",
+        lambda a: F.eig(a, enable_eigvec_derivs=True),
+        lambda a: tuple(jax.lax.linalg.eig(a, enable_eigvec_derivs=True)),
+        (3, 3),
+    ),
+    (
+        "eig-left",
+        lambda a: F.eig(a, compute_right_eigenvectors=False, enable_eigvec_derivs=True),
+        lambda a: tuple(jax.lax.linalg.eig(a, compute_right_eigenvectors=False, enable_eigvec_derivs=True)),
+        (3, 3),
+    ),
+    (
+        "qr-wide",
+        lambda a: F.qr(a, full_matrices=False),
+        lambda a: tuple(jax.lax.linalg.qr(a, full_matrices=False)),
+        (3, 5),
+    ),
+    (
+        "qr-wide-full",
+        lambda a: F.qr(a, full_matrices=True),
+        lambda a: tuple(jax.lax.linalg.qr(a, full_matrices=True)),
+        (2, 4),
+    ),
+]
+CASE_IDS = [c[0] for c in CASES]
+
+
+@pytest.mark.parametrize("batch", sorted(BATCHES))
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize(("name", "ours", "theirs", "shape"), CASES, ids=CASE_IDS)
+def test_jvp_and_vjp_match_jax(name: str, ours: Any, theirs: Any, shape: tuple[int, int], dtype: rt.DType,
+                               batch: str) -> None:  # fmt: skip
+    a = general((*BATCHES[batch], *shape), dtype, 1)
+    rng = np.random.default_rng(2)
+    t = _randn(rng, a.shape, dtype)
+    outs, touts = jvp(ours, [asarray(a)], [asarray(t)])
+    jouts, jtouts = jax.jvp(theirs, (jnp.asarray(a),), (jnp.asarray(t),))
+    for i, (o, jo) in enumerate(zip(outs, jouts, strict=True)):
+        close(o.numpy(), jo, dtype, f"value {i}")
+    for i, (o, jo) in enumerate(zip(touts, jtouts, strict=True)):
+        close(o.numpy(), jo, dtype, f"JVP {i}")
+    cts = [_randn(rng, np.shape(o), rt.dtype(np.asarray(o).dtype)) for o in jouts]
+    (g,) = vjp(lambda x: tuple(ours(x)), asarray(a))[1](tuple(asarray(c) for c in cts))
+    (jg,) = jax.vjp(theirs, jnp.asarray(a))[1](tuple(jnp.conj(jnp.asarray(c)) for c in cts))
+    close(g.numpy(), np.conj(np.asarray(jg)), dtype, "VJP")
+
+
+@pytest.mark.parametrize("dtype", [rt.float64, rt.complex128], ids=["f64", "c128"])
+@pytest.mark.parametrize(("name", "ours", "theirs", "shape"), CASES, ids=CASE_IDS)
+def test_finite_differences(name: str, ours: Any, theirs: Any, shape: tuple[int, int], dtype: rt.DType) -> None:
+    """The rule is the derivative of the eager function (geev's normalisation for eig), and its
+    VJP the JVP's adjoint; QR to second order."""
+    order = 1 if name.startswith("eig") else 2
+    check_grads(lambda x: tuple(ours(x)), [asarray(general(shape, dtype, 3))], order=order)
+
+
+def test_eigenvectors_refused_without_the_opt_in_as_jax() -> None:
+    a = general((3, 3), rt.float64, 4)
+    with pytest.raises(LinalgDerivativeError, match=r"eig: .*f64\[3,3\].*enable_eigvec_derivs=True"):
+        jvp(lambda x: F.eig(x, compute_left_eigenvectors=False)[1], [asarray(a)], [asarray(a)])
+    with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
+        jax.jvp(lambda x: jax.lax.linalg.eig(x, compute_left_eigenvectors=False)[1], (jnp.asarray(a),),
+                (jnp.asarray(a),))  # fmt: skip
+
+
+def test_tall_complete_qr_is_still_refused_and_says_jax_has_it() -> None:
+    a = general((4, 3), rt.float64, 5)
+    with pytest.raises(LinalgDerivativeError, match=r"qr: .*f64\[4,3\].*full_matrices=True.*jax"):
+        jvp(lambda x: F.qr(x, full_matrices=True), [asarray(a)], [asarray(a)])
+
+
+def test_eigenvector_gradient_jits_vmaps_and_lowers() -> None:
+    a = general((2, 3, 3), rt.complex128, 6)
+    c = _randn(np.random.default_rng(7), (3, 3), rt.complex128)
+
+    def loss(x: Any) -> Any:
+        v = F.eig(x, compute_left_eigenvectors=False, enable_eigvec_derivs=True)[1]
+        return F.real(F.reduce_sum(F.mul(v, asarray(c)), (0, 1)))
+
+    def jloss(x: Any) -> Any:
+        v = jax.lax.linalg.eig(x, compute_left_eigenvectors=False, enable_eigvec_derivs=True)[1]
+        return jnp.real(jnp.sum(v * c))
+
+    eager = autodiff.vmap(autodiff.grad(loss))(asarray(a))
+    jitted = autodiff.jit(autodiff.vmap(autodiff.grad(loss)))(asarray(a))
+    want = np.conj(np.asarray(jax.vmap(jax.grad(jloss))(jnp.asarray(a))))
+    np.testing.assert_allclose(eager.numpy(), want, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(jitted.numpy(), eager.numpy(), rtol=1e-10, atol=1e-12)
