@@ -631,7 +631,11 @@ def _apply_general(
     plan_inputs = [_plan_input(x) for x in xs]
     weak_policy = None
     in_weak: tuple[bool, ...] | None = None
-    if _may_be_weak(xs) or op.family in weak_rules.PROMOTING_FAMILIES or (op is ops.convert and params.get("weak_type")):
+    if (
+        _may_be_weak(xs)
+        or op.family in weak_rules.PROMOTING_FAMILIES
+        or (op is ops.convert and params.get("weak_type"))
+    ):
         # (strong operands of a promoting op too: under jax int8 + uint64 is a weak float64; and a
         # convert with weak_type=True, whose result is weak whatever its operand, as lax's)
         weak_policy = get_policy_object(None)

@@ -117,7 +117,7 @@ def test_vjp_with_the_outputs_own_cotangent_is_jaxs(fn: Any, primal: Any) -> Non
 @pytest.mark.parametrize("weak", [True, False])
 def test_vmap_keeps_a_weak_batch_weak(fn: Any, weak: bool) -> None:
     _, ours_f, theirs_f = fn
-    ours_x = rt.full((3,), 1.5) if weak else rt.asarray(np.full(3, 1.5))
+    ours_x = lax.full((3,), 1.5) if weak else rt.asarray(np.full(3, 1.5))
     theirs_x = jnp.full((3,), 1.5) if weak else jnp.asarray(np.full(3, 1.5))
     assert ours_x.weak == bool(is_weakly_typed(theirs_x))
     assert _aval(autodiff.vmap(ours_f)(ours_x)) == _aval(jax.vmap(theirs_f)(theirs_x))

@@ -348,6 +348,32 @@ ROWS: dict[str, list[Bad]] = {
     "pad": [
         bad("float-config", lambda: R.pad(f64(3), 0.0, [(1.5, 1, 0)]), rt.ShapeError),
         bad("str-operand", lambda: R.pad("abc", 0.0, [(1, 1, 0)]), rt.OpTypeError),
+        bad("array-value-dtype", lambda: R.pad(f64(3), i32(), [(1, 1, 0)]), rt.OpTypeError, "int32", "float64"),
+        bad("array-value-not-0d", lambda: R.pad(f64(3), f64(2), [(1, 1, 0)]), rt.ShapeError, "0-d"),
+    ],
+    "integer_pow": [
+        bad("float-exponent", lambda: R.integer_pow(f64(3), 1.5), rt.OpTypeError, "Python int"),
+        bad("negative-power-of-int", lambda: R.integer_pow(i32(3), -1), rt.OpTypeError, "negative"),
+        bad("bool", lambda: R.integer_pow(rt.asarray([True]), 2), rt.OpTypeError),
+        bad("str-operand", lambda: R.integer_pow("abc", 2), rt.OpTypeError),
+    ],
+    "stop_gradient": [_no_array("stop_gradient")],
+    "bitcast_convert_type": [
+        bad("int8-to-bool", lambda: R.bitcast_convert_type(rt.asarray(np.ones(2, np.int8)), "bool"), rt.OpTypeError),
+        bad("wider-needs-last-axis", lambda: R.bitcast_convert_type(i32(3), rt.float64), rt.ShapeError, "size 2"),
+        bad("unknown-dtype", lambda: R.bitcast_convert_type(f64(3), "float99"), rt.OpTypeError),
+        bad("str-operand", lambda: R.bitcast_convert_type("abc", rt.int64), rt.OpTypeError),
+    ],
+    "optimization_barrier": [bad("str-operand", lambda: R.optimization_barrier((f64(3), "abc")), rt.OpTypeError)],
+    "broadcast_shapes": [
+        bad("incompatible", lambda: R.broadcast_shapes((2,), (3,)), rt.ShapeError, "[2]", "[3]"),
+        bad("no-shapes", lambda: R.broadcast_shapes(), rt.ShapeError),
+        bad("negative-size", lambda: R.broadcast_shapes((-1,)), rt.ShapeError),
+    ],
+    "unstack": [
+        bad("axis-out-of-range", lambda: R.unstack(f64(2, 3), 2), rt.ShapeError, "axis 2"),
+        bad("0-d", lambda: R.unstack(f64(), 0), rt.ShapeError),
+        _no_array("unstack"),
     ],
     "padtype_to_pads": [bad("bad-padding", lambda: R.padtype_to_pads((4,), (2,), (1,), "NOPE"), rt.ShapeError)],
     "qr": [bad("0-d", lambda: R.qr(f64()), rt.ShapeError), _no_array("qr")],
