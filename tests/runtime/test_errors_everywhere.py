@@ -351,6 +351,10 @@ ROWS: dict[str, list[Bad]] = {
         bad("array-value-dtype", lambda: R.pad(f64(3), i32(), [(1, 1, 0)]), rt.OpTypeError, "int32", "float64"),
         bad("array-value-not-0d", lambda: R.pad(f64(3), f64(2), [(1, 1, 0)]), rt.ShapeError, "0-d"),
     ],
+    "can_cast": [
+        bad("unknown-dtype", lambda: R.can_cast(rt.float32, "float99"), rt.OpTypeError, "float99"),
+        bad("object-from", lambda: R.can_cast(object(), rt.float32), rt.OpTypeError),
+    ],
     "integer_pow": [
         bad("float-exponent", lambda: R.integer_pow(f64(3), 1.5), rt.OpTypeError, "Python int"),
         bad("negative-power-of-int", lambda: R.integer_pow(i32(3), -1), rt.OpTypeError, "negative"),
