@@ -351,6 +351,17 @@ ROWS: dict[str, list[Bad]] = {
         bad("array-value-dtype", lambda: R.pad(f64(3), i32(), [(1, 1, 0)]), rt.OpTypeError, "int32", "float64"),
         bad("array-value-not-0d", lambda: R.pad(f64(3), f64(2), [(1, 1, 0)]), rt.ShapeError, "0-d"),
     ],
+    "lerp": [
+        bad("integer-input", lambda: R.lerp(i32(3), i32(3), 0.5), rt.OpTypeError, "int32"),
+        bad("dtype-mismatch", lambda: R.lerp(f64(3), rt.asarray(np.ones(3, np.float32)), 0.5), rt.OpTypeError),
+        bad("shape-mismatch", lambda: R.lerp(f64(3), f64(4), 0.5), rt.ShapeError),
+        bad("str-operand", lambda: R.lerp("abc", f64(3), 0.5), rt.OpTypeError),
+    ],
+    "addcdiv": [
+        bad("integer-division", lambda: R.addcdiv(f64(3), i32(3), i32(3)), rt.OpTypeError, "integer division"),
+        bad("shape-mismatch", lambda: R.addcdiv(f64(3), f64(4), f64(4)), rt.ShapeError),
+        bad("str-operand", lambda: R.addcdiv(f64(3), "abc", f64(3)), rt.OpTypeError),
+    ],
     "can_cast": [
         bad("unknown-dtype", lambda: R.can_cast(rt.float32, "float99"), rt.OpTypeError, "float99"),
         bad("object-from", lambda: R.can_cast(object(), rt.float32), rt.OpTypeError),
