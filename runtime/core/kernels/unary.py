@@ -506,6 +506,8 @@ def integer_pow_kernel(x: Array, *, y: int) -> tuple[Array, ...]:
     XLA takes, and integers wrap), the reciprocal ``div(1, acc)`` for a negative ``y``."""
     from runtime.core.kernels.conversion import scalar_array
 
+    if x.dtype in _SMALL_COMPLEX:  # the half-precision complex types: complex64 arithmetic, rounded once
+        return (_map1(lambda wide: integer_pow_kernel(wide, y=y)[0], x),)
     mul, div = KERNELS["mul"], KERNELS["div"]
     n = abs(int(y))
     if n == 0:
