@@ -92,7 +92,17 @@ def _unshared(t: Tensor, seen: set[int]) -> Tensor:
         if owner is array and array.flags.writeable and id(owner) not in seen:
             seen.add(id(owner))
             return t
-    return Tensor(np.array(array, copy=True), t.dtype)
+    out = Tensor(np.array(array, copy=True), t.dtype)
+    out.weak = t.weak
+    return out
+
+
+def _zeros_like(x: Tensor) -> Tensor:
+    """The instantiated zero tangent of ``x``: its dtype, shape and weak flag (JAX's
+    ``zeros_like_aval``: a weak primal's zero tangent is weak)."""
+    out = instantiate(Zero.like(x))
+    out.weak = x.weak
+    return out
 
 
 def _seen_owners(tensors: Sequence[Any]) -> set[int]:
@@ -341,7 +351,7 @@ def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tu
             elif o.node is not None and id(o.node) in seeds:
                 results.append(seeds[id(o.node)])
             else:
-                results.append(instantiate(Zero.like(o)))
+                results.append(_zeros_like(o))
         return _unflatten(out_tree, [_unshared(instantiate(r), given) for r in results])
 
     out = _unflatten(out_tree, _detach_outputs(outs, nested))
@@ -387,7 +397,8 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
             if not x.dtype.is_inexact or x.node is None:
                 grads.append(None)
             else:
-                grads.append(_unshared(instantiate(result.get(id(x.node), Zero.like(x))), given))
+                g = result.get(id(x.node))
+                grads.append(_zeros_like(x) if g is None or isinstance(g, Zero) else _unshared(g, given))
         result = _unflatten(in_tree, grads)
         return result if type(result) is tuple else tuple(result)
 
@@ -480,6 +491,7 @@ def value_and_grad(
             where = list(shape) if shape is not None else ""
             raise TypeError(f"grad requires a real scalar output, got {dtype}{where}")
         ones = Tensor(np.ones(out.shape, out.dtype.storage), out.dtype)
+        ones.weak = out.weak  # jax.grad seeds with ones of the output's aval, weak flag included
         grads = vjp_fn(ones)
         if len(positions) != len(requested):
             first = {p: True for p in positions}

@@ -230,8 +230,11 @@ def _classify(roots: Sequence[Var], leaves: Sequence[Var]) -> tuple[list[Eqn], d
 def _outer_tensor(var: Var, kind: int) -> Tensor:
     """A value the replay does not batch, as a Tensor: tracked on its own recording if ``OUTER``."""
     if var.const is not None:
-        return Tensor(var.const, var.dtype)
+        c = Tensor(var.const, var.dtype)
+        c.weak = var.weak
+        return c
     t = Tensor(primal_value(var), var.dtype)
+    t.weak = var.weak
     if kind == OUTER:
         t.node = var
         t._requires_grad = var.dtype.is_inexact
@@ -348,11 +351,15 @@ def _batch_sizes(
 
 
 def _example(x: Tensor, axis: int, size: int) -> Tensor:
-    """The first example of ``x`` along ``axis`` (zeros for an empty batch), a fresh array."""
+    """The first example of ``x`` along ``axis`` (zeros for an empty batch), a fresh array with
+    ``x``'s weak flag (``jax.vmap`` maps a weak array to weak examples)."""
     if size == 0:
         shape = x.shape[:axis] + x.shape[axis + 1 :]
-        return Tensor(np.zeros(shape, x.dtype.storage), x.dtype)
-    return Tensor(np.take(x._array, 0, axis=axis), x.dtype)
+        out = Tensor(np.zeros(shape, x.dtype.storage), x.dtype)
+    else:
+        out = Tensor(np.take(x._array, 0, axis=axis), x.dtype)
+    out.weak = x.weak
+    return out
 
 
 def _move_out(x: Tensor, d: Axis, dst: Axis, size: int, paths: Callable[[int], str], i: int) -> Tensor:
@@ -462,7 +469,7 @@ def vmap(
             if axis is None and not isinstance(v, Tensor):
                 call.append(v)  # a Python scalar or anything else f accepts: as it is
                 continue
-            example = _example(v, axis, size) if axis is not None else Tensor(v._array, v.dtype)
+            example = _example(v, axis, size) if axis is not None else v.detach()
             leaf = new_leaf(example)
             leaves.append(leaf)
             arguments.append((_leaf_name(args, kwargs, i) if in_tree is not None else f"argument {i}", leaf))

@@ -90,6 +90,7 @@ def primal_tensor(var: Var, create_graph: bool) -> Tensor:
     """The primal value of ``var`` as a Tensor; tracked (attached to ``var``) when
     the derivative computation must itself be recorded."""
     t = Tensor(primal_value(var), var.dtype)
+    t.weak = var.weak  # a rule's ops propagate JAX's weak types as the primal ops did
     if create_graph and var.const is None:
         t.node = var
         t._requires_grad = var.dtype.is_inexact
@@ -126,7 +127,9 @@ def _stand_in(var: Var) -> Tensor:
         if len(_STAND_INS) >= 1024:
             _STAND_INS.clear()
         array = _STAND_INS[key] = np.broadcast_to(np.full((), np.nan, var.dtype.storage), var.shape)
-    return Tensor(array, var.dtype)
+    t = Tensor(array, var.dtype)
+    t.weak = var.weak
+    return t
 
 
 def _vjp_primals(vars_: Sequence[Var], saved: Sequence[int] | None, create_graph: bool) -> list[Tensor]:
@@ -139,7 +142,9 @@ def _vjp_primals(vars_: Sequence[Var], saved: Sequence[int] | None, create_graph
     for i, v in enumerate(vars_):
         value = v.value
         if value is not None and not create_graph and (not poison or i in saved or not v.dtype.is_inexact):
-            out.append(Tensor(value, v.dtype))  # primal_tensor's common case, without its calls
+            t = Tensor(value, v.dtype)  # primal_tensor's common case, without its calls
+            t.weak = v.weak
+            out.append(t)
         elif i in saved or not v.dtype.is_inexact or (value is not None and not poison):
             out.append(primal_tensor(v, create_graph))
         else:

@@ -135,3 +135,11 @@ def batch_nullary(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params)
 
 BATCH_RULES["iota"] = batch_nullary
 BATCH_RULES["full"] = batch_nullary
+
+
+def batch_optimization_barrier(op: OpDef, args: Sequence[Tensor], dims: Dims, params: Params) -> BatchResult:
+    """Each operand through the barrier with its batch dimension where it is (or none)."""
+    return _run(op, args, params), list(dims)
+
+
+BATCH_RULES["optimization_barrier"] = batch_optimization_barrier

@@ -45,3 +45,5 @@ BATCH_RULES["cbrt"] = batch_elementwise
 BATCH_RULES["not"] = batch_elementwise
 BATCH_RULES["population_count"] = batch_elementwise
 BATCH_RULES["clz"] = batch_elementwise
+BATCH_RULES["integer_pow"] = batch_elementwise
+BATCH_RULES["stop_gradient"] = batch_elementwise

@@ -11,9 +11,12 @@ structural rules' (a ``Zero`` passes through to the rule, which tests for it).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from autodiff.zeros import TangentLike, Zero, is_zero
+from runtime.core import ops
 from runtime.core.dtypes import DType
+from runtime.core.executor import apply
 from runtime.core.lax import broadcast_in_dim, conj, convert, eq, full, reduce_sum, reshape, select
 from runtime.core.shapes import GatherDimensionNumbers, ScatterDimensionNumbers
 from runtime.core.tensor import Tensor
@@ -61,9 +64,14 @@ def _conj(x: Tensor) -> Tensor:
     return conj(x) if _is_complex(x) else x
 
 
-def _cast(x: Tensor, dtype: DType) -> Tensor:
-    """convert(x, dtype), without an op when the dtype already matches."""
-    return x if x.dtype is dtype else convert(x, dtype)
+def _cast(x: Tensor, dtype: DType, weak: bool | None = None) -> Tensor:
+    """convert(x, dtype), without an op when the dtype already matches; with ``weak``, the
+    result has that weak flag too (``convert_element_type(..., weak_type=weak)``, as JAX's
+    convert rules give a tangent the output's flag and a cotangent the operand's)."""
+    if weak is None or x.weak == weak:
+        return x if x.dtype is dtype else convert(x, dtype)
+    params: dict[str, Any] = {"new_dtype": dtype, "weak_type": True} if weak else {"new_dtype": dtype}
+    return apply(ops.convert, (x,), params)  # type: ignore[return-value]
 
 
 def _broadcast_to(t: Tensor, shape: tuple[int, ...]) -> Tensor:

@@ -22,7 +22,7 @@ def convert_jvp(
     (t,), (out,) = tangents, outputs
     if not out.dtype.is_inexact:
         return [Zero.like(out)]  # integer / bool results carry no tangent
-    return [_cast(t, out.dtype)]  # type: ignore[arg-type]  # d convert(x) = convert(dx) (real part when to real)
+    return [_cast(t, out.dtype, out.weak)]  # type: ignore[arg-type]  # d convert(x) = convert(dx) (real part when to real)
 JVP_RULES["convert"] = convert_jvp
 
 
@@ -41,6 +41,6 @@ def convert_vjp(
     # keeps the real part (the adjoint of embedding a real input in the complex
     # plane), real -> complex embeds (the adjoint of taking the real part), widths
     # just change.
-    return [_cast(ct, x.dtype)]  # type: ignore[arg-type]  # x-bar = convert(ct, x.dtype)
+    return [_cast(ct, x.dtype, x.weak)]  # type: ignore[arg-type]  # x-bar = convert(ct, x.dtype)
 VJP_RULES["convert"] = convert_vjp
 VJP_SAVES["convert"] = SAVES_NOTHING

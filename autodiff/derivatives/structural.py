@@ -30,6 +30,7 @@ from runtime.core.lax import (
     concatenate,
     gather,
     iota,
+    optimization_barrier,
     pad,
     reduce_sum,
     reshape,
@@ -291,3 +292,28 @@ def split_vjp(
     return [concatenate([_dense(ct) for ct in cotangents], axis)]  # x-bar = concatenate(cts)
 VJP_RULES["split"] = split_vjp
 VJP_SAVES["split"] = SAVES_NOTHING
+
+
+def _barrier(values: Sequence[TangentLike]) -> list[TangentLike]:
+    """The nonzero ``values`` through one optimization_barrier; the symbolic zeros as they are."""
+    live = [i for i, v in enumerate(values) if not is_zero(v)]
+    out = list(values)
+    if live:
+        for i, v in zip(live, optimization_barrier([values[i] for i in live]), strict=True):
+            out[i] = v
+    return out
+
+
+def optimization_barrier_jvp(primals: Primals, tangents: Tangents, outputs: Primals) -> list[TangentLike]:
+    live = [Zero.like(o) if is_zero(t) else t for t, o in zip(tangents, outputs, strict=True)]
+    return _barrier(live)  # d barrier(x) = barrier(dx)
+JVP_RULES["optimization_barrier"] = optimization_barrier_jvp
+
+
+def optimization_barrier_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool]
+) -> list[TangentLike]:
+    cts = [Zero.like(x) if ct is None or is_zero(ct) else ct for ct, x in zip(cotangents, primals, strict=True)]
+    return _barrier(cts)  # x-bar = barrier(ct), the identity's transpose kept behind a barrier, as JAX's
+VJP_RULES["optimization_barrier"] = optimization_barrier_vjp
+VJP_SAVES["optimization_barrier"] = SAVES_NOTHING

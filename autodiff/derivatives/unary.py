@@ -33,6 +33,7 @@ from runtime.core.lax import (
     div,
     ge,
     imag,
+    integer_pow,
     log,
     mul,
     neg,
@@ -475,3 +476,28 @@ def cbrt_vjp(cotangents: Tangents, primals: Primals, outputs: Primals, needs: Se
     return _holomorphic_unary_vjp(_single_ct(cotangents), _cbrt_deriv(outputs[0]))  # x-bar = ct / (3 cbrt(x)**2)
 VJP_RULES["cbrt"] = cbrt_vjp
 VJP_SAVES["cbrt"] = SAVES_OUTPUT
+
+
+# -- integer_pow ------------------------------------------------------------------------------------
+
+
+def _integer_pow_deriv(x: Tensor, y: int) -> Tensor:
+    return mul(_scalar(y, x), integer_pow(x, y - 1))  # y x**(y - 1), as JAX's rule computes it
+
+
+def integer_pow_jvp(primals: Primals, tangents: Tangents, outputs: Primals, y: int) -> list[TangentLike]:
+    if y == 0:
+        return _zero_out(outputs)  # x**0 = 1 is constant
+    return _holomorphic_unary_jvp(tangents[0], _integer_pow_deriv(primals[0], y))  # d x**y = y x**(y-1) dx
+JVP_RULES["integer_pow"] = integer_pow_jvp
+
+
+def integer_pow_vjp(
+    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], y: int
+) -> list[TangentLike]:
+    if y == 0:
+        return [Zero.like(primals[0])]  # x**0 = 1 is constant
+    ct = _single_ct(cotangents)
+    return _holomorphic_unary_vjp(ct, _integer_pow_deriv(primals[0], y))  # x-bar = ct conj(y x**(y-1))
+VJP_RULES["integer_pow"] = integer_pow_vjp
+VJP_SAVES["integer_pow"] = SAVES_INPUT

@@ -27,4 +27,7 @@ def specs() -> list[Spec]:
         Spec("convert", "convert", lambda x, dtype: F.convert(x, dtype),
              _lax_convert, ("x",), ((3,),), ("any",),
              plan_layout=(0,), dtype_param=True, exact=_ALL_EXACT),
+        Spec("bitcast_convert_type", "bitcast_convert_type", lambda x, dtype: F.bitcast_convert_type(x, dtype),
+             lambda x, dtype: _lax().bitcast_convert_type(x, dtype.storage), ("x",), ((3,),), ("any",),
+             plan_layout=(0,), dtype_param=True, exact=_ALL_EXACT),
     ]  # fmt: skip

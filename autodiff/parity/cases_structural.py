@@ -29,6 +29,16 @@ def specs() -> list[Spec]:
                          lambda x: _lax().slice(x, (1, 0), (3, 4), (1, 2)), (3, 4)),
         _structural_spec("pad", "pad", lambda x: F.pad(x, 1, ((1, 0, 1), (0, -1, 0))),
                          lambda x: _lax().pad(x, _jnp().asarray(1, x.dtype), ((1, 0, 1), (0, -1, 0))), (3, 4)),
+        # a 0-d array padding value, an operand (differentiated and batched), converted to x's dtype first
+        # (drawn as shape [1], reshaped to 0-d on both sides)
+        Spec("pad-operand-value", "pad",
+             lambda x, v: F.pad(x, F.convert(F.reshape(v, ()), x.dtype), ((1, 0, 1), (0, -1, 0))),
+             lambda x, v: _lax().pad(x, _lax().convert_element_type(_lax().reshape(v, ()), x.dtype),
+                                     ((1, 0, 1), (0, -1, 0))),
+             ("x", "padding_value"), ((3, 4), (1,)), ("any", "any"), plan_layout=(0, 1), exact=_ALL_EXACT),
+        Spec("optimization_barrier", "optimization_barrier", lambda x, y: tuple(F.optimization_barrier((x, y))),
+             lambda x, y: tuple(_lax().optimization_barrier((x, y))), ("operands[0]", "operands[1]"),
+             ((3,), (2, 2)), ("any", "any"), plan_layout=(0, 1), exact=_ALL_EXACT),
         _structural_spec("reverse", "reverse", lambda x: F.reverse(x, (0,)), lambda x: _lax().rev(x, (0,)), (3, 4)),
         _structural_spec("sort", "sort", lambda x: F.sort(x, 1), lambda x: _lax().sort(x, dimension=1), (3, 4)),
         Spec("sort-two-operands", "sort", lambda x, y: F.sort((x, y), 0),

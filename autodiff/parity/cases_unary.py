@@ -90,4 +90,9 @@ def specs() -> list[Spec]:
              plan_layout=(0,), exact=_ALL_EXACT),
         _unary_spec("population_count", exact=_ALL_EXACT),
         _unary_spec("clz", exact=_ALL_EXACT),
+        Spec("integer_pow", "integer_pow", lambda x: F.integer_pow(x, 3), lambda x: _lax().integer_pow(x, 3),
+             ("x",), ((3,),), ("any",), plan_layout=(0,), exact=_INT_EXACT),
+        Spec("integer_pow-negative", "integer_pow", lambda x: F.integer_pow(x, -2),
+             lambda x: _lax().integer_pow(x, -2), ("x",), ((3,),), ("nonzero",), plan_layout=(0,)),
+        _unary_spec("stop_gradient", exact=_ALL_EXACT),
     ]  # fmt: skip

@@ -29,3 +29,13 @@ def convert_lowering(eqn: Eqn, x: Any) -> Lowered:
 
 
 LOWERINGS["convert"] = convert_lowering
+
+
+def bitcast_convert_type_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.bitcast_convert_type to the target's storage dtype."""
+    from jax import lax
+
+    return (lax.bitcast_convert_type(x, eqn.params["new_dtype"].storage),)
+
+
+LOWERINGS["bitcast_convert_type"] = bitcast_convert_type_lowering

@@ -148,3 +148,13 @@ def split_lowering(eqn: Eqn, operand: Any) -> Lowered:
 
 
 LOWERINGS["split"] = split_lowering
+
+
+def optimization_barrier_lowering(eqn: Eqn, *xs: Any) -> Lowered:
+    """lax.optimization_barrier of every operand together."""
+    from jax import lax
+
+    return tuple(lax.optimization_barrier(tuple(xs)))
+
+
+LOWERINGS["optimization_barrier"] = optimization_barrier_lowering

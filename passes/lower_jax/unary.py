@@ -213,3 +213,26 @@ def round_lowering(eqn: Eqn, x: Any) -> Lowered:
 
 
 LOWERINGS["round"] = round_lowering
+
+
+# -- integer_pow and stop_gradient ----------------------------------------------------------------
+
+
+def integer_pow_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.integer_pow."""
+    from jax import lax
+
+    return (lax.integer_pow(x, int(eqn.params["y"])),)
+
+
+LOWERINGS["integer_pow"] = integer_pow_lowering
+
+
+def stop_gradient_lowering(eqn: Eqn, x: Any) -> Lowered:
+    """lax.stop_gradient (so a JAX transform of the lowered program sees it too)."""
+    from jax import lax
+
+    return (lax.stop_gradient(x),)
+
+
+LOWERINGS["stop_gradient"] = stop_gradient_lowering

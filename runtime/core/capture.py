@@ -326,8 +326,8 @@ def _check_constants(
                 f"{where}: a {_aval(array)} constant of the trace holds values of {hit} (or was computed "
                 "from them): the function read them outside the recording (an op on detach() of a traced "
                 f"value, or inside no_grad()), so the program would use the values of this {per} for every "
-                f"{per}. Compute it from the traced value itself (castwise records that path; it has no "
-                "stop_gradient op), or pass it as an argument of its own."
+                f"{per}. Compute it from the traced value itself (rt.lax.stop_gradient(x) cuts its derivative "
+                "and keeps it traced), or pass it as an argument of its own."
             )
         if watch:
             if id(root) in live or closed_over or not roots:

@@ -631,8 +631,13 @@ def _apply_general(
     plan_inputs = [_plan_input(x) for x in xs]
     weak_policy = None
     in_weak: tuple[bool, ...] | None = None
-    if _may_be_weak(xs) or op.family in weak_rules.PROMOTING_FAMILIES:
-        # (strong operands of a promoting op too: under jax int8 + uint64 is a weak float64)
+    if (
+        _may_be_weak(xs)
+        or op.family in weak_rules.PROMOTING_FAMILIES
+        or (op is ops.convert and params.get("weak_type"))
+    ):
+        # (strong operands of a promoting op too: under jax int8 + uint64 is a weak float64; and a
+        # convert with weak_type=True, whose result is weak whatever its operand, as lax's)
         weak_policy = get_policy_object(None)
         if weak_rules.honours_weak(weak_policy):
             plan_inputs = [
@@ -663,6 +668,8 @@ def _apply_general(
         )
     if weak_policy is not None:
         in_weak = weak_rules.planned_weak(op, plan_inputs, weak_policy)
+        if in_weak is None and op is ops.convert and params.get("weak_type"):
+            in_weak = (False,)  # a strong operand; the convert's weak rule makes the result weak
     if op.name in REWRITE_RULES:  # an op that may stand for others (bool + bool, real of a real)
         try:
             expansion = rewrite(op, targets)

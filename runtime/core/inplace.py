@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from runtime.core.dtypes import DType
-from runtime.core.errors import CastwiseError
+from runtime.core.errors import CastwiseError, OpTypeError
 from runtime.core.ops import OpDef
 from runtime.core.promotion import get_policy
 from runtime.core.shapes import ShapeError
@@ -85,9 +85,9 @@ def is_referenced(tensor: Tensor) -> bool:
 
 
 def check_result_fits(name: str, result: DType, target: DType) -> None:
-    """Raise ``TypeError`` if a ``result`` cannot be stored in a ``target`` tensor."""
+    """Raise ``OpTypeError`` (a ``TypeError``) if a ``result`` cannot be stored in a ``target`` tensor."""
     if result.category > target.category:
-        raise TypeError(
+        raise OpTypeError(
             f"{name} result of dtype {result.name} cannot be stored in a tensor of dtype {target.name} "
             f"(policy {get_policy()!r})"
         )

@@ -60,6 +60,13 @@ else:
     _Base = object
 
 
+def _clamp_bounds(x: Tensor, bounds: tuple[Any, Any]) -> Tensor:
+    """``min(max(x, low), high)``, each bound optional (``clamp_``'s out-of-place result)."""
+    low, high = bounds
+    out = x if low is None else lax.max(x, low)
+    return out if high is None else lax.min(out, high)
+
+
 class TensorOperators(_Base):
     """The methods ``attach_methods`` puts on ``Tensor`` (a holder, never instantiated)."""
 
@@ -112,6 +119,14 @@ class TensorOperators(_Base):
     def fill_(self, value: Any) -> Tensor:
         """Fill with the scalar ``value`` (converted to the tensor's dtype) in place (PyTorch's ``fill_``)."""
         return fill_inplace(self, value, "fill_")
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        """PyTorch's ``clamp_``: ``min(max(x, min), max)`` stored into ``x`` (``max`` wins where
+        ``min > max``; NaN stays NaN), with the refusals of every in-place write (a result whose
+        category is above ``x``'s, as a float bound of an int tensor, is refused)."""
+        if min is None and max is None:
+            raise OpTypeError(f"clamp_: at least one of min and max must be given [policy {get_policy()!r}]")
+        return apply_inplace(self, _clamp_bounds, (min, max), "clamp_")
 
     def __dlpack__(
         self, *, stream: Any = None, max_version: tuple[int, int] | None = None,

@@ -175,6 +175,9 @@ reciprocal = declare("reciprocal", UNARY, ("x",))
 convert = declare(
     "convert", CONVERT, ("x",), ("new_dtype", "weak_type")
 )  # weak_type: JAX's weak flag (runtime.core.weak)
+# lax.bitcast_convert_type: the bits of x read as new_dtype; a narrower new_dtype adds a trailing axis of
+# size (old bits / new bits), a wider one removes a trailing axis of that size (sub-byte dtypes refused)
+bitcast_convert_type = declare("bitcast_convert_type", CONVERT, ("x",), ("new_dtype",), differentiable=False)
 
 # -- elementwise unary: rounding, tests, exponentials, trigonometric and hyperbolic ---------------
 floor = declare("floor", UNARY, ("x",), differentiable=False)  # piecewise constant
@@ -193,6 +196,11 @@ asinh = declare("asinh", UNARY, ("x",))
 acosh = declare("acosh", UNARY, ("x",))
 atanh = declare("atanh", UNARY, ("x",))
 cbrt = declare("cbrt", UNARY, ("x",))
+# lax.integer_pow: x ** y for a static Python int y, by repeated squaring as XLA computes it (negative
+# y: the reciprocal, inexact dtypes only)
+integer_pow = declare("integer_pow", UNARY, ("x",), ("y",))
+# lax.stop_gradient: the identity whose tangent and cotangent are zero (its own op, so a graph keeps it)
+stop_gradient = declare("stop_gradient", UNARY, ("x",), differentiable=False)
 # -- elementwise integer ops -------------------------------------------------------------------
 logical_not = declare("not", UNARY, ("x",), differentiable=False)  # lax.bitwise_not: bool and integers
 population_count = declare("population_count", UNARY, ("x",), differentiable=False)
@@ -283,6 +291,9 @@ sort = declare("sort", STRUCTURAL, ("*operands",), ("dimension", "is_stable", "n
 top_k = declare("top_k", STRUCTURAL, ("operand",), ("k",))  # outputs (values, int32 indices), last axis
 split = declare("split", STRUCTURAL, ("operand",), ("sizes", "axis"))  # one output per size
 select_n = declare("select_n", SELECT, ("which", "*cases"))  # cases[which]: bool or integer which
+# lax.optimization_barrier: the identity on any operands (one output each), its own op so that a graph
+# and its lowering keep it (XLA does not move computations across it)
+optimization_barrier = declare("optimization_barrier", STRUCTURAL, ("*operands",))
 
 # -- linear algebra -------------------------------------------------------------------
 eigh = declare("eigh", LINALG, ("x",), ("lower",))  # outputs (eigenvectors, eigenvalues)

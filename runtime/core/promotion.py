@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal, overload
 
 import numpy as np
 
@@ -464,9 +464,24 @@ def honours_weak(policy: Policy) -> bool:
 _HONOURS: dict[Policy, bool] = {}
 
 
-def result_type(*operands: Any, policy: str | Policy | None = None) -> DType:
+@overload
+def result_type(
+    *operands: Any, policy: str | Policy | None = None, return_weak_type_flag: Literal[False] = False
+) -> DType: ...
+@overload
+def result_type(
+    *operands: Any, policy: str | Policy | None = None, return_weak_type_flag: Literal[True]
+) -> tuple[DType, bool]: ...
+def result_type(
+    *operands: Any, policy: str | Policy | None = None, return_weak_type_flag: bool = False
+) -> DType | tuple[DType, bool]:
     """The common dtype of ``operands``: dtypes, tensors, arrays, 0-d values and
     Python scalars (weak), under ``policy`` (default: the active one).
+
+    With ``return_weak_type_flag`` the result is ``(dtype, weak)``, as JAX's
+    ``dtypes.result_type(..., return_weak_type_flag=True)``: weak when every operand
+    is weak (a Python bool is not), or when their join is a weak node (``int8`` with
+    ``uint64`` is the weak float); always ``False`` under a policy without weak types.
 
     Under a policy with weak types a weak tensor (``Tensor.weak``) counts as the weak
     node of its kind, as in ``jnp.result_type``: for a weak ``w = asarray(1.0)``,
@@ -495,8 +510,28 @@ def result_type(*operands: Any, policy: str | Policy | None = None) -> DType:
             joined = pol.result_type(
                 [Operand(op.dtype or pol.weak_default[str(op.pykind)], None, False) for op in classified]
             )
-            return _WEAK_RESULT.get(joined.kind, joined)
-    return pol.result_type(classified)
+            out = _WEAK_RESULT.get(joined.kind, joined)
+            return (out, joined.kind != "bool") if return_weak_type_flag else out
+    result = pol.result_type(classified)
+    if not return_weak_type_flag:
+        return result
+    return result, honours_weak(pol) and _join_is_weak(pol, classified)
+
+
+def _join_is_weak(policy: Policy, operands: Sequence[Operand]) -> bool:
+    """Whether the lattice join of ``operands`` is a weak node (the rule ``runtime.core.weak``
+    applies to a promoting op's operands; here for ``result_type``'s flag)."""
+    if not isinstance(policy, LatticePolicy) or not operands:
+        return False
+    acc: Any = None
+    for x in operands:
+        node: Any = x.pykind if x.pykind is not None and x.pykind != "bool" else (x.dtype or dt.bool_)
+        if node not in policy._upper:
+            return False
+        acc = node if acc is None else policy._lub(acc, node)
+        if acc is None:
+            return False
+    return isinstance(acc, str)
 
 
 #: the dtype ``jnp.result_type`` gives a weak result of each kind (x64)

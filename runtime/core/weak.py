@@ -267,6 +267,7 @@ for _op in ops.OPS.values():
 WEAK_RULES["pad"] = weak_pad
 WEAK_RULES["iota"] = weak_never
 WEAK_RULES["full"] = weak_never
+WEAK_RULES["bitcast_convert_type"] = weak_never  # lax: the new dtype, strongly typed
 WEAK_RULES["eigh"] = weak_two_outputs
 WEAK_RULES["cholesky"] = weak_keep_operand
 WEAK_RULES["triangular_solve"] = weak_all_operands
@@ -296,6 +297,7 @@ def weak_split(weak: Sequence[bool], params: Mapping[str, Any]) -> tuple[bool, .
 WEAK_RULES["sort"] = weak_sort
 WEAK_RULES["top_k"] = weak_top_k
 WEAK_RULES["split"] = weak_split
+WEAK_RULES["optimization_barrier"] = weak_sort  # each output keeps its operand's flag, as sort's
 WEAK_RULES["argmax"] = weak_never  # an index in its explicit index_dtype
 WEAK_RULES["argmin"] = weak_never
 WEAK_RULES["reduce_and"] = weak_never  # jax.lax gives a strong result here (checked against lax)

@@ -39,6 +39,7 @@ from runtime.numpy.tensor_methods import library
 
 __all__ = [
     "arange",
+    "can_cast",
     "diag",
     "diagonal",
     "eye",
@@ -566,3 +567,24 @@ def meshgrid(*xs: Any, indexing: str = "xy") -> Sequence[Tensor]:
         shape[axis] = length
     out = [F.broadcast_in_dim(t, tuple(shape), (axis,)) for t, axis in zip(ts, axes, strict=True)]
     return out if lib == "jax" else tuple(out)
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """Whether ``from_`` (a dtype, or an array's dtype) casts to ``to`` under the active policy's
+    library: PyTorch's rule under torch (``torch.can_cast``: no complex to non-complex, no float
+    to integer, nothing but bool to bool), NumPy's safe-casting rule elsewhere (``np.can_cast``,
+    which ``jnp.can_cast`` follows)."""
+    pair: list[DType] = []
+    for what, value in (("from_", from_), ("to", to)):
+        try:
+            pair.append(value.dtype if isinstance(value, Tensor) else dt.dtype(value))
+        except TypeError as err:
+            raise OpTypeError(f"can_cast: {what} {value!r} is no dtype ({err}) [policy {get_policy()!r}]") from None
+    source, target = pair
+    if library() == "torch":
+        if source.kind == "complex" and target.kind != "complex":
+            return False
+        if source.kind == "float" and target.kind in ("int", "uint"):
+            return False
+        return not (source.kind != "bool" and target.kind == "bool")
+    return bool(np.can_cast(np.dtype(source.storage), np.dtype(target.storage)))

@@ -24,7 +24,8 @@ import numpy as np
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
 from runtime.core.executor import as_tensor, asarray
-from runtime.core.shapes import ShapeError
+from runtime.core.promotion import get_policy, result_type
+from runtime.core.shapes import OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy import tensor_methods as tensor_api
 from runtime.numpy.params import (
@@ -40,6 +41,7 @@ Operand = Any  # Tensor | np.ndarray | Python scalar
 
 __all__ = [
     "absolute",
+    "addcdiv",
     "all",
     "allclose",
     "any",
@@ -51,6 +53,7 @@ __all__ = [
     "isfinite",
     "isinf",
     "isnan",
+    "lerp",
     "maximum",
     "mean",
     "minimum",
@@ -351,3 +354,60 @@ def where(condition: Operand, x: Operand = None, y: Operand = None) -> Any:
     (a ``select``, all three broadcast; a non-bool condition is compared with 0).
     ``where(condition)`` alone is ``nonzero``: one int64 index Tensor per axis."""
     return tensor_api.where(condition, x, y)
+
+
+def _torch_float_operand(name: str, what: str, value: Any) -> Tensor:
+    t = as_tensor(value)
+    if not t.dtype.is_inexact:
+        raise OpTypeError(
+            f"{name}: {what} is {t.dtype.name}; {name} takes floating or complex tensors (as torch.{name}) "
+            f"[policy {get_policy()!r}]"
+        )
+    return t
+
+
+@named("lerp")
+def lerp(input: Any, end: Any, weight: Any) -> Tensor:  # noqa: A002
+    """``torch.lerp``: ``input + weight * (end - input)``, computed as PyTorch does
+    (``end - (end - input) * (1 - weight)`` where ``|weight| >= 0.5``, so ``weight = 1`` gives
+    ``end`` exactly). ``input`` and ``end`` are floating or complex of one dtype, and a tensor
+    ``weight`` has it too (PyTorch refuses mixed dtypes here); a Python scalar weight broadcasts."""
+    x = _torch_float_operand("lerp", "input", input)
+    e = _torch_float_operand("lerp", "end", end)
+    if e.dtype is not x.dtype:
+        raise OpTypeError(
+            f"lerp: end is {e.dtype.name} but input is {x.dtype.name}; torch.lerp takes one dtype "
+            f"[policy {get_policy()!r}]"
+        )
+    diff = F.sub(e, x)
+    if isinstance(weight, bool | int | float | complex):
+        if builtins.abs(weight) < 0.5:
+            return F.add(x, F.mul(diff, weight))  # input + weight (end - input)
+        return F.sub(e, F.mul(diff, 1 - weight))  # end - (end - input) (1 - weight)
+    w = _torch_float_operand("lerp", "weight", weight)
+    if w.dtype is not x.dtype:
+        raise OpTypeError(
+            f"lerp: weight is {w.dtype.name} but input is {x.dtype.name}; torch.lerp takes one dtype "
+            f"[policy {get_policy()!r}]"
+        )
+    near = F.add(x, F.mul(w, diff))
+    far = F.sub(e, F.mul(diff, F.sub(F.full((), 1, x.dtype), w)))
+    small = F.lt(F.abs(w), F.full((), 0.5, F.abs(w).dtype))
+    return where(small, near, far)  # type: ignore[no-any-return]
+
+
+@named("addcdiv")
+def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
+    """``torch.addcdiv``: ``input + value * tensor1 / tensor2`` (the product first, as PyTorch's
+    kernel), every step in the operands' common dtype under the policy. Integer ``tensor1`` and ``tensor2`` are refused
+    (PyTorch removed integer division here)."""
+    t1, t2 = as_tensor(tensor1), as_tensor(tensor2)
+    if not t1.dtype.is_inexact and not t2.dtype.is_inexact:
+        raise OpTypeError(
+            f"addcdiv: tensor1 and tensor2 are {t1.dtype.name} and {t2.dtype.name}: integer division is not "
+            f"supported (as torch.addcdiv) [policy {get_policy()!r}]"
+        )
+    x = as_tensor(input)
+    common = result_type(x, t1, t2)  # as PyTorch's TensorIterator: every step in the common dtype
+    x, t1, t2 = (t if t.dtype is common else F.convert(t, common) for t in (x, t1, t2))
+    return F.add(x, F.div(F.mul(t1, value), t2))  # input + (tensor1 value) / tensor2

@@ -265,7 +265,7 @@ def gelu(x: Any, approximate: Any = None) -> Tensor:
 
 def _shifted(x: Any, axis: Any, name: str) -> tuple[Tensor, tuple[int, ...]]:
     """``x - max(x, axis, keepdims=True)`` and the axes (jax.nn stops the gradient through the
-    maximum; castwise has no stop-gradient op, so its path is recorded: its contribution is
+    maximum; castwise does not use stop_gradient there, so its path is recorded: its contribution is
     zero up to rounding)."""
     t = as_tensor(x)
     axes = tensor_api.normalize_axes(t, axis, name)  # checked before anything is recorded

@@ -382,6 +382,47 @@ ROWS: dict[str, list[Bad]] = {
     "lax.pad": [
         bad("float-config", lambda: LAX.pad(f64(3), 0.0, [(1.5, 1, 0)]), rt.ShapeError),
         bad("str-operand", lambda: LAX.pad("abc", 0.0, [(1, 1, 0)]), rt.OpTypeError),
+        bad("array-value-dtype", lambda: LAX.pad(f64(3), i32(), [(1, 1, 0)]), rt.OpTypeError, "int32", "float64"),
+        bad("array-value-not-0d", lambda: LAX.pad(f64(3), f64(2), [(1, 1, 0)]), rt.ShapeError, "0-d"),
+    ],
+    "lerp": [
+        bad("integer-input", lambda: R.lerp(i32(3), i32(3), 0.5), rt.OpTypeError, "int32"),
+        bad("dtype-mismatch", lambda: R.lerp(f64(3), rt.asarray(np.ones(3, np.float32)), 0.5), rt.OpTypeError),
+        bad("shape-mismatch", lambda: R.lerp(f64(3), f64(4), 0.5), rt.ShapeError),
+        bad("str-operand", lambda: R.lerp("abc", f64(3), 0.5), rt.OpTypeError),
+    ],
+    "addcdiv": [
+        bad("integer-division", lambda: R.addcdiv(f64(3), i32(3), i32(3)), rt.OpTypeError, "integer division"),
+        bad("shape-mismatch", lambda: R.addcdiv(f64(3), f64(4), f64(4)), rt.ShapeError),
+        bad("str-operand", lambda: R.addcdiv(f64(3), "abc", f64(3)), rt.OpTypeError),
+    ],
+    "can_cast": [
+        bad("unknown-dtype", lambda: R.can_cast(rt.float32, "float99"), rt.OpTypeError, "float99"),
+        bad("object-from", lambda: R.can_cast(object(), rt.float32), rt.OpTypeError),
+    ],
+    "lax.integer_pow": [
+        bad("float-exponent", lambda: LAX.integer_pow(f64(3), 1.5), rt.OpTypeError, "Python int"),
+        bad("negative-power-of-int", lambda: LAX.integer_pow(i32(3), -1), rt.OpTypeError, "negative"),
+        bad("bool", lambda: LAX.integer_pow(rt.asarray([True]), 2), rt.OpTypeError),
+        bad("str-operand", lambda: LAX.integer_pow("abc", 2), rt.OpTypeError),
+    ],
+    "lax.stop_gradient": [_no_array("lax.stop_gradient")],
+    "lax.bitcast_convert_type": [
+        bad("int8-to-bool", lambda: LAX.bitcast_convert_type(rt.asarray(np.ones(2, np.int8)), "bool"), rt.OpTypeError),
+        bad("wider-needs-last-axis", lambda: LAX.bitcast_convert_type(i32(3), rt.float64), rt.ShapeError, "size 2"),
+        bad("unknown-dtype", lambda: LAX.bitcast_convert_type(f64(3), "float99"), rt.OpTypeError),
+        bad("str-operand", lambda: LAX.bitcast_convert_type("abc", rt.int64), rt.OpTypeError),
+    ],
+    "lax.optimization_barrier": [bad("str-operand", lambda: LAX.optimization_barrier((f64(3), "abc")), rt.OpTypeError)],
+    "lax.broadcast_shapes": [
+        bad("incompatible", lambda: LAX.broadcast_shapes((2,), (3,)), rt.ShapeError, "[2]", "[3]"),
+        bad("no-shapes", lambda: LAX.broadcast_shapes(), rt.ShapeError),
+        bad("negative-size", lambda: LAX.broadcast_shapes((-1,)), rt.ShapeError),
+    ],
+    "lax.unstack": [
+        bad("axis-out-of-range", lambda: LAX.unstack(f64(2, 3), 2), rt.ShapeError, "axis 2"),
+        bad("0-d", lambda: LAX.unstack(f64(), 0), rt.ShapeError),
+        _no_array("lax.unstack"),
     ],
     "lax.padtype_to_pads": [bad("bad-padding", lambda: LAX.padtype_to_pads((4,), (2,), (1,), "NOPE"), rt.ShapeError)],
     "lax.qr": [bad("0-d", lambda: LAX.qr(f64()), rt.ShapeError), _no_array("lax.qr")],

@@ -304,6 +304,8 @@ UNARY = [
     Elementwise("not", lax.bitwise_not, ("any",)),
     Elementwise("population_count", lax.population_count, ("any",)),
     Elementwise("clz", lax.clz, ("any",)),
+    Elementwise("integer_pow", lambda x: lax.integer_pow(x, 3), ("any",), exact_complex=False, params=(("y", 3),)),
+    Elementwise("stop_gradient", lax.stop_gradient, ("any",)),
     Elementwise(
         "reduce_precision",
         lambda x: lax.reduce_precision(x, exponent_bits=5, mantissa_bits=2),

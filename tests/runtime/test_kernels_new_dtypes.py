@@ -44,12 +44,17 @@ def _ids(d: DType) -> str:
 
 
 def ours(op: str, *arrays: np.ndarray, **params: Any) -> np.ndarray:
-    outs, _ = run_kernel(op, [dt.from_numpy(a.dtype) for a in arrays], arrays, params)
+    outs, _ = run_kernel(
+        op, [dt.from_numpy(a.dtype) for a in arrays], arrays, {**_REQUIRED_PARAMS.get(op, {}), **params}
+    )
     return outs[0]
 
 
 #: params an elementwise op cannot do without
-_REQUIRED_PARAMS: dict[str, dict[str, int]] = {"reduce_precision": {"exponent_bits": 5, "mantissa_bits": 10}}
+_REQUIRED_PARAMS: dict[str, dict[str, int]] = {
+    "reduce_precision": {"exponent_bits": 5, "mantissa_bits": 10},
+    "integer_pow": {"y": 3},
+}
 
 
 def accepts(op: str, d: DType, arity: int) -> bool:
@@ -130,6 +135,8 @@ INT_UNARY: dict[str, Callable[[int, DType], int]] = {
     "abs": lambda x, d: wrap(abs(x), d),
     "sign": lambda x, d: (x > 0) - (x < 0),
     "square": lambda x, d: wrap(x * x, d),
+    "integer_pow": lambda x, d: wrap(x**3, d),  # (y=3: _REQUIRED_PARAMS)
+    "stop_gradient": lambda x, d: x,
     "not": lambda x, d: wrap(~x, d),
     "population_count": lambda x, d: wrap(bin(x % (1 << d.bits)).count("1"), d),
     "clz": lambda x, d: wrap(d.bits - (x % (1 << d.bits)).bit_length(), d),
@@ -340,6 +347,8 @@ COMPLEX_ELEMENTWISE: dict[str, tuple[Callable[..., Any], tuple[str, ...], bool]]
     "rsqrt": (lax.rsqrt, ("positive",), False),
     "conj": (lax.conj, ("any",), True),
     "square": (lax.square, ("any",), False),
+    "integer_pow": (lambda x: lax.integer_pow(x, 3), ("any",), False),
+    "stop_gradient": (lax.stop_gradient, ("any",), True),
     "reciprocal": (lax.reciprocal, ("any",), False),
     "abs": (lax.abs, ("any",), False),
     "real": (lax.real, ("any",), True),

@@ -35,6 +35,8 @@ OWN_MEANING: dict[str, str] = {
     "dtype": "returns a castwise DType (every ml_dtypes dtype), not a numpy.dtype",
     "result_type": "the active policy's promotion (docs/promotion.md; tests/runtime/test_policies.py)",
     "promote_types": "the active policy's promotion (docs/promotion.md; tests/runtime/test_policies.py)",
+    "can_cast": "the active policy's casting rule: NumPy's safe casting (np.can_cast, jnp.can_cast) under "
+    "numpy and jax, PyTorch's under torch (tests/runtime/test_can_cast.py holds it against both)",
 }
 
 M = np.array([[-2.5, 0.5, 1.5], [3.0, -0.5, 2.5]])  # halves, to tell the rounding rules apart

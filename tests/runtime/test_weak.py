@@ -260,6 +260,18 @@ ROWS["sort"] = (
 )
 ROWS["top_k"] = (lambda x: tuple(lax.top_k(x, 2)), [(_F, (3,))], {"k": 2})
 ROWS["split"] = (lambda x: tuple(lax.split(x, (1, 2), axis=0)), [(_F, (3,))], {"sizes": (1, 2), "axis": 0})
+ROWS["optimization_barrier"] = (
+    lambda a, b: tuple(lax.optimization_barrier((a, b))),
+    [(_F, (3,)), (np.int64, (2,))],
+    {},
+)
+ROWS["bitcast_convert_type"] = (
+    lambda x: lax.bitcast_convert_type(x, np.int64),
+    [(_F, (3,))],
+    {"new_dtype": rt.int64},
+)
+ROWS["integer_pow"] = (lambda x: lax.integer_pow(x, 3), [(_F, (3,))], {"y": 3})
+ROWS["stop_gradient"] = (lax.stop_gradient, [(_F, (3,))], {})
 ROWS["select_n"] = (lax.select_n, [(np.bool_, (3,)), (_F, (3,)), (_F, (3,))], {})
 ROWS["gather"] = (
     lambda o, i: lax.gather(o, i, _DN_GATHER, (1,)),

@@ -197,3 +197,47 @@ def convert_kernel(x: Array, *, new_dtype: Any, weak_type: bool = False) -> tupl
 
 
 KERNELS["convert"] = convert_kernel
+
+
+def _bits_of(x: Array, bits: int) -> Array:
+    """The bit patterns of ``x`` (``bits`` wide each) as uint64."""
+    raw = x.view(np.dtype(f"uint{8 * x.dtype.itemsize}")).astype(np.uint64)
+    return raw & np.uint64((1 << bits) - 1) if bits < 64 else raw
+
+
+def _from_bits(raw: Array, target: DType) -> Array:
+    """An array of ``target`` with the bit patterns ``raw`` (uint64)."""
+    storage = np.dtype(target.storage)
+    if target.bits < 8:  # the storage holds the value in a byte: sign-extended for signed ints
+        small = raw.astype(np.int16)
+        if target.kind == "int":
+            small = np.where(small >= 1 << (target.bits - 1), small - (1 << target.bits), small)
+        return np.ascontiguousarray(small.astype(np.int8).view(np.uint8)).view(storage)
+    return np.ascontiguousarray(raw.astype(np.dtype(f"uint{8 * storage.itemsize}"))).view(storage)
+
+
+def bitcast_convert_type_kernel(x: Array, *, new_dtype: DType) -> tuple[Array, ...]:
+    """lax.bitcast_convert_type: ``x``'s bits read as ``new_dtype``, little-endian as XLA's CPU
+    backend (a narrower target's trailing axis holds the low bits first), into new memory."""
+    target = np.dtype(new_dtype.storage)
+    flat = np.asarray(x, order="C")  # (np.ascontiguousarray would make a 0-d operand 1-d)
+    source = dt.from_numpy(flat.dtype)
+    if source.bits % 8 == 0 and new_dtype.bits % 8 == 0:  # whole bytes: NumPy's view
+        if target.itemsize == flat.dtype.itemsize:
+            return (flat.view(target).copy(),)
+        if target.itemsize < flat.dtype.itemsize:
+            ratio = flat.dtype.itemsize // target.itemsize
+            return (flat.reshape(*flat.shape, 1).view(target).reshape(*flat.shape, ratio).copy(),)
+        return (flat.view(target).reshape(flat.shape[:-1]).copy(),)
+    raw = _bits_of(flat, source.bits)  # a sub-byte side: by bit patterns
+    if new_dtype.bits < source.bits:
+        width = new_dtype.bits
+        shifts = np.arange(source.bits // width, dtype=np.uint64) * np.uint64(width)
+        raw = (raw[..., None] >> shifts) & np.uint64((1 << width) - 1)
+    elif new_dtype.bits > source.bits:
+        shifts = np.arange(new_dtype.bits // source.bits, dtype=np.uint64) * np.uint64(source.bits)
+        raw = np.bitwise_or.reduce(raw << shifts, axis=-1)
+    return (_from_bits(raw, new_dtype),)
+
+
+KERNELS["bitcast_convert_type"] = bitcast_convert_type_kernel

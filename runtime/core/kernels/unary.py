@@ -496,3 +496,43 @@ def clz_kernel(x: Array) -> tuple[Array, ...]:
 
 
 KERNELS["clz"] = clz_kernel
+
+
+# -- integer_pow and stop_gradient ----------------------------------------------------------------
+
+
+def integer_pow_kernel(x: Array, *, y: int) -> tuple[Array, ...]:
+    """lax.integer_pow: XLA's binary exponentiation with ``mul`` (so every rounding step is the one
+    XLA takes, and integers wrap), the reciprocal ``div(1, acc)`` for a negative ``y``."""
+    from runtime.core.kernels.conversion import scalar_array
+
+    if x.dtype in _SMALL_COMPLEX:  # the half-precision complex types: complex64 arithmetic, rounded once
+        return (_map1(lambda wide: integer_pow_kernel(wide, y=y)[0], x),)
+    mul, div = KERNELS["mul"], KERNELS["div"]
+    n = abs(int(y))
+    if n == 0:
+        return (np.full(x.shape, scalar_array(1, dt.from_numpy(x.dtype)), dtype=x.dtype),)
+    acc: Array | None = None
+    base = x
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        while n > 0:
+            if n & 1:
+                acc = base if acc is None else mul(acc, base)[0]
+            n >>= 1
+            if n > 0:
+                base = mul(base, base)[0]
+        assert acc is not None
+        if y < 0:
+            acc = div(np.full(acc.shape, scalar_array(1, dt.from_numpy(x.dtype)), dtype=x.dtype), acc)[0]
+    return (np.array(acc, copy=True) if acc is x else acc,)
+
+
+KERNELS["integer_pow"] = integer_pow_kernel
+
+
+def stop_gradient_kernel(x: Array) -> tuple[Array, ...]:
+    """The identity, into new memory (a write into the result must not change ``x``)."""
+    return (np.array(x, copy=True),)
+
+
+KERNELS["stop_gradient"] = stop_gradient_kernel

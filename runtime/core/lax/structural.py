@@ -11,23 +11,28 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from runtime.core import dtypes as dt
 from runtime.core import ops, shapes
 from runtime.core.executor import apply, as_tensor, asarray, op_error
 from runtime.core.lax._common import Operand, _dtype_param, _index, _ints, _Invalid, _is_index, _named, _one, _wrap_axes
 from runtime.core.lax.binary import sub
-from runtime.core.lax.contraction import concatenate
+from runtime.core.lax.contraction import concatenate, select
 from runtime.core.ops import OpDef
-from runtime.core.shapes import ArityError, ShapeError
+from runtime.core.promotion import get_policy
+from runtime.core.shapes import ArityError, OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
 
 __all__ = [
     "argsort",
     "broadcast_in_dim",
+    "broadcast_shapes",
     "expand_dims",
     "full",
     "iota",
     "ones",
+    "optimization_barrier",
     "pad",
     "reshape",
     "reverse",
@@ -39,6 +44,7 @@ __all__ = [
     "tile",
     "top_k",
     "transpose",
+    "unstack",
     "zeros",
 ]
 
@@ -86,15 +92,33 @@ def slice(  # noqa: A001
     )  # fmt: skip
 
 
-def pad(
-    x: Operand, padding_value: bool | int | float | builtins.complex, padding_config: Sequence[Sequence[int]]
-) -> Tensor:
-    """Pad with ``(low, high, interior)`` per axis, as ``jax.lax.pad`` (negative low/high crop)."""
+def pad(x: Operand, padding_value: Any, padding_config: Sequence[Sequence[int]]) -> Tensor:
+    """Pad with ``(low, high, interior)`` per axis, as ``jax.lax.pad`` (negative low/high crop).
+
+    A Python (or NumPy) scalar ``padding_value`` is the op's param. A 0-d Tensor (or NumPy
+    array) is an operand, as in ``jax.lax.pad``: differentiable (its cotangent is the sum of
+    the output's cotangent over the padded positions), batchable and traced, recorded as
+    ``select(pad(ones, False), pad(x, 0), broadcast(value))``. Its dtype must be ``x``'s, as
+    ``jax.lax.pad`` requires of an array value (a weak one too)."""
     try:
         config: Any = tuple(tuple(_ints(c, "padding_config")) for c in padding_config)
     except TypeError:
         config = _Invalid(padding_config)  # not a sequence of triples: the shape rule refuses it
-    return _one(ops.pad, x, padding_config=config, padding_value=padding_value)
+    if not isinstance(padding_value, Tensor | np.ndarray):
+        return _one(ops.pad, x, padding_config=config, padding_value=padding_value)
+    t, value = as_tensor(x), as_tensor(padding_value)
+    if value.ndim != 0:
+        raise op_error(ShapeError, ops.pad, (t, value), f"padding_value must be 0-d, got shape {list(value.shape)}")
+    if value.dtype is not t.dtype:
+        raise op_error(
+            OpTypeError, ops.pad, (t, value),
+            f"padding_value dtype {value.dtype.name} differs from the operand's {t.dtype.name} "
+            "(jax.lax.pad takes one dtype; convert the value first)",
+        )  # fmt: skip
+    padded = _one(ops.pad, t, padding_config=config, padding_value=0)
+    inside = _one(ops.pad, _full(t.shape, True, dt.bool_), padding_config=config, padding_value=False)
+    fill = broadcast_in_dim(value, padded.shape, ())
+    return select(inside, padded, fill)  # x where it was copied, the value at every padded position
 
 
 def _fresh_copy(t: Tensor) -> Tensor:
@@ -291,3 +315,56 @@ def tile(x: Operand, reps: Sequence[int] | int) -> Tensor:
     base = reshape(t, shape) if shape != t.shape else t
     spread = broadcast_in_dim(base, wide, tuple(range(1, 2 * rank, 2)))
     return reshape(spread, [a * b for a, b in zip(r, shape, strict=True)])
+
+
+@_named("optimization_barrier")
+def optimization_barrier(operand: Any) -> Any:
+    """``lax.optimization_barrier``: ``operand`` (an array, or a tuple or list of arrays)
+    unchanged, through one op that a recorded graph and its lowering keep, so XLA does not
+    move computations across it. Its derivatives and batching pass through the barrier."""
+    leaves = list(operand) if isinstance(operand, tuple | list) else [operand]
+    if not leaves:
+        return type(operand)()
+    out = apply(ops.optimization_barrier, tuple(as_tensor(v) for v in leaves), {})
+    outs = list(out) if isinstance(out, tuple) else [out]
+    return type(operand)(outs) if isinstance(operand, tuple | list) else outs[0]
+
+
+def broadcast_shapes(*shapes_: Sequence[int]) -> tuple[int, ...]:
+    """``lax.broadcast_shapes``: the shape the ``shapes_`` broadcast to (NumPy's rule: ranks
+    aligned at the end, size-1 axes stretched); ``ShapeError`` naming them when they do not."""
+    if not shapes_:
+        raise ShapeError(f"broadcast_shapes: needs at least one shape [policy {get_policy()!r}]")
+    given: list[tuple[int, ...]] = []
+    for s in shapes_:
+        dims = _ints(s, "shape")
+        if isinstance(dims, _Invalid) or builtins.any(d < 0 for d in dims):
+            raise ShapeError(
+                f"broadcast_shapes: {s!r} is not a shape (a sequence of non-negative ints) [policy {get_policy()!r}]"
+            )
+        given.append(tuple(dims))
+    rank = builtins.max(len(s) for s in given)
+    out: list[int] = []
+    for i in range(rank):
+        sizes = {s[i - rank + len(s)] for s in given if i - rank + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise ShapeError(
+                f"broadcast_shapes: incompatible shapes for broadcasting: {[list(s) for s in given]} "
+                f"[policy {get_policy()!r}]"
+            )
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+@_named("unstack")
+def unstack(x: Operand, axis: int = 0) -> tuple[Tensor, ...]:
+    """``lax.unstack``: the slices of ``x`` along ``axis``, each without that axis (a ``split``
+    into size-1 pieces and a ``reshape`` of each); the inverse of ``stack``."""
+    t = as_tensor(x)
+    if not _is_index(axis) or not -t.ndim <= operator.index(axis) < t.ndim:
+        raise op_error(ShapeError, ops.split, (t,), f"unstack: axis {axis!r} is out of range for rank {t.ndim}")
+    k = operator.index(axis) % t.ndim
+    rest = (*t.shape[:k], *t.shape[k + 1 :])
+    if t.shape[k] == 0:
+        return ()
+    return tuple(reshape(piece, rest) for piece in split(t, (1,) * t.shape[k], k))

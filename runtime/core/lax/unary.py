@@ -7,6 +7,7 @@ composition of ops) through the executor; the conventions are in ``runtime.core.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from runtime.core import dtypes as dt
 from runtime.core import ops
@@ -41,6 +42,7 @@ __all__ = [
     "fmax",
     "fmin",
     "imag",
+    "integer_pow",
     "is_finite",
     "log",
     "log1p",
@@ -60,6 +62,7 @@ __all__ = [
     "sinh",
     "sqrt",
     "square",
+    "stop_gradient",
     "tan",
     "tanh",
 ]
@@ -315,7 +318,7 @@ def logsumexp(x: Operand, axis: Sequence[int] | int | None = None, keepdims: boo
 
     A composition of ordinary ops (``reduce_max``, ``select``, ``exp``, ``reduce_sum``,
     ``log``), so its recording holds those and its gradient is the softmax. JAX stops the
-    gradient through ``m``; castwise has no stop-gradient op, so ``m``'s path is recorded: its
+    gradient through ``m``; castwise does not use ``stop_gradient`` there, so ``m``'s path is recorded: its
     contribution ``(1 - sum(softmax)) dm`` is zero up to rounding. Integer inputs go to the
     policy's float (``exp``'s plan).
     """
@@ -336,3 +339,19 @@ def logsumexp(x: Operand, axis: Sequence[int] | int | None = None, keepdims: boo
     if keepdims:
         out = reshape(out, tuple(1 if d in axes else n for d, n in enumerate(t.shape)))
     return out
+
+
+def integer_pow(x: Operand, y: int) -> Tensor:
+    """``lax.integer_pow``: ``x ** y`` for a Python int ``y``, by repeated multiplication as XLA
+    computes it (integers wrap; a negative ``y`` is the reciprocal, for inexact ``x`` only)."""
+    return _one(ops.integer_pow, x, y=y)
+
+
+def stop_gradient(x: Any) -> Any:
+    """``lax.stop_gradient``: ``x`` unchanged, with zero derivative (a tuple, list or dict of
+    arrays: each leaf). Its own op, so a recorded graph and its lowering keep it."""
+    if isinstance(x, tuple | list):
+        return type(x)(stop_gradient(v) for v in x)
+    if isinstance(x, dict):
+        return {k: stop_gradient(v) for k, v in x.items()}
+    return _one(ops.stop_gradient, x)

@@ -217,3 +217,11 @@ def split_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> t
 
 
 SHAPE_RULES["split"] = split_rule
+
+
+def optimization_barrier_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.optimization_barrier: any operands, each output the aval of its operand."""
+    return tuple((d, shape) for d, shape in avals)
+
+
+SHAPE_RULES["optimization_barrier"] = optimization_barrier_rule

@@ -22,6 +22,7 @@ from runtime.core.shapes._common import (
     REAL_DTYPE,
     SHAPE_RULES,
     Aval,
+    OpTypeError,
     ShapeError,
     _accept,
     _fail,
@@ -258,3 +259,28 @@ def not_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tup
 
 
 SHAPE_RULES["not"] = not_rule
+
+
+# -- integer_pow and stop_gradient ----------------------------------------------------------------
+
+
+def integer_pow_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.integer_pow: numbers (not bool), a Python int ``y``; negative ``y`` only for inexact dtypes."""
+    dtype = _accept(op, avals, 0, _NUM)
+    y = param(op, params, "y")
+    if not isinstance(y, (int, np.integer)) or isinstance(y, (bool, np.bool_)):
+        raise _fail(OpTypeError, op, avals, f"y must be a Python int, got {y!r}")
+    if y < 0 and dtype.kind in _INTEGER:
+        raise _fail(OpTypeError, op, avals, f"integers cannot be raised to the negative power {y}")  # TypeError, as JAX
+    return ((dtype, avals[0][1]),)
+
+
+SHAPE_RULES["integer_pow"] = integer_pow_rule
+
+
+def stop_gradient_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
+    """lax.stop_gradient: any dtype, the same aval out."""
+    return ((avals[0][0], avals[0][1]),)
+
+
+SHAPE_RULES["stop_gradient"] = stop_gradient_rule
