@@ -22,13 +22,13 @@ def main() -> None:
     parser.add_argument("directory", type=pathlib.Path)
     parser.add_argument("--top", type=int, default=40)
     args = parser.parse_args()
-    by_file: collections.Counter[str] = collections.Counter()
-    by_function: collections.Counter[str] = collections.Counter()
+    by_file: collections.defaultdict[str, float] = collections.defaultdict(float)
+    by_function: collections.defaultdict[str, float] = collections.defaultdict(float)
     counts: collections.Counter[str] = collections.Counter()
     compiles: collections.Counter[str] = collections.Counter()
-    compile_s: collections.Counter[str] = collections.Counter()
+    compile_s: collections.defaultdict[str, float] = collections.defaultdict(float)
     peaks: dict[str, float] = {}
-    growth: collections.Counter[str] = collections.Counter()
+    growth: collections.defaultdict[str, float] = collections.defaultdict(float)
     total = 0.0
     for path in sorted(args.directory.glob("*.tsv")):
         previous_rss = 0.0
@@ -53,12 +53,16 @@ def main() -> None:
     for worker, peak in sorted(peaks.items()):
         print(f"  {worker}: peak RSS {peak:.0f} MB")
     print(f"\nfiles by CPU s (top {args.top}): CPU s, RSS growth while the file ran, XLA executables, their s")
-    for name, cpu in by_file.most_common(args.top):
+    for name, cpu in _largest(by_file, args.top):
         print(f"  {cpu:8.1f}  {growth[name]:7.0f} MB  {compiles[name]:6d}  {compile_s[name]:6.1f}  {name}")
     print(f"\ntest functions by CPU s (top {args.top}): CPU s, rows, CPU s per row, XLA executables, their s")
-    for name, cpu in by_function.most_common(args.top):
+    for name, cpu in _largest(by_function, args.top):
         row = f"{cpu:8.1f}  {counts[name]:5d}  {cpu / counts[name]:6.2f}  {compiles[name]:6d}  {compile_s[name]:6.1f}"
         print(f"  {row}  {name}")
+
+
+def _largest(values: dict[str, float], top: int) -> list[tuple[str, float]]:
+    return sorted(values.items(), key=lambda item: -item[1])[:top]
 
 
 if __name__ == "__main__":

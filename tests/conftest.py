@@ -14,8 +14,9 @@ machine (CI included) draws the same examples and a red run can be rerun anywher
 a stop to look for new counterexamples.
 
 ``CASTWISE_TEST_PROFILE=DIR`` writes, per worker, one line per test to ``DIR/<worker>.tsv``:
-the test id, the CPU seconds its call took (setup and teardown included) and the worker's
-resident memory after it, in MB. CPU time, not wall time, because these machines are shared
+the test id, the CPU seconds its call took (setup and teardown included), the worker's
+resident memory after it, in MB, and the XLA executables it obtained (compiled, or loaded
+from JAX's persistent cache) with the seconds they took. CPU time, not wall time, because these machines are shared
 and differ in speed; ``benchmarks/test_cost.py DIR`` sums the lines by file and by test.
 """
 
@@ -72,6 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if jax is not None:  # imported already (by a plugin): set it directly
         for name, value in settings_.items():
             jax.config.update(name, value)
+
 
 #: "file::test function" -> k: about one parametrized row in k runs by default. Measured with
 #: ``CASTWISE_TEST_PROFILE`` (benchmarks/test_cost.py); the trailing figure is the function's
@@ -356,10 +358,10 @@ def _rss_mb() -> float:
 _compiles: list[float] = [0, 0.0]
 
 
-def _count_compile(event: str, duration: float, **_: object) -> None:
+def _count_compile(event: str, duration_secs: float, **_: str | int) -> None:
     if event == "/jax/core/compile/backend_compile_duration":
         _compiles[0] += 1
-        _compiles[1] += duration
+        _compiles[1] += duration_secs
 
 
 @pytest.hookimpl(hookwrapper=True)
