@@ -55,11 +55,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     directory = os.environ.get("CASTWISE_TEST_XLA_CACHE")
     if directory is None:
-        cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
-        if cache is None:
-            return
-        directory = str(cache.mkdir("xla"))
-    os.environ["CASTWISE_PARITY_CACHE"] = directory  # ``castwise parity`` run by the tests: here too
+        cache = getattr(config, "cache", None)  # None under -p no:cacheprovider: no cache then
+        directory = "" if cache is None else str(cache.mkdir("xla"))
+    # ``castwise parity`` run by the tests: here too, never in the user's cache
+    os.environ["CASTWISE_PARITY_CACHE"] = directory
     if not directory:
         return
     settings_ = {
