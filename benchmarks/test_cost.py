@@ -22,18 +22,24 @@ def main() -> None:
     parser.add_argument("directory", type=pathlib.Path)
     parser.add_argument("--top", type=int, default=40)
     args = parser.parse_args()
-    by_file: collections.Counter[str] = collections.Counter()
-    by_function: collections.Counter[str] = collections.Counter()
+    by_file: collections.defaultdict[str, float] = collections.defaultdict(float)
+    by_function: collections.defaultdict[str, float] = collections.defaultdict(float)
     counts: collections.Counter[str] = collections.Counter()
+    compiles: collections.Counter[str] = collections.Counter()
+    compile_s: collections.defaultdict[str, float] = collections.defaultdict(float)
     peaks: dict[str, float] = {}
-    growth: collections.Counter[str] = collections.Counter()
+    growth: collections.defaultdict[str, float] = collections.defaultdict(float)
     total = 0.0
     for path in sorted(args.directory.glob("*.tsv")):
         previous_rss = 0.0
         for line in path.read_text().splitlines():
-            nodeid, cpu_text, rss_text = line.rsplit("\t", 2)
+            nodeid, cpu_text, rss_text, *jit = line.split("\t")
             cpu, rss = float(cpu_text), float(rss_text)
             function = nodeid.partition("[")[0]
+            if jit:  # XLA executables obtained, and their seconds (older profiles lack them)
+                for key in (function, function.partition("::")[0], ""):
+                    compiles[key] += int(jit[0])
+                    compile_s[key] += float(jit[1])
             by_file[function.partition("::")[0]] += cpu
             by_function[function] += cpu
             counts[function] += 1
@@ -43,14 +49,20 @@ def main() -> None:
             peaks[path.stem] = max(peaks.get(path.stem, 0.0), rss)
             total += cpu
     print(f"test calls: {total:.0f} CPU s ({total / 60:.1f} CPU min) over {sum(counts.values())} tests")
+    print(f"XLA executables obtained: {compiles['']}, in {compile_s['']:.0f} s")
     for worker, peak in sorted(peaks.items()):
         print(f"  {worker}: peak RSS {peak:.0f} MB")
-    print(f"\nfiles by CPU s (top {args.top}); RSS growth while the file ran")
-    for name, cpu in by_file.most_common(args.top):
-        print(f"  {cpu:8.1f}  {growth[name]:7.0f} MB  {name}")
-    print(f"\ntest functions by CPU s (top {args.top}): CPU s, rows, CPU s per row")
-    for name, cpu in by_function.most_common(args.top):
-        print(f"  {cpu:8.1f}  {counts[name]:5d}  {cpu / counts[name]:6.2f}  {name}")
+    print(f"\nfiles by CPU s (top {args.top}): CPU s, RSS growth while the file ran, XLA executables, their s")
+    for name, cpu in _largest(by_file, args.top):
+        print(f"  {cpu:8.1f}  {growth[name]:7.0f} MB  {compiles[name]:6d}  {compile_s[name]:6.1f}  {name}")
+    print(f"\ntest functions by CPU s (top {args.top}): CPU s, rows, CPU s per row, XLA executables, their s")
+    for name, cpu in _largest(by_function, args.top):
+        row = f"{cpu:8.1f}  {counts[name]:5d}  {cpu / counts[name]:6.2f}  {compiles[name]:6d}  {compile_s[name]:6.1f}"
+        print(f"  {row}  {name}")
+
+
+def _largest(values: dict[str, float], top: int) -> list[tuple[str, float]]:
+    return sorted(values.items(), key=lambda item: -item[1])[:top]
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ machine (CI included) draws the same examples and a red run can be rerun anywher
 a stop to look for new counterexamples.
 
 ``CASTWISE_TEST_PROFILE=DIR`` writes, per worker, one line per test to ``DIR/<worker>.tsv``:
-the test id, the CPU seconds its call took (setup and teardown included) and the worker's
-resident memory after it, in MB. CPU time, not wall time, because these machines are shared
+the test id, the CPU seconds its call took (setup and teardown included), the worker's
+resident memory after it, in MB, and the XLA executables it obtained (compiled, or loaded
+from JAX's persistent cache) with the seconds they took. CPU time, not wall time, because these machines are shared
 and differ in speed; ``benchmarks/test_cost.py DIR`` sums the lines by file and by test.
 """
 
@@ -38,6 +39,40 @@ from hypothesis import settings
 settings.register_profile("repro", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repro"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep what XLA compiles for the tests in JAX's persistent cache, shared by the xdist workers
+    and kept between runs: ``.pytest_cache/d/xla`` (``CASTWISE_TEST_XLA_CACHE=DIR`` puts it
+    elsewhere, ``CASTWISE_TEST_XLA_CACHE=`` turns it off).
+
+    Most of the run's CPU is XLA compiling the JAX references, one executable per primitive,
+    shape and dtype; the caches cleared after each module (``_release_memory``) and the two
+    workers would compile many of them again. A cached executable is the one a fresh compile
+    gives (the key is the lowered program, the compile options and the jax/jaxlib versions).
+    Every executable is kept however quickly it compiled, as ``castwise parity`` does, and the
+    sweeps the tests run use the same directory instead of the user's cache.
+    """
+    directory = os.environ.get("CASTWISE_TEST_XLA_CACHE")
+    if directory is None:
+        cache = getattr(config, "cache", None)  # None under -p no:cacheprovider: no cache then
+        directory = "" if cache is None else str(cache.mkdir("xla"))
+    # ``castwise parity`` run by the tests: here too, never in the user's cache
+    os.environ["CASTWISE_PARITY_CACHE"] = directory
+    if not directory:
+        return
+    settings_ = {
+        "jax_compilation_cache_dir": directory,
+        "jax_persistent_cache_min_compile_time_secs": 0.0,
+        "jax_persistent_cache_min_entry_size_bytes": 0,
+    }
+    for name, value in settings_.items():  # read by JAX when it is imported: xdist workers inherit them
+        os.environ.setdefault(name.upper(), str(value))
+    jax = sys.modules.get("jax")
+    if jax is not None:  # imported already (by a plugin): set it directly
+        for name, value in settings_.items():
+            jax.config.update(name, value)
+
 
 #: "file::test function" -> k: about one parametrized row in k runs by default. Measured with
 #: ``CASTWISE_TEST_PROFILE`` (benchmarks/test_cost.py); the trailing figure is the function's
@@ -323,18 +358,37 @@ def _rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+#: XLA executables obtained (compiled, or loaded from JAX's persistent cache) and the seconds
+#: that took, since the profile began; counted only with ``CASTWISE_TEST_PROFILE``
+_compiles: list[float] = [0, 0.0]
+
+
+def _count_compile(event: str, duration_secs: float, **_: str | int) -> None:
+    if event == "/jax/core/compile/backend_compile_duration":
+        _compiles[0] += 1
+        _compiles[1] += duration_secs
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
-    """With ``CASTWISE_TEST_PROFILE`` set, record each test's CPU seconds and the RSS after it."""
+    """With ``CASTWISE_TEST_PROFILE`` set, record each test's CPU seconds, the RSS after it, and
+    the XLA executables it obtained with the seconds they took."""
     if not _PROFILE_DIR:
         yield
         return
-    start = time.process_time()
-    yield
-    spent = time.process_time() - start
     if not _profile_file:
+        try:
+            import jax.monitoring
+        except ImportError:  # no JAX: no compiles to count
+            pass
+        else:
+            jax.monitoring.register_event_duration_secs_listener(_count_compile)
         os.makedirs(_PROFILE_DIR, exist_ok=True)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         _profile_file.append(open(os.path.join(_PROFILE_DIR, f"{worker}.tsv"), "a"))  # noqa: SIM115
-    _profile_file[0].write(f"{item.nodeid}\t{spent:.4f}\t{_rss_mb():.0f}\n")
+    start, compiles, compile_s = time.process_time(), *_compiles
+    yield
+    spent = time.process_time() - start
+    line = f"{item.nodeid}\t{spent:.4f}\t{_rss_mb():.0f}\t{_compiles[0] - compiles:.0f}\t{_compiles[1] - compile_s:.4f}"
+    _profile_file[0].write(line + "\n")
     _profile_file[0].flush()

@@ -10,6 +10,7 @@ cycle hidden in a function body is still a cycle; only ``if TYPE_CHECKING:`` blo
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 from pathlib import Path
 
@@ -95,7 +96,11 @@ def imports_of(module: str) -> dict[str, set[str]]:
     return out
 
 
-GRAPH = {module: imports_of(module) for module in MODULES}
+@functools.cache
+def _graph() -> dict[str, dict[str, set[str]]]:
+    """Each project module -> what it imports (``imports_of``): parsed on first use, not at
+    collection, so only the worker that runs these tests reads the sources."""
+    return {module: imports_of(module) for module in MODULES}
 
 
 def _cycles() -> list[list[str]]:
@@ -105,12 +110,13 @@ def _cycles() -> list[list[str]]:
     stack: list[str] = []
     on_stack: set[str] = set()
     found: list[list[str]] = []
+    graph = _graph()
 
     def connect(v: str) -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
         on_stack.add(v)
-        for w in GRAPH[v]:
+        for w in graph[v]:
             if w not in index:
                 connect(w)
                 low[v] = min(low[v], low[w])
@@ -127,7 +133,7 @@ def _cycles() -> list[list[str]]:
             if len(component) > 1:
                 found.append(sorted(component))
 
-    for v in sorted(GRAPH):
+    for v in sorted(graph):
         if v not in index:
             connect(v)
     return found
@@ -135,8 +141,8 @@ def _cycles() -> list[list[str]]:
 
 def test_the_walk_sees_the_imports_it_must_judge() -> None:
     """The walker itself: it finds a deferred import and a ``from package import module``."""
-    assert "runtime.core.tensor" in GRAPH["runtime.core.executor"]
-    assert "runtime.core.lax" in GRAPH["runtime.numpy.tensor_methods"]
+    assert "runtime.core.tensor" in _graph()["runtime.core.executor"]
+    assert "runtime.core.lax" in _graph()["runtime.numpy.tensor_methods"]
     assert len(MODULES) > 100
 
 
@@ -156,7 +162,7 @@ def test_packages_import_one_way() -> None:
     """runtime <- passes <- autodiff: the runtime reaches autodiff only through its hooks."""
     wrong = [
         f"{module} imports {target}"
-        for module, targets in GRAPH.items()
+        for module, targets in _graph().items()
         for target in targets
         if _layer(target) > _layer(module)
     ]
@@ -166,7 +172,7 @@ def test_packages_import_one_way() -> None:
 def test_the_op_layer_does_not_import_the_numpy_named_layer() -> None:
     wrong = [
         f"{module} imports {target}"
-        for module, targets in GRAPH.items()
+        for module, targets in _graph().items()
         if module.startswith("runtime.core")
         for target in targets
         if target.startswith("runtime.numpy") or target == "runtime"
@@ -178,7 +184,7 @@ def test_the_numpy_named_layer_uses_only_the_public_op_layer() -> None:
     """Composed from the public op functions and vocabulary: no executor internals, no private
     name of the op layer, nothing but asarray/as_tensor of the executor itself."""
     wrong = []
-    for module, targets in GRAPH.items():
+    for module, targets in _graph().items():
         if not module.startswith("runtime.numpy"):
             continue
         for target, names in targets.items():

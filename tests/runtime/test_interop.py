@@ -8,6 +8,8 @@ checked both ways: memory castwise hands out is read-only, memory it imports is 
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import ml_dtypes
@@ -43,6 +45,7 @@ def _bits(a: object) -> bytes:
     return np.ascontiguousarray(np.asarray(a)).tobytes()
 
 
+@functools.cache
 def _jax_has(d: rt.DType) -> bool:
     """Whether JAX takes a NumPy array of ``d`` at all: the receiver's own limit, not castwise's."""
     try:
@@ -110,8 +113,10 @@ def test_numpy_from_dlpack_shares_read_only_memory(d: rt.DType) -> None:
     assert t._version == before + 1
 
 
-@pytest.mark.parametrize("d", [d for d in EXCHANGED if _jax_has(d)], ids=lambda d: d.name)
+@pytest.mark.parametrize("d", EXCHANGED, ids=lambda d: d.name)
 def test_jax_from_dlpack_round_trips_bit_for_bit(d: rt.DType) -> None:
+    if not _jax_has(d):  # probed here, not at collection: every xdist worker collects
+        pytest.skip(f"JAX has no {d.name}")
     t = _sample(d)
     j = jax.dlpack.from_dlpack(t)  # JAX asks for a legacy capsule: castwise hands it a copy
     assert j.dtype == d and j.shape == t.shape and _bits(j) == _bits(t.numpy())
@@ -152,8 +157,10 @@ def test_from_dlpack_of_numpy_is_zero_copy_and_never_written(d: rt.DType) -> Non
     mine += mine  # a copy of its own is writable
 
 
-@pytest.mark.parametrize("d", [d for d in EXCHANGED if _jax_has(d)], ids=lambda d: d.name)
+@pytest.mark.parametrize("d", EXCHANGED, ids=lambda d: d.name)
 def test_from_dlpack_of_jax_keeps_dtype_and_bits(d: rt.DType) -> None:
+    if not _jax_has(d):
+        pytest.skip(f"JAX has no {d.name}")
     j = jnp.asarray(_sample(d).numpy())
     t = rt.from_dlpack(j)
     assert t.dtype is rt.dtype(j.dtype) and _bits(t.numpy()) == _bits(j)

@@ -12,6 +12,7 @@ convenience is checked by its printed graph.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -618,6 +619,7 @@ def _real_values(d: rt.DType) -> np.ndarray:
     return _values(d, 3)
 
 
+@functools.cache
 def _jax_has(d: rt.DType) -> bool:
     if d in (rt.int1, rt.uint1):  # XLA compiles no 1-bit integer program
         return False
@@ -628,10 +630,10 @@ def _jax_has(d: rt.DType) -> bool:
     return True
 
 
-@pytest.mark.parametrize(
-    "d", [d for d in REAL if d in rt.get_policy_object("jax").dtypes and _jax_has(d)], ids=lambda d: d.name
-)
+@pytest.mark.parametrize("d", [d for d in REAL if d in rt.get_policy_object("jax").dtypes], ids=lambda d: d.name)
 def test_real_imag_conj_of_real_inputs_follow_jax_numpy(d: rt.DType) -> None:
+    if not _jax_has(d):  # probed here, not at collection: every xdist worker collects
+        pytest.skip(f"XLA compiles no {d.name} program")
     x = rt.asarray(_real_values(d), d)
     for op, f in ((ops.real, jnp.real), (ops.imag, jnp.imag), (ops.conj, jnp.conj)):
         expected = f(_jax_array(_real_values(d), d))
