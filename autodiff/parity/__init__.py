@@ -121,6 +121,12 @@ from autodiff.parity.departures import (  # noqa: F401
     departure_for,
     known_failure_for,
 )
+from autodiff.parity.references import (
+    Outcome,
+    Request,
+    evaluate_eager,
+    requests_for,
+)
 from autodiff.parity.report import (  # noqa: F401
     Cell,
     Report,
@@ -132,6 +138,12 @@ from autodiff.parity.runner import (  # noqa: F401
     CaseResult,
     compare,
     tolerance,
+)
+from autodiff.parity.store import (
+    OracleCase,
+    OracleError,
+    Reference,
+    load_oracle,
 )
 
 __all__ = [
@@ -148,11 +160,19 @@ __all__ = [
     "Departure",
     "KnownFailure",
     "Options",
+    "OracleCase",
+    "OracleError",
+    "Outcome",
+    "Reference",
     "Report",
+    "Request",
     "Spec",
     "build_cases",
     "build_specs",
+    "evaluate_eager",
+    "load_oracle",
     "markdown",
+    "requests_for",
     "run_case",
     "run_parity",
 ]
