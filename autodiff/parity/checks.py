@@ -181,8 +181,6 @@ def _check_replay(case: Case, operands: Sequence[Any], eager: Sequence[Tensor]) 
     return CheckResult("replay", True)
 
 
-
-
 def _sum_jvps(parts: Sequence[Sequence[np.ndarray]]) -> list[np.ndarray]:
     """The JVP of an active set: the sum of its operands' ``J_i t_i``, accumulated in float64/complex128."""
     return [functools.reduce(np.add, (_as_float(p[k]) for p in parts)) for k in range(len(parts[0]))]
@@ -237,7 +235,8 @@ def _check_derivatives(prep: Prepared, answers: Mapping[str, Outcome], tol_dtype
     tangents, cts = prep.tangents, prep.cts
     if not any(d.is_inexact for d in out_dtypes):
         return [_jvp_to_zero(case, operands, active, tangents, out_dtypes) for active in sets]
-    asked = [_answer(answers, case, f"jvp:{i}") for i in full] + [_answer(answers, case, f"vjp:{','.join(map(str, full))}")]
+    asked = [_answer(answers, case, f"jvp:{i}") for i in full]
+    asked.append(_answer(answers, case, f"vjp:{','.join(map(str, full))}"))
     refusal = next((o.error for o in asked if o.arrays is None), None)
     if refusal is not None:
         if _refuses_derivative(case, operands, full, tangents):
@@ -342,7 +341,6 @@ def _jvp_to_zero(case: Case, operands: Sequence[Any], active: tuple[int, ...], t
         return _crash("jvp", err, active)
     want = [np.zeros(g.shape, d.storage) for g, d in zip(got, out_dtypes, strict=True)]
     return _check_arrays("jvp", list(got), want, None, True, True, active, out_dtypes)
-
 
 
 # -- the vmap rows --------------------------------------------------------------------------------------------

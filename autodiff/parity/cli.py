@@ -192,9 +192,11 @@ def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report
             bar.update(i + 1, failed)
     if options.save_oracle:
         selection = {"policies": list(options.policies), "ops": list(options.ops),
-                     "dtypes": [d.name for d in options.dtypes], "seed": options.seed, "quick": options.quick}  # fmt: skip
+                     "dtypes": [d.name for d in options.dtypes], "seed": options.seed,
+                     "quick": options.quick}  # fmt: skip
         store.RecordDir(options.save_oracle).write_manifest(
-            store.oracle_manifest(selection, [c.id for c in cases], options.seed))
+            store.oracle_manifest(selection, [c.id for c in cases], options.seed)
+        )
     return Report(results, options.seed, options.quick, options.policies, time.monotonic() - start, options.strict)
 
 

@@ -79,7 +79,9 @@ def decode_value(v: Mapping[str, Any]) -> Any:
     """The value ``encode_value`` wrote, bit for bit."""
     if v["weak"]:
         kind, value = v["kind"], v["value"]
-        return complex(value[0], value[1]) if kind == "complex" else {"bool": bool, "int": int, "float": float}[kind](value)
+        if kind == "complex":
+            return complex(value[0], value[1])
+        return {"bool": bool, "int": int, "float": float}[kind](value)
     storage = dt.dtype(v["dtype"]).storage
     raw = base64.b64decode(v["data"])
     return np.frombuffer(raw, dtype=storage).reshape(v["shape"]).copy()
