@@ -421,12 +421,13 @@ def _run_case(prep: Prepared, source: Source) -> CaseResult:
     result = CaseResult(case.id, case.spec.name, case.spec.family, case.policy,
                         tuple(slot_name(s) for s in case.slots), case.describe())  # fmt: skip
     ours_err = prep.ours_err
+    # (asked even with no request: a store or an oracle keeps the case's record, its refusals)
+    answers = source(prep)
+    result.reference = getattr(answers, "entry", "")
     if ours_err is not None and not isinstance(ours_err, CASTWISE_REFUSALS):
         result.checks.append(_crash("agree", ours_err))
         result.settle(case)
         return result
-    answers = source(prep) if prep.requests else {}
-    result.reference = getattr(answers, "entry", "")
     # JAX (under a policy other than jax, through castwise's plan: no plan, no reference)
     jax_err = prep.plan_refusal
     want: list[np.ndarray] = []

@@ -70,7 +70,7 @@ def encode_value(x: Any) -> dict[str, Any]:
         kind = type(x).__name__
         value: Any = [x.real, x.imag] if isinstance(x, complex) else x
         return {"weak": True, "kind": kind, "value": value}
-    a = np.ascontiguousarray(np.asarray(x))
+    a = np.asarray(x)  # (not ascontiguousarray, which makes a 0-d array 1-d; tobytes is C order)
     return {"weak": False, "dtype": dt.dtype(a.dtype).name, "shape": list(a.shape),
             "data": base64.b64encode(a.tobytes()).decode("ascii")}  # fmt: skip
 
@@ -92,7 +92,7 @@ def _digest_value(h: Any, x: Any) -> None:
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         h.update(f"weak {type(x).__name__} {x!r};".encode())
         return
-    a = np.ascontiguousarray(np.asarray(x))
+    a = np.asarray(x)
     h.update(f"{a.dtype.name} {a.shape};".encode())
     h.update(a.tobytes())
 
