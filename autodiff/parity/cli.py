@@ -140,10 +140,16 @@ class Progress:
         self.stream.flush()
 
 
-@functools.lru_cache(maxsize=2)
 def _cases_for(options: Options) -> list[Case]:
-    """The case list of a run (each worker builds it once; it is deterministic). Replaying an
+    """The case list of a run (each process builds it once; it is deterministic). Replaying an
     oracle, the oracle's own selection, narrowed by ``--ops``."""
+    # keyed by the selection alone: choosing the workers or the store must not build it again
+    return _selected(replace(options, jobs=1, strict=False, compile_cache="", store="", refresh=False,
+                             save_oracle=""))  # fmt: skip
+
+
+@functools.lru_cache(maxsize=2)
+def _selected(options: Options) -> list[Case]:
     if options.shard is not None:
         selection = _cases_for(replace(options, shard=None))
         return [selection[i] for i in shards.shard_indices(selection, options.shard)]
@@ -428,6 +434,15 @@ def _writable_dir(flag: str, path: str) -> None:
         raise _UsageError(f"{flag} {path}: not writable")
 
 
+def _without_record(options: Options, cases: Sequence[Case]) -> int:
+    """How many of ``cases`` have no record in the store (each is a JAX computation, unless its
+    record turns out to be for other inputs; a cheap estimate, by file name)."""
+    if not options.store or options.refresh:
+        return len(cases)
+    records = store.store_dir(options.store, options.seed)
+    return sum(not os.path.exists(records.path(c.id)) for c in cases)
+
+
 def _jax_installed() -> bool:
     """Whether JAX can be imported (found without importing it: a store-filled run never does)."""
     try:
@@ -459,8 +474,10 @@ def cmd_parity(args: Any) -> int:
         print(f"castwise parity: no cases match --ops {args.ops!r} and --dtypes {args.dtypes!r}", file=sys.stderr)
         return 2
     if options.jobs == 0:
-        # Each worker imports JAX and compiles its own primitives (seconds): small runs stay in process.
-        options = replace(options, jobs=1 if n_cases < 200 else min(_cpus(), 4))
+        # Each worker imports JAX and compiles its own primitives (seconds): small runs stay in process,
+        # and so do runs whose references are on disk (an oracle, the store's records), which ask JAX nothing.
+        to_compute = 0 if options.oracle else _without_record(options, _cases_for(options))
+        options = replace(options, jobs=1 if to_compute < 200 else min(_cpus(), 4))
     report = run_parity(options, None if args.no_progress else sys.stderr)
     report.shard = {"k": 1, "n": 1, "selected": selected, "ops": list(options.ops),
                     "dtypes": [d.name for d in options.dtypes]}  # fmt: skip

@@ -157,7 +157,7 @@ def test_changed_inputs_are_recomputed_not_trusted(tmp_path: Path) -> None:
     case = _same_dtype_case("add", rt.float32)
     prep = references.prepare(case, 0)
     records = store.RecordDir(str(tmp_path))
-    answers = store.Answers(zip((r.key for r in prep.requests), references.evaluate_eager(prep.requests)))
+    answers = store.Answers(zip((r.key for r in prep.requests), references.evaluate_eager(prep.requests), strict=True))
     records.save(prep, answers)
     hit = records.load(prep)
     assert hit is not None and hit.entry == records.path(case.id)
