@@ -49,6 +49,7 @@ from autodiff.testing import close_over
 from passes import verify
 from runtime.core import dtypes as dt
 from runtime.core.dtypes import DType
+from runtime.core.errors import CastwiseError
 from runtime.core.graph import collect, const_var, evaluate, trace
 from runtime.core.plan import rewrite
 from runtime.core.promotion import PromotionError, use_policy
@@ -64,7 +65,7 @@ def eager_source(prep: Prepared) -> dict[str, Outcome]:
     return {r.key: o for r, o in zip(prep.requests, evaluate_eager(prep.requests), strict=True)}
 
 
-class ReferenceMissing(Exception):
+class ReferenceMissing(CastwiseError, LookupError):
     """A source had no answer for a request the checks read (a sweep bug, reported on the case)."""
 
 
@@ -353,7 +354,7 @@ def _stack_outputs(per_example: Sequence[Sequence[np.ndarray]]) -> list[np.ndarr
     return [np.stack([p[k] for p in per_example], axis=0) for k in range(len(per_example[0]))]
 
 
-class ReferenceRefused(Exception):
+class ReferenceRefused(CastwiseError, RuntimeError):
     """JAX refused a reference that it must give (a vmap row of a case whose primal it gave)."""
 
 

@@ -56,7 +56,7 @@ _MAGIC: Final = b"castwise-parity-record"
 MANIFEST: Final = "manifest.json"
 
 
-class OracleError(CastwiseError):
+class OracleError(CastwiseError, ValueError):
     """An oracle database or store record that cannot be used (missing, corrupt, stale)."""
 
 

@@ -194,3 +194,41 @@ def test_two_processes_writing_one_record_never_show_a_partial_one(tmp_path: Pat
     assert last is not None and seen | {last["payload"][0]} <= {1, 2}
     leftovers = [n for n in os.listdir(os.path.dirname(records.path(case_id))) if n.startswith(".tmp-")]
     assert leftovers == []
+
+
+# -- the command line and the workers' memory ------------------------------------------------------------
+
+
+def test_the_command_line_keeps_references_in_castwise_parity_store_unless_no_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autodiff import cli
+
+    monkeypatch.setenv("CASTWISE_PARITY_STORE", str(tmp_path / "refs"))
+    argv = ["parity", "--ops", "add", "--policy", "jax", "--dtypes", "f32", "--no-progress"]
+    assert cli.main([*argv, "--no-store"]) == 0
+    assert not (tmp_path / "refs").exists()
+    assert cli.main(argv) == 0
+    recs = list((tmp_path / "refs").glob("*/records/add/*.rec"))
+    assert "add_f32_f32_jax" in {p.name.rsplit("-", 1)[0] for p in recs}
+    assert len(recs) == len(build_cases(("jax",), ("add",), (rt.float32,)))
+    capsys.readouterr()
+    assert cli.main([*argv, "--oracle", str(tmp_path), "--refresh"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("castwise parity: --oracle") and "--refresh" in err[0]
+
+
+def test_a_worker_past_the_memory_limit_drops_jaxs_executables(monkeypatch: pytest.MonkeyPatch) -> None:
+    released: list[int] = []
+    monkeypatch.setattr(store, "release_memory", lambda: released.append(1))
+    monkeypatch.setattr(store, "evaluate_eager", lambda requests: [])
+    # the resident size after each evaluation (and, after a release, right after it)
+    sizes = iter([500.0, 1200.0, 1100.0, 1300.0, 1600.0, 1500.0, 1700.0])
+    monkeypatch.setattr(store, "rss_mb", lambda: next(sizes))
+    source = store.ReferenceSource(0)
+    counts = []
+    for _ in range(5):
+        source._evaluate([])
+        counts.append(len(released))
+    # 1200 is past the limit; 1300 is not 300 MB past the 1100 left after that release; 1600 is
+    assert counts == [0, 1, 1, 2, 2]
