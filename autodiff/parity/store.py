@@ -36,7 +36,7 @@ import re
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -488,12 +488,16 @@ class ReferenceSource:
     """
 
     def __init__(self, seed: int, store: str = "", refresh: bool = False, oracle: str = "",
-                 save_oracle: str = "", compile_cache: str = "", warn: Any = None) -> None:  # fmt: skip
+                 save_oracle: str = "", compile_cache: str = "", warn: Any = None,
+                 evaluate: Callable[[Sequence[Request]], list[Outcome]] | None = None) -> None:  # fmt: skip
         self.store = store_dir(store, seed) if store and not oracle else None
         self.refresh = refresh
         self.oracle = RecordDir(oracle) if oracle else None
         self.save_to = RecordDir(save_oracle) if save_oracle else None
         self.compile_cache = compile_cache
+        #: how references are computed: ``evaluate_eager`` unless another evaluator (one that packs
+        #: many requests into a few compiled programs) is given
+        self.evaluate = evaluate
         self.warn = warn if warn is not None else (lambda line: print(line, file=sys.stderr, flush=True))
         self.computed = 0
         self._jax_ready = False
@@ -533,7 +537,7 @@ class ReferenceSource:
 
                 use_compile_cache(self.compile_cache)
             self._jax_ready = True
-        outcomes = evaluate_eager(requests)
+        outcomes = (self.evaluate or evaluate_eager)(requests)
         self.computed += len(requests)
         rss = rss_mb()
         if rss > max(RELEASE_ABOVE_MB, self._released_at + RELEASE_GROWTH_MB):
