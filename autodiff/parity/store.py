@@ -450,6 +450,8 @@ def oracle_manifest(options: Mapping[str, Any], case_ids: Sequence[str], seed: i
 #: floor is above the limit does not recompile after every case.
 RELEASE_ABOVE_MB: Final = 1000.0
 RELEASE_GROWTH_MB: Final = 300.0
+#: the resident size after this process's last release
+_released_at: list[float] = [0.0]
 
 
 def rss_mb() -> float:
@@ -501,7 +503,6 @@ class ReferenceSource:
         self.warn = warn if warn is not None else (lambda line: print(line, file=sys.stderr, flush=True))
         self.computed = 0
         self._jax_ready = False
-        self._released_at = 0.0
 
     def __call__(self, prep: Prepared) -> Answers:
         answers = self._find(prep)
@@ -540,7 +541,9 @@ class ReferenceSource:
         outcomes = (self.evaluate or evaluate_eager)(requests)
         self.computed += len(requests)
         rss = rss_mb()
-        if rss > max(RELEASE_ABOVE_MB, self._released_at + RELEASE_GROWTH_MB):
+        # (per process, not per source: a process running many sweeps, a test session, releases
+        # once it is past the limit and then only after growing again)
+        if rss > max(RELEASE_ABOVE_MB, _released_at[0] + RELEASE_GROWTH_MB):
             release_memory()
-            self._released_at = rss_mb()
+            _released_at[0] = rss_mb()
         return outcomes
