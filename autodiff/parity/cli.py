@@ -55,12 +55,16 @@ class Options:
     oracle: str = ""
     #: write every case's record to this oracle database too
     save_oracle: str = ""
+    #: a process past this resident size (MB) drops JAX's compiled executables (0: never; the
+    #: command line sets ``store.RELEASE_ABOVE_MB``, a library caller keeps its own policy)
+    release_above_mb: float = 0.0
 
 
 def _source(options: Options) -> store.ReferenceSource:
     """Where this process's cases get JAX's references (JAX itself imported only on a miss)."""
     return store.ReferenceSource(options.seed, options.store, options.refresh, options.oracle,
-                                 options.save_oracle, options.compile_cache)  # fmt: skip
+                                 options.save_oracle, options.compile_cache,
+                                 release_above_mb=options.release_above_mb)  # fmt: skip
 
 
 def _duration(seconds: float) -> str:
@@ -145,7 +149,7 @@ def _cases_for(options: Options) -> list[Case]:
     oracle, the oracle's own selection, narrowed by ``--ops``."""
     # keyed by the selection alone: choosing the workers or the store must not build it again
     return _selected(replace(options, jobs=1, strict=False, compile_cache="", store="", refresh=False,
-                             save_oracle=""))  # fmt: skip
+                             save_oracle="", release_above_mb=0.0))  # fmt: skip
 
 
 @functools.lru_cache(maxsize=2)
@@ -411,7 +415,7 @@ def _options(args: Any) -> Options:
     base = "" if getattr(args, "no_store", False) else store.store_base()
     options = Options(policies, patterns, dtypes, args.seed, args.quick, jobs, args.strict, cache, shard,
                       base, refresh, os.path.abspath(oracle) if oracle else "",
-                      os.path.abspath(save) if save else "")  # fmt: skip
+                      os.path.abspath(save) if save else "", store.RELEASE_ABOVE_MB)  # fmt: skip
     if oracle:
         try:
             made = _oracle_options(options.oracle)

@@ -491,7 +491,8 @@ class ReferenceSource:
 
     def __init__(self, seed: int, store: str = "", refresh: bool = False, oracle: str = "",
                  save_oracle: str = "", compile_cache: str = "", warn: Any = None,
-                 evaluate: Callable[[Sequence[Request]], list[Outcome]] | None = None) -> None:  # fmt: skip
+                 evaluate: Callable[[Sequence[Request]], list[Outcome]] | None = None,
+                 release_above_mb: float = 0.0) -> None:  # fmt: skip
         self.store = store_dir(store, seed) if store and not oracle else None
         self.refresh = refresh
         self.oracle = RecordDir(oracle) if oracle else None
@@ -503,6 +504,8 @@ class ReferenceSource:
         self.warn = warn if warn is not None else (lambda line: print(line, file=sys.stderr, flush=True))
         self.computed = 0
         self._jax_ready = False
+        #: past this resident size (MB), drop JAX's executables (0: never)
+        self.release_above_mb = release_above_mb
 
     def __call__(self, prep: Prepared) -> Answers:
         answers = self._find(prep)
@@ -543,7 +546,7 @@ class ReferenceSource:
         rss = rss_mb()
         # (per process, not per source: a process running many sweeps, a test session, releases
         # once it is past the limit and then only after growing again)
-        if rss > max(RELEASE_ABOVE_MB, _released_at[0] + RELEASE_GROWTH_MB):
+        if self.release_above_mb and rss > max(self.release_above_mb, _released_at[0] + RELEASE_GROWTH_MB):
             release_memory()
             _released_at[0] = rss_mb()
         return outcomes

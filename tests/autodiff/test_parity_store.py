@@ -226,7 +226,8 @@ def test_a_worker_past_the_memory_limit_drops_jaxs_executables(monkeypatch: pyte
     sizes = iter([500.0, 1200.0, 1100.0, 1300.0, 1600.0, 1500.0, 1700.0])
     monkeypatch.setattr(store, "rss_mb", lambda: next(sizes))
     monkeypatch.setattr(store, "_released_at", [0.0])
-    source = store.ReferenceSource(0)
+    assert store.ReferenceSource(0).release_above_mb == 0  # a library caller keeps its own memory policy
+    source = store.ReferenceSource(0, release_above_mb=store.RELEASE_ABOVE_MB)
     counts = []
     for _ in range(5):
         source._evaluate([])
