@@ -172,13 +172,13 @@ def test_changed_inputs_are_recomputed_not_trusted(tmp_path: Path) -> None:
 def _writer(root: str, case_id: str, payload: int, times: int) -> None:
     records = store.RecordDir(root)
     for _ in range(times):
-        store._write_atomic(records.path(case_id), store.encode_record({"case": case_id, "payload": [payload] * 4000}))
+        store._write_atomic(records.path(case_id), store.encode_record({"case": case_id, "payload": [payload] * 2000}))
 
 
 def test_two_processes_writing_one_record_never_show_a_partial_one(tmp_path: Path) -> None:
     case_id = "add[f32,f32]@jax"
     ctx = multiprocessing.get_context("spawn")
-    writers = [ctx.Process(target=_writer, args=(str(tmp_path), case_id, k, 150)) for k in (1, 2)]
+    writers = [ctx.Process(target=_writer, args=(str(tmp_path), case_id, k, 80)) for k in (1, 2)]
     for w in writers:
         w.start()
     records = store.RecordDir(str(tmp_path))
