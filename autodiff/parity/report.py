@@ -130,7 +130,8 @@ class Report:
                     "operands": r.description, "check": c.check,
                     "active": None if c.active is None else list(c.active), "message": c.message,
                     "expected": c.expected, "got": c.got, "ratio": _json_float(c.ratio), "known": c.known,
-                    "departure": c.departure, **({"reference": r.reference} if r.reference else {})}  # fmt: skip
+                    "departure": c.departure,
+                    **({"reference": r.reference} if r.reference and not c.ok else {})}  # fmt: skip
 
         table = self.table()
         return {
