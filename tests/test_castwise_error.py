@@ -18,7 +18,8 @@ import runtime as rt
 
 #: control-flow exceptions that never leave the module that raises them, each with where they end
 PRIVATE_SIGNALS: dict[str, str] = {
-    "autodiff.parity.cli._SkipJvp": "raised and caught inside the sweep's loop over cases",
+    "autodiff.parity.checks._SkipJvp": "raised and caught inside the sweep's loop over active sets",
+    "autodiff.parity.checks._JointRefused": "raised and caught inside the sweep's loop over active sets",
     "autodiff.parity.cli._UsageError": "caught by the parity command line, which prints it as a usage error",
 }
 

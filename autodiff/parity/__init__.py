@@ -51,9 +51,12 @@ each op's cases in one worker process so its signatures compile once.
 Layout: the op table is one module per op family (``cases_binary``, ``cases_contraction``,
 ``cases_indexing``, ``cases_unary``, ``cases_conversion``, ``cases_reductions``,
 ``cases_structural``, ``cases_calls``, ``cases_linalg``; ``cases.build_specs`` assembles them and
-builds the case list), ``departures`` holds the documented departures and known failures, ``runner``
-runs and checks one case, ``report`` summarises, ``cli`` runs the sweep and is ``castwise parity``;
-``_common`` holds what they share. This package re-exports their names.
+builds the case list), ``departures`` holds the documented departures and known failures,
+``references`` lists what a case asks of JAX (``Request``) and answers it (``evaluate_eager``),
+``checks`` runs one case's checks from those answers alone, ``store`` keeps the answers on disk (the
+reference store and oracle databases, ``load_oracle``), ``runner`` holds the comparisons, ``report``
+summarises, ``cli`` runs the sweep and is ``castwise parity``; ``_common`` holds what they share.
+This package re-exports their names.
 """
 
 from __future__ import annotations
@@ -121,6 +124,12 @@ from autodiff.parity.departures import (  # noqa: F401
     departure_for,
     known_failure_for,
 )
+from autodiff.parity.references import (
+    Outcome,
+    Request,
+    evaluate_eager,
+    requests_for,
+)
 from autodiff.parity.report import (  # noqa: F401
     Cell,
     Report,
@@ -132,6 +141,12 @@ from autodiff.parity.runner import (  # noqa: F401
     CaseResult,
     compare,
     tolerance,
+)
+from autodiff.parity.store import (
+    OracleCase,
+    OracleError,
+    Reference,
+    load_oracle,
 )
 
 __all__ = [
@@ -148,11 +163,19 @@ __all__ = [
     "Departure",
     "KnownFailure",
     "Options",
+    "OracleCase",
+    "OracleError",
+    "Outcome",
+    "Reference",
     "Report",
+    "Request",
     "Spec",
     "build_cases",
     "build_specs",
+    "evaluate_eager",
+    "load_oracle",
     "markdown",
+    "requests_for",
     "run_case",
     "run_parity",
 ]

@@ -545,17 +545,6 @@ def _outputs(result: Any) -> list[Any]:
     return list(result) if isinstance(result, (tuple, list)) else [result]
 
 
-def _run_jax(case: Case, operands: Sequence[Any], lax_only: bool = False) -> list[np.ndarray]:
-    """JAX's primal outputs for the case (x64, eager); raises where JAX refuses."""
-    if case.spec.op == "concatenate" and _has(case, *NARROW_INT_DTYPES):
-        # XLA's CPU compiler aborts the process on this (a failed check in its concatenate emitter)
-        raise RuntimeError("XLA CPU cannot compile a concatenate of 2-bit integers (it aborts)")
-    with _jax_x64():
-        xs = [_to_jax(x) for x in operands]
-        f = _jax_function(case, xs, lax_only)
-        return [np.asarray(o) for o in _outputs(f(*xs))]
-
-
 def _ours_args(case: Case, operands: Sequence[Any], tracked: Sequence[int] = ()) -> list[Any]:
     """castwise operands: fresh Tensors (tracked leaves at ``tracked``) and the Python scalars."""
     out: list[Any] = []

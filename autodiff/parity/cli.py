@@ -4,528 +4,29 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import importlib.util
 import io
-import itertools
-import math
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final, TextIO
+from typing import Any, TextIO
 
-import numpy as np
-
-import autodiff
-from autodiff.parity import shards
+from autodiff.parity import shards, store
 from autodiff.parity._common import (
     DEFAULT_DTYPES,
     DEFAULT_POLICIES,
     QUICK_CASES,
     Case,
-    CheckResult,
-    PyScalar,
-    _as_float,
-    _call_ours,
-    _case_rng,
-    _eps,
-    _jax_function,
-    _jax_modules,
-    _jax_x64,
-    _jnp,
-    _make_inputs,
-    _ours_args,
-    _outputs,
-    _planned,
-    _run_jax,
-    _to_jax,
     default_compile_cache,
-    random_like,
-    slot_name,
-    use_compile_cache,
 )
-from autodiff.parity.cases import build_cases, parse_dtypes
-from autodiff.parity.departures import departure_for
+from autodiff.parity.cases import _matches, build_cases, parse_dtypes
+from autodiff.parity.checks import VMAP_BATCH, _check_arrays, run_case  # noqa: F401 (re-exported)
 from autodiff.parity.report import Report, markdown, splice_markdown, terminal_width, write_json
-from autodiff.parity.runner import CASTWISE_REFUSALS, CaseResult, compare, tolerance
-from autodiff.record import enable_grad
-from autodiff.testing import close_over
-from passes import verify
+from autodiff.parity.runner import CaseResult
 from runtime.core import dtypes as dt
 from runtime.core.dtypes import DType
-from runtime.core.graph import collect, const_var, evaluate, trace
-from runtime.core.plan import rewrite
-from runtime.core.promotion import PromotionError, use_policy
-from runtime.core.shapes import OpTypeError
-from runtime.core.tensor import Tensor
-
-# -- the plan's per-op families and rewrites, and the kael policy ------------------------------------
-
-
-def _is_rewritten(case: Case) -> bool:
-    """Whether the plan rewrites the case's op into other ops (``runtime.core.plan.rewrite``)."""
-    try:
-        return case.spec.arity > 0 and rewrite(case.spec.op, _planned(case), case.policy) is not None
-    except (PromotionError, OpTypeError):
-        return False
-
-
-# -- comparing ---------------------------------------------------------------------------------------------
-
-
-def _narrowest(dtypes: Sequence[DType]) -> DType | None:
-    """The inexact dtype with the largest epsilon: the precision a result can be trusted to."""
-    inexact = [d for d in dtypes if d.is_inexact]
-    return max(inexact, key=_eps) if inexact else None
-
-
-def _fmt(a: np.ndarray, limit: int = 12) -> str:
-    """The first ``limit`` values of an array, flat, for a failure report."""
-    flat = np.asarray(a).reshape(-1)
-    body = np.array2string(flat[:limit], separator=", ", max_line_width=200, threshold=limit)
-    more = f" ... ({flat.size} values)" if flat.size > limit else ""
-    return f"{body}{more}"
-
-
-def _check_arrays(check: str, got: Sequence[Any], want: Sequence[np.ndarray], tol_dtype: DType | None,
-                  exact: bool, derivative: bool, active: tuple[int, ...] | None = None,
-                  want_dtypes: Sequence[DType] | None = None) -> CheckResult:  # fmt: skip
-    """Compare castwise outputs (Tensors / arrays) with JAX's, dtype first."""
-    worst = 0.0
-    for k, (g, w) in enumerate(zip(got, want, strict=True)):
-        g_dtype = g.dtype if isinstance(g, Tensor) else dt.dtype(np.asarray(g).dtype)
-        w_dtype = want_dtypes[k] if want_dtypes is not None else dt.dtype(np.asarray(w).dtype)
-        g_arr = g.numpy() if isinstance(g, Tensor) else np.asarray(g)
-        if g_dtype is not w_dtype:
-            return CheckResult(check, False, math.inf, active, f"output {k}: dtype {g_dtype.name}, expected "
-                               f"{w_dtype.name}", w_dtype.name, g_dtype.name)  # fmt: skip
-        tol = tolerance(tol_dtype, derivative) if tol_dtype is not None else 0.0
-        ok, ratio, msg = compare(g_arr, w, tol, exact or tol_dtype is None)
-        worst = max(worst, ratio)
-        if not ok:
-            return CheckResult(check, False, ratio, active, f"output {k} ({w_dtype.name}): {msg}", _fmt(w), _fmt(g_arr))
-    return CheckResult(check, True, worst, active)
-
-
-def _crash(
-    check: str, err: BaseException, active: tuple[int, ...] | None = None, side: str = "castwise"
-) -> CheckResult:
-    """A failed check for an exception where a result was due (castwise's, JAX's, or the sweep's)."""
-    return CheckResult(check, False, math.inf, active, f"{side} raised {type(err).__name__}: {err}",
-                       "a result", f"{type(err).__name__}: {err}")  # fmt: skip
-
-
-# -- the checks ------------------------------------------------------------------------------------------
-
-
-def _check_replay(case: Case, operands: Sequence[Any], eager: Sequence[Tensor]) -> CheckResult:
-    """Record the op eagerly (inexact operands tracked; traced when there are none),
-    verify the graph, replay it, and compare bit for bit with eager execution."""
-    slots = case.operand_slots
-    inexact = tuple(i for i, s in enumerate(slots) if isinstance(s, DType) and s.is_inexact)
-    try:
-        with use_policy(case.policy):
-            if inexact:
-                args = _ours_args(case, operands, tracked=inexact)
-                with enable_grad():
-                    recorded = _call_ours(case, args)
-                leaves = [args[i] for i in inexact]
-                # an op the plan rewrites into a constant (imag of a real operand) records none
-                out_vars = [o.node if o.node is not None or not _is_rewritten(case) else const_var(o) for o in recorded]
-                if any(v is None for v in out_vars):
-                    return CheckResult("replay", False, math.inf, None, "an output of a tracked op was not recorded")
-                graph = collect(out_vars, [leaf.node for leaf in leaves])
-                inputs = [Tensor(leaf.numpy(), leaf.dtype) for leaf in leaves]
-            else:
-                tensors = [i for i, s in enumerate(slots) if isinstance(s, DType)]
-                args = _ours_args(case, operands)
-
-                def f(*ts: Tensor) -> Any:
-                    call = list(args)
-                    for i, t in zip(tensors, ts, strict=True):
-                        call[i] = t
-                    return tuple(_call_ours(case, call))
-
-                graph = trace(f, *[args[i] for i in tensors])
-                recorded = _call_ours(case, args)
-                inputs = [args[i] for i in tensors]
-            verify(graph)
-            replayed = evaluate(graph, *inputs)
-    except Exception as err:
-        return _crash("replay", err)
-    for k, (e, r, rec) in enumerate(zip(eager, replayed, recorded, strict=True)):
-        for what, other in (("replay", r), ("recorded eager run", rec)):
-            same = (
-                other.dtype is e.dtype
-                and other.shape == e.shape
-                and np.ascontiguousarray(other.numpy()).tobytes() == np.ascontiguousarray(e.numpy()).tobytes()
-            )
-            if not same:
-                return CheckResult("replay", False, math.inf, None,
-                                   f"output {k}: {what} differs from eager execution (bit for bit)",
-                                   f"{e.dtype.name} {_fmt(e.numpy())}",
-                                   f"{other.dtype.name} {_fmt(other.numpy())}")  # fmt: skip
-    return CheckResult("replay", True)
-
-
-def _active_sets(case: Case) -> list[tuple[int, ...]]:
-    """Non-empty subsets of the operands that can be tracked (inexact tensors)."""
-    if not case.spec.differentiable:
-        return []
-    pos = [i for i, s in enumerate(case.operand_slots) if isinstance(s, DType) and s.is_inexact
-           and i not in case.spec.fixed]  # fmt: skip
-    return [s for r in range(1, len(pos) + 1) for s in itertools.combinations(pos, r)]
-
-
-def _jax_derivatives(case: Case, operands: Sequence[Any], full: tuple[int, ...], tangents: dict[int, np.ndarray],
-                     cts: Sequence[np.ndarray]) -> tuple[dict[int, list[np.ndarray]], list[np.ndarray]]:  # fmt: skip
-    """JAX's derivatives, computed once per case rather than once per active set.
-
-    Returns ``J_i t_i`` per operand ``i`` of ``full`` (per output), from
-    ``jax.jvp`` with only that operand active (the others closed over, so no zero
-    tangent is ever materialised: float8_e8m0fnu has no zero), and the cotangent
-    of every operand in castwise's convention, ``conj(jax_vjp(conj(ct)))``, from
-    one ``jax.vjp``. Both maps are linear, so the expectation for any active set
-    follows: its JVP is the sum of its operands' ``J_i t_i`` (except in a format
-    without a zero, see ``_NO_ZERO``), and an operand's cotangent does not
-    depend on which others are active.
-    """
-    jax, jnp = _jax_modules()[0], _jnp()
-    with _jax_x64():
-        jx = [_to_jax(x) for x in operands]
-        fj = _jax_function(case, jx)
-
-        def as_tuple(f: Callable[..., Any]) -> Callable[..., tuple[Any, ...]]:
-            return lambda *a: tuple(_outputs(f(*a)))
-
-        # an integer or bool output of a multi-output op (sort's, top_k's indices) has JAX's float0
-        # tangent: it is compared as zeros, and its cotangent is a float0 zero
-        float0 = jax.dtypes.float0
-        per_operand: dict[int, list[np.ndarray]] = {}
-        for i in full:
-            _, out_t = jax.jvp(as_tuple(close_over(fj, jx, (i,))), (jx[i],), (jnp.asarray(tangents[i]),))
-            per_operand[i] = [np.zeros(np.shape(t)) if np.asarray(t).dtype == float0 else np.asarray(t) for t in out_t]
-        outs, vjp_fn = jax.vjp(as_tuple(close_over(fj, jx, full)), *(jx[i] for i in full))
-        ct_in = tuple(jnp.asarray(np.conj(c)) if jnp.issubdtype(o.dtype, jnp.inexact) else np.zeros(o.shape, float0)
-                      for c, o in zip(cts, outs, strict=True))  # fmt: skip
-        cotangents = [np.conj(np.asarray(g)) for g in vjp_fn(ct_in)]
-    return per_operand, cotangents
-
-
-#: Formats without a zero. A JAX JVP with one operand active pads with instantiated zeros
-#: (NaN there) where the others' tangents would go, so summing them is not JAX's JVP of the
-#: active set: ``_jax_joint_jvp`` asks JAX for it directly.
-_NO_ZERO: Final = frozenset({dt.float8_e8m0fnu})
-
-
-def _jax_joint_jvp(case: Case, operands: Sequence[Any], active: tuple[int, ...],
-                   tangents: dict[int, np.ndarray]) -> list[np.ndarray]:  # fmt: skip
-    """``jax.jvp`` with every operand of ``active`` active at once (the others closed over)."""
-    jax, jnp = _jax_modules()[0], _jnp()
-    with _jax_x64():
-        jx = [_to_jax(x) for x in operands]
-        f = close_over(_jax_function(case, jx), jx, active)
-        _, out_t = jax.jvp(lambda *a: tuple(_outputs(f(*a))), tuple(jx[i] for i in active),
-                           tuple(jnp.asarray(tangents[i]) for i in active))  # fmt: skip
-    return [_as_float(np.asarray(t)) for t in out_t]
-
-
-def _sum_jvps(parts: Sequence[Sequence[np.ndarray]]) -> list[np.ndarray]:
-    """The JVP of an active set: the sum of its operands' ``J_i t_i``, accumulated in float64/complex128."""
-    return [functools.reduce(np.add, (_as_float(p[k]) for p in parts)) for k in range(len(parts[0]))]
-
-
-def _refuses_derivative(case: Case, operands: Sequence[Any], full: tuple[int, ...], tangents: dict[int, Any]) -> bool:
-    """Whether castwise refuses (with a refusal error, as for an op it has no rule for at these
-    dtypes) the JVP that JAX could not compute either."""
-    slots = case.operand_slots
-    with use_policy(case.policy):
-        consts = _ours_args(case, operands)
-        f = close_over(lambda *a: tuple(_call_ours(case, a)), consts, full)
-        try:
-            autodiff.jvp(f, [consts[i] for i in full], [Tensor(tangents[i], slots[i]) for i in full])  # type: ignore[arg-type]
-        except CASTWISE_REFUSALS:
-            return True
-        except Exception:
-            return False
-    return False
-
-
-class _SkipJvp(Exception):
-    """The spec has no forward mode to compare (``Spec.reverse_only``)."""
-
-
-def _check_derivatives(case: Case, operands: Sequence[Any], eager: Sequence[Tensor], seed: int,
-                       tol_dtype: DType | None) -> list[CheckResult]:  # fmt: skip
-    """JVP and VJP against JAX for every active set; the tape's inactive leaves get nothing."""
-    sets = _active_sets(case)
-    if not sets:
-        return []
-    full = sets[-1]  # combinations come by size: the last one holds every differentiable operand
-    slots = case.operand_slots
-    out_dtypes = [o.dtype for o in eager]
-    rng = _case_rng(seed, "derivatives", case.id)
-    tangents = {i: random_like(slots[i], np.shape(operands[i]), rng) for i in full}  # type: ignore[arg-type]
-    cts = [random_like(o.dtype, o.shape, rng) for o in eager]
-    if not any(d.is_inexact for d in out_dtypes):
-        return [_jvp_to_zero(case, operands, active, tangents, out_dtypes) for active in sets]
-    try:
-        per_operand, want_cts = _jax_derivatives(case, operands, full, tangents, cts)
-    except Exception as err:
-        if _refuses_derivative(case, operands, full, tangents):
-            return []  # neither differentiates it (lax's max window over complex numbers): nothing to compare
-        return [_crash("jvp", err, full, side="JAX")]
-    results: list[CheckResult] = []
-    with use_policy(case.policy):
-        consts = _ours_args(case, operands)
-        for active in sets:
-            f = close_over(lambda *a: tuple(_call_ours(case, a)), consts, active)
-            primals = [consts[i] for i in active]
-            try:
-                if case.spec.reverse_only:
-                    raise _SkipJvp
-                _, got_t = autodiff.jvp(f, primals, [Tensor(tangents[i], slots[i]) for i in active])  # type: ignore[arg-type]
-                if len(active) > 1 and any(d in _NO_ZERO for d in [*out_dtypes, *(slots[i] for i in active)]):
-                    want_t = _jax_joint_jvp(case, operands, active, tangents)
-                else:
-                    want_t = _sum_jvps([per_operand[i] for i in active])
-                results.append(_check_arrays("jvp", list(got_t), want_t, tol_dtype, False, True, active, out_dtypes))
-            except _SkipJvp:
-                pass
-            except Exception as err:
-                results.append(_crash("jvp", err, active))
-            want_ct = [want_cts[full.index(i)] for i in active]
-            try:
-                _, vjp_ours = autodiff.vjp(f, *primals)
-                got_ct = vjp_ours(tuple(Tensor(c, d) for c, d in zip(cts, out_dtypes, strict=True)))
-                if any(g is None for g in got_ct):
-                    results.append(CheckResult("vjp", False, math.inf, active, "an active operand got no cotangent"))
-                    continue
-                in_slots = [slots[i] for i in active]
-                result = _check_arrays("vjp", list(got_ct), want_ct, tol_dtype, False, True, active, in_slots)  # type: ignore[arg-type]
-                if result.ok and len(out_dtypes) == 1:
-                    result = _check_tape(case, operands, active, cts[0], want_ct, tol_dtype, result)
-                results.append(result)
-            except Exception as err:
-                results.append(_crash("vjp", err, active))
-    return results
-
-
-def _check_tape(
-    case: Case,
-    operands: Sequence[Any],
-    active: tuple[int, ...],
-    ct: np.ndarray,
-    want_ct: Sequence[np.ndarray],
-    tol_dtype: DType | None,
-    vjp_result: CheckResult,
-) -> CheckResult:
-    """``backward`` on the eager tape: active leaves get JAX's cotangent, inactive ones nothing."""
-    slots = case.operand_slots
-    args = _ours_args(case, operands, tracked=active)
-    (out,) = _call_ours(case, args)
-    if out.node is None and _is_rewritten(case):  # a constant (imag of a real operand): no tape to run
-        # (a format without a zero, float8_e8m0fnu, has JAX's zero cotangent all NaN)
-        if all(np.all(np.isnan(w) if slots[i] in _NO_ZERO else w == 0) for i, w in zip(active, want_ct, strict=True)):
-            return vjp_result
-        return CheckResult(
-            "vjp", False, math.inf, active, "castwise's output is a constant, JAX's cotangent is not zero"
-        )
-    out.backward(cotangent=Tensor(ct, out.dtype))
-    for i, (slot, arg) in enumerate(zip(slots, args, strict=True)):
-        if not isinstance(arg, Tensor):
-            continue
-        if i not in active:
-            if arg.grad is not None:
-                return CheckResult("vjp", False, math.inf, active, f"inactive operand {i} received a cotangent "
-                                   "on the eager tape", "None", _fmt(arg.grad.numpy()))  # fmt: skip
-            continue
-        want = want_ct[active.index(i)]
-        if arg.grad is None:  # a symbolic-zero cotangent is never stored
-            # (JAX's zero is NaN in a format without one: its zero cotangent is all NaN there)
-            if not np.all(np.isnan(want) if slot in _NO_ZERO else want == 0):
-                return CheckResult("vjp", False, math.inf, active, f"active operand {i} got no cotangent on the "
-                                   "eager tape", _fmt(want), "None")  # fmt: skip
-            continue
-        tape = _check_arrays("vjp", [arg.grad], [want], tol_dtype, False, True, active, [slot])  # type: ignore[list-item]
-        if not tape.ok:
-            tape.message = "eager tape (backward): " + tape.message
-            return tape
-    return vjp_result
-
-
-def _jvp_to_zero(case: Case, operands: Sequence[Any], active: tuple[int, ...], tangents: dict[int, np.ndarray],
-                 out_dtypes: Sequence[DType]) -> CheckResult:  # fmt: skip
-    """An integer or bool output has no tangent (JAX's float0): ours must be zero."""
-    try:
-        with use_policy(case.policy):
-            consts = _ours_args(case, operands)
-            f = close_over(lambda *a: tuple(_call_ours(case, a)), consts, active)
-            slots = case.operand_slots
-            _, got = autodiff.jvp(f, [consts[i] for i in active], [Tensor(tangents[i], slots[i]) for i in active])  # type: ignore[arg-type]
-    except Exception as err:
-        return _crash("jvp", err, active)
-    want = [np.zeros(g.shape, d.storage) for g, d in zip(got, out_dtypes, strict=True)]
-    return _check_arrays("jvp", list(got), want, None, True, True, active, out_dtypes)
-
-
-# -- the vmap rows --------------------------------------------------------------------------------------------
-
-
-#: examples per vmap row
-VMAP_BATCH: Final = 3
-
-
-def _vmap_rows(case: Case) -> list[tuple[int, tuple[int, ...]]]:
-    """``(batch axis, batched operands)`` per vmap row: axes 0 and 1, each array operand
-    batched alone and all of them together (Python scalars are never batched)."""
-    arrays = tuple(i for i, s in enumerate(case.operand_slots) if isinstance(s, DType))
-    sets = [(i,) for i in arrays] + ([arrays] if len(arrays) > 1 else [])
-    return [(axis, batched) for axis in (0, 1) for batched in sets]
-
-
-def _stack_outputs(per_example: Sequence[Sequence[np.ndarray]]) -> list[np.ndarray]:
-    """Per-example outputs stacked along axis 0, where ``vmap`` (``out_axes=0``) puts the batch
-    whatever the operands' batch axis (stacking them along the input batch axis compared
-    ``[B, 3, 4]`` with ``[3, B, 4]`` whenever the shapes coincided)."""
-    return [np.stack([p[k] for p in per_example], axis=0) for k in range(len(per_example[0]))]
-
-
-def _check_vmap(case: Case, operands: Sequence[Any], seed: int, tol_dtype: DType | None, exact: bool,
-                primal_ok: bool) -> list[CheckResult]:  # fmt: skip
-    """``autodiff.vmap`` of the op against ``jax.vmap`` of the JAX reference, one check per row.
-
-    Example 0 is the case's operands, the others are drawn the same way with
-    other seeds. The unbatched operands are example 0's. Where the primal check
-    did not pass (a documented departure), the reference is castwise's own op
-    on each example instead, so the row still checks the batching.
-    """
-    jax = _jax_modules()[0]
-    examples = [list(operands)] + [_make_inputs(case, seed + k) for k in range(1, VMAP_BATCH)]
-    kw = {"dtype": case.slots[-1]} if case.spec.dtype_param else {}
-    checks: list[CheckResult] = []
-    for axis, batched in _vmap_rows(case):
-        in_axes = tuple(axis if i in batched else None for i in range(len(operands)))
-        stacked = [np.stack([np.asarray(e[i]) for e in examples], axis=axis) if i in batched else operands[i]
-                   for i in range(len(operands))]  # fmt: skip
-        try:
-            with use_policy(case.policy):
-                args = _ours_args(case, stacked)
-                got = _outputs(autodiff.vmap(lambda *xs: case.spec.ours(*xs, **kw), in_axes=in_axes)(*args))
-        except Exception as err:
-            checks.append(_crash("vmap", err, batched))
-            continue
-        if primal_ok:
-            try:
-                with _jax_x64():
-                    xs = [_to_jax(x) for x in stacked]
-                    ref = _jax_function(case, [_to_jax(x) for x in operands])
-                    want = [np.asarray(o) for o in _outputs(jax.vmap(ref, in_axes=in_axes)(*xs))]
-            except Exception:  # jax.vmap refuses what jax.lax accepts: JAX's results per example instead
-                per_jax = [_run_jax(case, [e[i] if i in batched else operands[i] for i in range(len(operands))])
-                           for e in examples]  # fmt: skip
-                want = _stack_outputs(per_jax)
-        else:
-            with use_policy(case.policy):
-                per = [_call_ours(case, _ours_args(case, [e[i] if i in batched else operands[i]
-                                                          for i in range(len(operands))]))
-                       for e in examples]  # fmt: skip
-            want = _stack_outputs([[o.numpy() for o in p] for p in per])
-        # XLA divides by an unbatched (broadcast) operand through its reciprocal: an ulp off
-        row_exact = exact and not (case.spec.op == "div" and len(batched) < len(operands))
-        check = _check_arrays("vmap", got, want, tol_dtype, row_exact, False, batched,
-                              [o.dtype for o in got] if not primal_ok else None)  # fmt: skip
-        if not check.ok:
-            check.message = f"batch axis {axis}, operands {batched} batched: {check.message}"
-        checks.append(check)
-    return checks
-
-
-def run_case(case: Case, seed: int = 0) -> CaseResult:
-    """Run every check of ``case``."""
-    start = time.process_time()
-    try:
-        result = _run_case(case, seed)
-    except Exception as err:  # a bug of the sweep itself: report it on the case, keep sweeping
-        result = CaseResult(case.id, case.spec.name, case.spec.family, case.policy,
-                            tuple(slot_name(s) for s in case.slots), case.describe())  # fmt: skip
-        result.checks.append(_crash("agree", err, side="the parity sweep"))
-        result.settle(case)
-    result.cpu_s = time.process_time() - start
-    return result
-
-
-def _run_case(case: Case, seed: int) -> CaseResult:
-    """``run_case`` without the guard: agree, then primal, replay and derivatives."""
-    result = CaseResult(case.id, case.spec.name, case.spec.family, case.policy,
-                        tuple(slot_name(s) for s in case.slots), case.describe())  # fmt: skip
-    operands = _make_inputs(case, seed)
-    # castwise, eagerly, untracked
-    eager: list[Tensor] = []
-    ours_err: BaseException | None = None
-    try:
-        with use_policy(case.policy):
-            eager = _call_ours(case, _ours_args(case, operands))
-    except CASTWISE_REFUSALS as err:
-        ours_err = err
-    except Exception as err:
-        result.checks.append(_crash("agree", err))
-        result.settle(case)
-        return result
-    # JAX (under a policy other than jax, through castwise's plan: no plan, no reference)
-    want: list[np.ndarray] = []
-    jax_err: str = ""
-    try:
-        if case.spec.arity and case.policy != "jax":
-            _planned(case)
-    except PromotionError as err:
-        jax_err = f"no reference: the {case.policy} plan refuses ({err})"
-    if not jax_err:
-        try:
-            want = _run_jax(case, operands)
-        except Exception as err:
-            jax_err = f"{type(err).__name__}: {err}".splitlines()[0]
-    result.castwise_error = "" if ours_err is None else f"{type(ours_err).__name__}: {ours_err}"
-    result.jax_error = jax_err
-    if ours_err is not None or jax_err:
-        if ours_err is not None and jax_err:
-            result.status = "unsupported"
-            return result
-        dep = departure_for(case, operands, ours_err is not None, bool(jax_err))
-        if dep is not None:
-            result.status = "departure"
-            result.departure = dep.name
-            result.checks.append(CheckResult("agree", True))
-            return result
-        who = "castwise refuses what JAX accepts" if ours_err is not None else "castwise accepts what JAX refuses"
-        result.checks.append(CheckResult("agree", False, math.inf, None, who,
-                                         jax_err or "accepted", result.castwise_error or "accepted"))  # fmt: skip
-        result.settle(case)
-        return result
-    result.checks.append(CheckResult("agree", True))
-    # primal: JAX's dtype exactly; values exactly or within the narrowest dtype's tolerance
-    slots = [s for s in case.slots if isinstance(s, DType)]
-    out_dtypes = [o.dtype for o in eager]
-    try:
-        targets = _planned(case) if case.spec.arity else []
-    except PromotionError:  # jax policy with a jnp reference: castwise accepted, so its plan did too
-        targets = []
-    tol_dtype = _narrowest([*slots, *out_dtypes, *targets])
-    widest_kind = max((s.kind for s in [*slots, *out_dtypes]), key=lambda k: dt.KIND_CATEGORY[k], default="int")
-    exact = widest_kind in case.spec.exact or tol_dtype is None
-    if case.spec.scalar_not_exact and any(isinstance(s, PyScalar) for s in case.slots):
-        exact = tol_dtype is None
-    primal = _check_arrays("primal", eager, want, tol_dtype, exact, False)
-    result.checks.append(primal)
-    if case.spec.arity:
-        result.checks.append(_check_replay(case, operands, eager))
-        result.checks.extend(_check_vmap(case, operands, seed, tol_dtype, exact, primal.ok))
-    same_avals = all(o.dtype is dt.dtype(w.dtype) and o.shape == w.shape for o, w in zip(eager, want, strict=True))
-    if same_avals:  # a wrong dtype or shape makes every cotangent check fail on JAX's side: said once above
-        result.checks.extend(_check_derivatives(case, operands, eager, seed, tol_dtype))
-    result.settle(case)
-    return result
-
 
 # -- running the sweep -------------------------------------------------------------------------------------
 
@@ -546,6 +47,24 @@ class Options:
     compile_cache: str = ""
     #: ``(K, N)``: run shard K of N of the selection only (``autodiff.parity.shards``)
     shard: tuple[int, int] | None = None
+    #: the reference store's directory ("": none; ``autodiff.parity.store``)
+    store: str = ""
+    #: recompute every reference (and rewrite the store's records)
+    refresh: bool = False
+    #: replay this oracle database instead of asking JAX
+    oracle: str = ""
+    #: write every case's record to this oracle database too
+    save_oracle: str = ""
+    #: a process past this resident size (MB) drops JAX's compiled executables (0: never; the
+    #: command line sets ``store.RELEASE_ABOVE_MB``, a library caller keeps its own policy)
+    release_above_mb: float = 0.0
+
+
+def _source(options: Options) -> store.ReferenceSource:
+    """Where this process's cases get JAX's references (JAX itself imported only on a miss)."""
+    return store.ReferenceSource(options.seed, options.store, options.refresh, options.oracle,
+                                 options.save_oracle, options.compile_cache,
+                                 release_above_mb=options.release_above_mb)  # fmt: skip
 
 
 def _duration(seconds: float) -> str:
@@ -625,31 +144,45 @@ class Progress:
         self.stream.flush()
 
 
-@functools.lru_cache(maxsize=2)
 def _cases_for(options: Options) -> list[Case]:
-    """The case list of a run (each worker builds it once; it is deterministic)."""
+    """The case list of a run (each process builds it once; it is deterministic). Replaying an
+    oracle, the oracle's own selection, narrowed by ``--ops``."""
+    # keyed by the selection alone: choosing the workers or the store must not build it again
+    return _selected(replace(options, jobs=1, strict=False, compile_cache="", store="", refresh=False,
+                             save_oracle="", release_above_mb=0.0))  # fmt: skip
+
+
+@functools.lru_cache(maxsize=2)
+def _selected(options: Options) -> list[Case]:
     if options.shard is not None:
         selection = _cases_for(replace(options, shard=None))
         return [selection[i] for i in shards.shard_indices(selection, options.shard)]
+    if options.oracle:
+        made = _oracle_options(options.oracle)
+        cases = build_cases(made.policies, made.ops, made.dtypes, made.seed, made.quick)
+        return [c for c in cases if _matches(c.spec, options.ops)]
     return build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
+
+
+@functools.lru_cache(maxsize=2)
+def _oracle_options(root: str) -> Options:
+    """The selection an oracle database was made from (its manifest's)."""
+    sel = store.read_manifest(root)["selection"]
+    return Options(tuple(sel["policies"]), tuple(sel["ops"]), tuple(dt.dtype(d) for d in sel["dtypes"]),
+                   int(sel["seed"]), bool(sel["quick"]))  # fmt: skip
 
 
 def _run_shard(options: Options, indices: Sequence[int]) -> list[CaseResult]:
     """Worker entry point: rebuild the (deterministic) case list and run a shard of it."""
-    if options.compile_cache:
-        use_compile_cache(options.compile_cache)
     cases = _cases_for(options)
-    return [run_case(cases[i], options.seed) for i in indices]
+    source = _source(options)
+    return [run_case(cases[i], options.seed, source) for i in indices]
 
 
 def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report:
     """Run the sweep and return its report."""
     start = time.monotonic()
-    cases = build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
-    if options.shard is not None:  # (as _cases_for, which the workers index into)
-        cases = [cases[i] for i in shards.shard_indices(cases, options.shard)]
-    if options.compile_cache:
-        use_compile_cache(options.compile_cache)
+    cases = _cases_for(options)
     bar = Progress(len(cases), progress)
     results: list[CaseResult] = []
     failed = 0
@@ -661,11 +194,19 @@ def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report
             print(f"parity: worker processes failed ({err}); running in this process", file=sys.stderr)
             results = []
     if not results:
+        source = _source(options)
         for i, case in enumerate(cases):
-            r = run_case(case, options.seed)
+            r = run_case(case, options.seed, source)
             failed += r.status == "failed"
             results.append(r)
             bar.update(i + 1, failed)
+    if options.save_oracle:
+        selection = {"policies": list(options.policies), "ops": list(options.ops),
+                     "dtypes": [d.name for d in options.dtypes], "seed": options.seed,
+                     "quick": options.quick}  # fmt: skip
+        store.RecordDir(options.save_oracle).write_manifest(
+            store.oracle_manifest(selection, [c.id for c in cases], options.seed)
+        )
     return Report(results, options.seed, options.quick, options.policies, time.monotonic() - start, options.strict)
 
 
@@ -740,6 +281,16 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--merge", nargs="+", metavar="JSON", default=None,
                    help="print (and --json/--markdown write) the report of the whole run from its shards' "
                    "--json reports, with its exit status; runs nothing")  # fmt: skip
+    p.add_argument("--no-store", action="store_true",
+                   help="neither read nor write the reference store (JAX's references kept between runs in "
+                   "$CASTWISE_PARITY_STORE, else castwise/parity-refs in the user's cache directory)")  # fmt: skip
+    p.add_argument("--refresh", action="store_true", help="recompute every JAX reference and rewrite the store's")
+    p.add_argument("--save-oracle", metavar="DIR", default=None,
+                   help="also write every case's inputs and references to the oracle database DIR "
+                   "(docs/parity.md: the format)")  # fmt: skip
+    p.add_argument("--oracle", metavar="DIR", default=None,
+                   help="replay the oracle database DIR instead of asking JAX (JAX need not be installed); "
+                   "its own selection of cases, narrowed by --ops")  # fmt: skip
     p.set_defaults(func=cmd_parity)
 
 
@@ -853,7 +404,55 @@ def _options(args: Any) -> Options:
     except ValueError as err:
         raise _UsageError(str(err)) from None
     cache = "" if args.no_compile_cache else (args.compile_cache or default_compile_cache())
-    return Options(policies, patterns, dtypes, args.seed, args.quick, jobs, args.strict, cache, shard)
+    oracle = getattr(args, "oracle", None) or ""
+    save = getattr(args, "save_oracle", None) or ""
+    refresh = bool(getattr(args, "refresh", False))
+    if oracle and (save or refresh):
+        raise _UsageError(f"--oracle replays {oracle} and asks JAX nothing: "
+                          f"{'--save-oracle' if save else '--refresh'} has nothing to do with it")  # fmt: skip
+    if save:
+        _writable_dir("--save-oracle", save)
+    base = "" if getattr(args, "no_store", False) else store.store_base()
+    options = Options(policies, patterns, dtypes, args.seed, args.quick, jobs, args.strict, cache, shard,
+                      base, refresh, os.path.abspath(oracle) if oracle else "",
+                      os.path.abspath(save) if save else "", store.RELEASE_ABOVE_MB)  # fmt: skip
+    if oracle:
+        try:
+            made = _oracle_options(options.oracle)
+        except (store.OracleError, KeyError, ValueError, TypeError) as err:
+            raise _UsageError(f"--oracle: {err}") from None
+        options = replace(options, policies=made.policies, dtypes=made.dtypes, seed=made.seed, quick=made.quick,
+                          store="", compile_cache="")  # fmt: skip
+    return options
+
+
+def _writable_dir(flag: str, path: str) -> None:
+    """Refuse a database directory that could not be written, before the sweep."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise _UsageError(f"{flag} {path}: not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as err:
+        raise _UsageError(f"{flag} {path}: cannot create it ({err.strerror})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise _UsageError(f"{flag} {path}: not writable")
+
+
+def _without_record(options: Options, cases: Sequence[Case]) -> int:
+    """How many of ``cases`` have no record in the store (each is a JAX computation, unless its
+    record turns out to be for other inputs; a cheap estimate, by file name)."""
+    if not options.store or options.refresh:
+        return len(cases)
+    records = store.store_dir(options.store, options.seed)
+    return sum(not os.path.exists(records.path(c.id)) for c in cases)
+
+
+def _jax_installed() -> bool:
+    """Whether JAX can be imported (found without importing it: a store-filled run never does)."""
+    try:
+        return importlib.util.find_spec("jax") is not None and sys.modules.get("jax", True) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def cmd_parity(args: Any) -> int:
@@ -869,10 +468,9 @@ def cmd_parity(args: Any) -> int:
     # the errors JAX raises, which the report gives on their cases (unsupported: JAX's message in
     # --json): raw logs are not a report. Set before JAX loads (workers inherit it); a user's own wins.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    try:
-        _jax_modules()
-    except ImportError:
-        print("castwise parity: JAX is needed: pip install 'castwise[jax]'", file=sys.stderr)
+    if not options.oracle and not _jax_installed():
+        print("castwise parity: JAX is needed: pip install 'castwise[jax]' (or replay an oracle database: "
+              "--oracle DIR)", file=sys.stderr)  # fmt: skip
         return 2
     n_cases = len(_cases_for(options))
     selected = len(_cases_for(replace(options, shard=None))) if options.shard else n_cases
@@ -880,8 +478,10 @@ def cmd_parity(args: Any) -> int:
         print(f"castwise parity: no cases match --ops {args.ops!r} and --dtypes {args.dtypes!r}", file=sys.stderr)
         return 2
     if options.jobs == 0:
-        # Each worker imports JAX and compiles its own primitives (seconds): small runs stay in process.
-        options = replace(options, jobs=1 if n_cases < 200 else min(_cpus(), 4))
+        # Each worker imports JAX and compiles its own primitives (seconds): small runs stay in process,
+        # and so do runs whose references are on disk (an oracle, the store's records), which ask JAX nothing.
+        to_compute = 0 if options.oracle else _without_record(options, _cases_for(options))
+        options = replace(options, jobs=1 if to_compute < 200 else min(_cpus(), 4))
     report = run_parity(options, None if args.no_progress else sys.stderr)
     report.shard = {"k": 1, "n": 1, "selected": selected, "ops": list(options.ops),
                     "dtypes": [d.name for d in options.dtypes]}  # fmt: skip

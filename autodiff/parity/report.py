@@ -130,7 +130,8 @@ class Report:
                     "operands": r.description, "check": c.check,
                     "active": None if c.active is None else list(c.active), "message": c.message,
                     "expected": c.expected, "got": c.got, "ratio": _json_float(c.ratio), "known": c.known,
-                    "departure": c.departure}  # fmt: skip
+                    "departure": c.departure,
+                    **({"reference": r.reference} if r.reference and not c.ok else {})}  # fmt: skip
 
         table = self.table()
         return {
@@ -255,6 +256,8 @@ class Report:
                 if c.expected or c.got:
                     lines.append(f"    expected: {c.expected}")
                     lines.append(f"    got:      {c.got}")
+                if r.reference:  # a wrong record fails the case: say which one to look at
+                    lines.append(f"    reference: {r.reference}")
         elif not self.unchecked_families:
             lines.append("OK: castwise agrees with JAX on every supported case" +
                          (" (known failures aside)" if known else ""))  # fmt: skip
@@ -385,7 +388,8 @@ def case_to_json(r: CaseResult, index: int) -> dict[str, Any]:
     entry: dict[str, Any] = {"i": index, "id": r.case_id, "spec": r.spec, "family": r.family, "policy": r.policy,
                              "slots": list(r.slots), "description": r.description, "status": r.status,
                              "castwise": r.castwise_error, "jax": r.jax_error, "departure": r.departure,
-                             "cpu_s": round(r.cpu_s, 4), "checks": checks}  # fmt: skip
+                             "cpu_s": round(r.cpu_s, 4), "checks": checks,
+                             "reference": r.reference if r.status == "failed" else ""}  # fmt: skip
     return {k: v for k, v in entry.items() if v != ""}
 
 
@@ -400,7 +404,8 @@ def case_from_json(entry: dict[str, Any]) -> CaseResult:
                                   departure))  # fmt: skip
     return CaseResult(entry["id"], entry["spec"], entry["family"], entry["policy"], tuple(entry["slots"]),
                       entry["description"], entry["status"], checks, entry.get("castwise", ""),
-                      entry.get("jax", ""), entry.get("departure", ""), float(entry.get("cpu_s", 0.0)))  # fmt: skip
+                      entry.get("jax", ""), entry.get("departure", ""), float(entry.get("cpu_s", 0.0)),
+                      entry.get("reference", ""))  # fmt: skip
 
 
 def write_json(data: dict[str, Any], fh: IO[str]) -> None:

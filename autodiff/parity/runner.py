@@ -40,6 +40,8 @@ class CaseResult:
     departure: str = ""
     #: CPU seconds the case took (JAX compilation included)
     cpu_s: float = 0.0
+    #: the store or oracle record JAX's references came from ("": computed by JAX in this run)
+    reference: str = ""
 
     @property
     def failures(self) -> list[CheckResult]:

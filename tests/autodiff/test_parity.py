@@ -493,9 +493,10 @@ def test_per_example_vmap_reference_stacks_along_the_output_batch_axis() -> None
     assert len(rows) == 6 and all(c.ok for c in rows), [c.message for c in rows if not c.ok]
     # the same fallback on a float case that jax.vmap also checks: both references agree
     (case,) = build_cases(("jax",), ("min-broadcast-rank-equal",), (f32,))
-    operands = parity._make_inputs(case, 0)
+    prep = parity.references.prepare(case, 0)
+    answers = parity.checks.eager_source(prep)
     for primal_ok in (True, False):
-        rows = parity.cli._check_vmap(case, operands, 0, f32, True, primal_ok)
+        rows = parity.checks._check_vmap(prep, answers, f32, True, primal_ok)
         assert len(rows) == 6 and all(c.ok for c in rows), [c.message for c in rows if not c.ok]
 
 

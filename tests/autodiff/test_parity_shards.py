@@ -45,7 +45,7 @@ def no_work(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("reached the work")
 
-    for name in ("_jax_modules", "_cases_for", "run_parity"):
+    for name in ("_jax_installed", "_cases_for", "run_parity"):
         monkeypatch.setattr(parity_cli, name, refuse)
 
 
