@@ -1,0 +1,411 @@
+"""JAX references in few XLA programs: the sweep's evaluator of ``Request`` s.
+
+Every JAX reference a case needs (its primal, each operand's JVP, the VJP, the
+vmap rows) is a ``Request``: a pure JAX function and its arguments.
+``evaluate_eager`` runs each one as the sweep always has, op by op under
+``jax.disable_jit`` with x64 on: that is the ground truth, and it obtains an XLA
+executable for about every primitive of every request. ``evaluate`` gives the
+same outcomes, bit for bit, from a few dozen executables:
+
+1. Each request is traced to a jaxpr (no compile). A request JAX refuses fails
+   here, with the error text the eager run gives; so does one XLA's CPU compiler
+   would abort the process on (a concatenate of 2-bit integers).
+2. Requests whose jaxprs are identical (the same ops, params, literals, constants
+   and input types) are stacked along a new leading axis and evaluated by one
+   ``jax.vmap`` of their jaxpr, where the family's entry in ``PACKING`` allows it.
+3. The rest are packed into chunks of about ``CHUNK_COST`` equations, each chunk one
+   ``jax.jit`` taking every member's arrays and returning every member's outputs,
+   compiled with ``COMPILER_OPTIONS``, which keep each op's rounding.
+4. A chunk that fails to compile or run is split in halves, down to single
+   requests, which run eagerly: a failure never becomes a wrong result.
+
+``PACKING`` says, per op family, what was found to agree bit for bit with the eager
+run (``benchmarks/parity.py`` and ``tests/autodiff/test_parity_packing.py`` keep it so).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+# -- what a reference is --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """One JAX reference a case needs."""
+
+    key: str  # unique within a sweep, e.g. "add[f32,f32]@jax/primal"
+    fn: Callable[..., Any]  # a pure JAX function (jit-traceable) of args; returns an array or a tuple/list of arrays
+    args: tuple[Any, ...]  # NumPy arrays (any ml_dtypes dtype) or Python scalars (weak in JAX)
+    group: str = ""  # the op family (unary, binary, reductions, windowed, linalg, ...)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What JAX gave for a request: its outputs, or the first line of its refusal."""
+
+    arrays: tuple[np.ndarray, ...] | None  # None when JAX refused
+    error: str = ""  # first line of "TypeError: ..." when JAX refused
+
+
+# -- how each family is packed --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Packing:
+    """How a family's requests are evaluated by ``evaluate``."""
+
+    #: compiled in packed chunks (else each request runs eagerly, as ``evaluate_eager``)
+    jit: bool
+    #: requests with identical jaxprs are stacked under one ``jax.vmap``
+    vmap: bool
+    #: what the bit-for-bit comparison with ``evaluate_eager`` found
+    reason: str
+
+
+#: Per family (``Request.group``, the ops' families of ``runtime.core.ops``). Filled from the
+#: comparison of ``evaluate`` with ``evaluate_eager`` over every request of ``--quick``
+#: (``benchmarks/parity.py --compare``); a family not listed runs eagerly.
+PACKING: Final[dict[str, Packing]] = {}
+
+#: A family ``PACKING`` does not list: nothing was measured, so nothing is packed.
+UNMEASURED: Final = Packing(False, False, "not measured against the eager run: evaluated eagerly")
+
+#: XLA options of every packed executable. XLA may otherwise keep a narrow float's intermediate
+#: in float32 across a fused chain of ops (its converts elided); the eager run rounds after each.
+COMPILER_OPTIONS: Final[dict[str, Any]] = {"xla_allow_excess_precision": False}
+
+#: Equations per packed chunk: XLA's compile time grows faster than the program, and each
+#: executable costs a fixed overhead; ``benchmarks/parity.py --chunks`` measured the balance.
+CHUNK_COST: Final = 400
+
+#: Errors of tracing that an eager run need not raise (it has concrete values): such a
+#: request runs eagerly to find out.
+_TRACE_ONLY_ERRORS: Final = (
+    "ConcretizationTypeError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "TracerArrayConversionError",
+    "UnexpectedTracerError",
+    "NonConcreteBooleanIndexError",
+)
+
+#: What a request that XLA's CPU compiler would abort on is answered with (the sweep's own text).
+CONCATENATE_2BIT: Final = "RuntimeError: XLA CPU cannot compile a concatenate of 2-bit integers (it aborts)"
+
+
+# -- shared -------------------------------------------------------------------------------------------
+
+
+def _jax() -> Any:
+    import jax
+
+    return jax
+
+
+@contextlib.contextmanager
+def _x64(eager: bool) -> Iterator[None]:
+    """x64 JAX (the references are defined against it), op by op when ``eager``; JAX's warnings
+    (a convert dropping an imaginary part) are not the sweep's to report."""
+    jax = _jax()
+    with jax.enable_x64(True), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if eager:
+            with jax.disable_jit():
+                yield
+        else:
+            yield
+
+
+def error_text(err: BaseException) -> str:
+    """``TypeError: ...``: the first line of what JAX raised, as the sweep reports it."""
+    return f"{type(err).__name__}: {err}".splitlines()[0]
+
+
+def _outputs(result: Any) -> list[Any]:
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def _is_array(a: Any) -> bool:
+    """Arguments that become JAX arrays; anything else (Python scalars) is closed over, weak."""
+    return isinstance(a, (np.ndarray, np.generic))
+
+
+def _narrow_int(d: np.dtype) -> bool:
+    return d.name in ("int2", "uint2")
+
+
+def _aborts_xla(jaxpr: Any) -> str:
+    """The error to answer instead of compiling a program XLA's CPU compiler aborts the process on."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "concatenate" and any(
+            _narrow_int(np.dtype(v.aval.dtype)) for v in eqn.invars if hasattr(v.aval, "dtype")
+        ):
+            return CONCATENATE_2BIT
+        for sub in _subjaxprs(eqn):
+            found = _aborts_xla(sub)
+            if found:
+                return found
+    return ""
+
+
+def _subjaxprs(eqn: Any) -> Iterator[Any]:
+    """The jaxprs inside an equation's params (pjit, custom rules, scans, conds)."""
+    for p in eqn.params.values():
+        for q in p if isinstance(p, (tuple, list)) else (p,):
+            inner = getattr(q, "jaxpr", None)
+            if inner is not None and hasattr(inner, "eqns"):
+                yield inner
+            elif hasattr(q, "eqns"):
+                yield q
+
+
+def _cost(jaxpr: Any) -> int:
+    """Equations of a jaxpr, those inside its calls counted: the size of its XLA program."""
+    return sum(1 + sum(_cost(s) for s in _subjaxprs(e)) for e in jaxpr.eqns)
+
+
+def _closed(request: Request) -> tuple[Callable[..., tuple[Any, ...]], list[np.ndarray]]:
+    """The request as a function of its arrays only (Python scalars closed over, so they stay weak)."""
+    arrays = [np.asarray(a) for a in request.args if _is_array(a)]
+    where = [i for i, a in enumerate(request.args) if _is_array(a)]
+
+    def f(*xs: Any) -> tuple[Any, ...]:
+        call = list(request.args)
+        for i, x in zip(where, xs, strict=True):
+            call[i] = x
+        return tuple(_outputs(request.fn(*call)))
+
+    return f, arrays
+
+
+# -- the ground truth ------------------------------------------------------------------------------
+
+
+def _eager_one(request: Request) -> Outcome:
+    jax, jnp = _jax(), _jax().numpy
+    # a 2-bit integer may appear inside the program only (a convert): the guard reads its trace
+    f, arrays = _closed(request)
+    try:
+        with _x64(eager=False):
+            guard = _aborts_xla(jax.make_jaxpr(f)(*arrays).jaxpr)
+    except Exception:
+        guard = ""  # what fails to trace is left to the eager run to report
+    if guard:
+        return Outcome(None, guard)
+    try:
+        with _x64(eager=True):
+            args = [jnp.asarray(a) if _is_array(a) else a for a in request.args]
+            return Outcome(tuple(np.asarray(o) for o in _outputs(request.fn(*args))))
+    except Exception as err:
+        return Outcome(None, error_text(err))
+
+
+def evaluate_eager(requests: Sequence[Request]) -> list[Outcome]:
+    """Each request on its own, op by op (``jax.disable_jit``) with x64 on: the sweep's numerics."""
+    return [_eager_one(r) for r in requests]
+
+
+# -- packed ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Stats:
+    """What ``evaluate`` did (the benchmark and the tests read it)."""
+
+    requests: int = 0
+    #: refused when traced (JAX's error), or guarded (an XLA abort)
+    refused: int = 0
+    #: run eagerly: their family is not packed, their trace needs concrete values, or their chunk failed
+    eager: int = 0
+    #: requests evaluated inside a vmap over a stack of identical requests
+    stacked: int = 0
+    #: vmap groups (two requests or more)
+    groups: int = 0
+    #: chunks compiled and run (failed ones included)
+    chunks: int = 0
+    #: chunks that failed to compile or run, and were split
+    failed_chunks: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Traced:
+    """A request traced to its jaxpr, with its array arguments."""
+
+    index: int
+    request: Request
+    arrays: list[np.ndarray]
+    jaxpr: Any  # ClosedJaxpr
+
+    def signature(self) -> tuple[Any, ...]:
+        """Equal for requests that compute the same function of arguments of the same types."""
+        consts = tuple((c.dtype.str, c.shape, c.tobytes()) for c in map(np.asarray, self.jaxpr.consts))
+        return (str(self.jaxpr.jaxpr), consts)
+
+
+@dataclass
+class _Unit:
+    """Requests evaluated as one: a single request, or a stack of identical ones under vmap."""
+
+    members: list[_Traced]
+    cost: int
+
+    @property
+    def stacked(self) -> bool:
+        return len(self.members) > 1
+
+    def inputs(self) -> list[np.ndarray]:
+        if not self.stacked:
+            return self.members[0].arrays
+        return [np.stack(xs) for xs in zip(*(m.arrays for m in self.members), strict=True)]
+
+    def outputs(self, outs: Sequence[np.ndarray]) -> list[tuple[np.ndarray, ...]]:
+        if not self.stacked:
+            return [tuple(outs)]
+        return [tuple(np.array(o[k]) for o in outs) for k in range(len(self.members))]
+
+
+def _trace(index: int, request: Request) -> _Traced | Outcome | None:
+    """The request's jaxpr; or JAX's refusal; or None where only an eager run can tell."""
+    jax = _jax()
+    f, arrays = _closed(request)
+    try:
+        with _x64(eager=False):
+            jaxpr = jax.make_jaxpr(f)(*arrays)
+    except Exception as err:
+        if type(err).__name__ in _TRACE_ONLY_ERRORS:
+            return None
+        return Outcome(None, error_text(err))
+    guard = _aborts_xla(jaxpr.jaxpr)
+    if guard:
+        return Outcome(None, guard)
+    return _Traced(index, request, arrays, jaxpr)
+
+
+def _units(traced: Sequence[_Traced], packing: dict[str, Packing], vmap: bool) -> list[_Unit]:
+    """Identical requests of a family that allows it stacked into one unit; the others alone."""
+    by_sig: dict[tuple[Any, ...], list[_Traced]] = {}
+    units: list[_Unit] = []
+    for t in traced:
+        if vmap and packing.get(t.request.group, UNMEASURED).vmap:
+            by_sig.setdefault((t.request.group, *t.signature()), []).append(t)
+        else:
+            units.append(_Unit([t], _cost(t.jaxpr.jaxpr)))
+    units.extend(_Unit(ms, _cost(ms[0].jaxpr.jaxpr)) for ms in by_sig.values())
+    return units
+
+
+def _chunks(units: Sequence[_Unit], budget: int) -> list[list[_Unit]]:
+    """Consecutive units up to ``budget`` equations per chunk (a larger unit alone)."""
+    chunks: list[list[_Unit]] = []
+    current: list[_Unit] = []
+    size = 0
+    for u in units:
+        if current and size + u.cost > budget:
+            chunks.append(current)
+            current, size = [], 0
+        current.append(u)
+        size += u.cost
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _run_chunk(units: Sequence[_Unit]) -> list[list[tuple[np.ndarray, ...]]]:
+    """One executable for every unit of the chunk: its outputs per unit and member."""
+    jax = _jax()
+    from jax import core
+
+    inputs = [u.inputs() for u in units]
+    counts = [len(x) for x in inputs]
+
+    def program(*flat: Any) -> list[Any]:
+        outs: list[Any] = []
+        at = 0
+        for u, n in zip(units, counts, strict=True):
+            xs, at = flat[at : at + n], at + n
+            jaxpr = u.members[0].jaxpr
+
+            def one(*a: Any, jaxpr: Any = jaxpr) -> list[Any]:
+                return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a)
+
+            outs.append(jax.vmap(one)(*xs) if u.stacked else one(*xs))
+        return outs
+
+    flat = [x for xs in inputs for x in xs]
+    with _x64(eager=False):
+        compiled = jax.jit(program).lower(*flat).compile(compiler_options=COMPILER_OPTIONS)
+        results = jax.device_get(compiled(*flat))
+    return [u.outputs([np.asarray(o) for o in outs]) for u, outs in zip(units, results, strict=True)]
+
+
+def _evaluate_chunk(units: list[_Unit], results: list[Outcome | None], stats: Stats) -> None:
+    """Run a chunk; on failure its halves, then a stack's members one by one, then eagerly."""
+    stats.chunks += 1
+    try:
+        per_unit = _run_chunk(units)
+    except Exception as err:
+        stats.failed_chunks += 1
+        stats.errors.append(error_text(err))
+        if len(units) > 1:
+            half = len(units) // 2
+            _evaluate_chunk(units[:half], results, stats)
+            _evaluate_chunk(units[half:], results, stats)
+        elif units[0].stacked:
+            _evaluate_chunk([_Unit([m], units[0].cost) for m in units[0].members], results, stats)
+        else:
+            member = units[0].members[0]
+            stats.eager += 1
+            results[member.index] = _eager_one(member.request)
+        return
+    for u, outs in zip(units, per_unit, strict=True):
+        stats.stacked += len(u.members) if u.stacked else 0
+        stats.groups += u.stacked
+        for m, arrays in zip(u.members, outs, strict=True):
+            results[m.index] = Outcome(arrays)
+
+
+def evaluate(
+    requests: Sequence[Request],
+    *,
+    chunk_cost: int = CHUNK_COST,
+    vmap: bool = True,
+    packing: dict[str, Packing] | None = None,
+    stats: Stats | None = None,
+) -> list[Outcome]:
+    """The outcomes ``evaluate_eager`` gives, from a few XLA executables.
+
+    ``chunk_cost`` bounds the equations per executable; ``vmap`` stacks identical
+    requests where the family's ``packing`` entry allows it (default ``PACKING``;
+    families not in it run eagerly). ``stats``, if given, is filled in.
+    """
+    packing = PACKING if packing is None else packing
+    stats = Stats() if stats is None else stats
+    stats.requests += len(requests)
+    results: list[Outcome | None] = [None] * len(requests)
+    traced: list[_Traced] = []
+    for i, r in enumerate(requests):
+        if not packing.get(r.group, UNMEASURED).jit:
+            stats.eager += 1
+            results[i] = _eager_one(r)
+            continue
+        t = _trace(i, r)
+        if t is None:
+            stats.eager += 1
+            results[i] = _eager_one(r)
+        elif isinstance(t, Outcome):
+            stats.refused += 1
+            results[i] = t
+        else:
+            traced.append(t)
+    for chunk in _chunks(_units(traced, packing, vmap), chunk_cost):
+        _evaluate_chunk(chunk, results, stats)
+    assert all(r is not None for r in results)
+    return results  # type: ignore[return-value]
