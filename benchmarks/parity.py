@@ -29,34 +29,21 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # XLA's C++ logs duplicate the refusals JAX raises
 
-import jax  # noqa: E402
+import jax
 
-from autodiff.parity import packing  # noqa: E402
-from autodiff.parity.packing_requests import quick_requests  # noqa: E402
+from autodiff.parity import packing
+from autodiff.parity.packing_requests import quick_requests
 
 TARGET_EXECUTABLES = 40
 _COMPILES: list[float] = []
 
 
-def _listen(event: str, duration: float, **_: Any) -> None:
+def _listen(event: str, duration_secs: float, **_: str | int) -> None:
     if event == "/jax/core/compile/backend_compile_duration":
-        _COMPILES.append(duration)
-
-
-def same(a: packing.Outcome, b: packing.Outcome) -> bool:
-    """Outcomes equal bit for bit: the same refusal text, or the same dtypes, shapes and bytes."""
-    if a.arrays is None or b.arrays is None:
-        return a.arrays is None and b.arrays is None and a.error == b.error
-    return len(a.arrays) == len(b.arrays) and all(
-        x.dtype == y.dtype and x.shape == y.shape and np.ascontiguousarray(x).tobytes() == np.ascontiguousarray(y).tobytes()
-        for x, y in zip(a.arrays, b.arrays, strict=True)
-    )
+        _COMPILES.append(duration_secs)
 
 
 def timed(
@@ -100,7 +87,8 @@ def main() -> None:
             executables[name].append(n)
     print(f"{len(requests)} requests (every {args.sample}th of --quick's), {args.rounds} round(s), empty caches")
     for name in sides:
-        print(f"  {name:7s} {statistics.median(executables[name]):7.0f} executables {statistics.median(seconds[name]):8.1f} s")
+        count, secs = statistics.median(executables[name]), statistics.median(seconds[name])
+        print(f"  {name:7s} {count:7.0f} executables {secs:8.1f} s")
     e_s, p_s = statistics.median(seconds["eager"]), statistics.median(seconds["packed"])
     e_n, p_n = statistics.median(executables["eager"]), statistics.median(executables["packed"])
     print(f"  ratio eager/packed: {e_n / max(p_n, 1):.1f}x executables, {e_s / p_s:.2f}x time")
@@ -113,8 +101,8 @@ def main() -> None:
     if args.compare:
         by_family: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
         for r, a, b in zip(requests, outcomes["eager"], outcomes["packed"], strict=True):
-            by_family[r.group][same(a, b)] += 1
-            if not same(a, b):
+            by_family[r.group][packing.same(a, b)] += 1
+            if not packing.same(a, b):
                 print(f"  differs: {r.key}")
         for fam, (bad, good) in sorted(by_family.items()):
             print(f"  {fam:22s} {good:5d} bit for bit, {bad:4d} differ")

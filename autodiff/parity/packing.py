@@ -25,7 +25,9 @@ run (``benchmarks/parity.py`` and ``tests/autodiff/test_parity_packing.py`` keep
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -126,6 +128,19 @@ def _x64(eager: bool) -> Iterator[None]:
 def error_text(err: BaseException) -> str:
     """``TypeError: ...``: the first line of what JAX raised, as the sweep reports it."""
     return f"{type(err).__name__}: {err}".splitlines()[0]
+
+
+def same(a: Outcome, b: Outcome) -> bool:
+    """Whether two outcomes are equal bit for bit: the same refusal text, or the same dtypes,
+    shapes and bytes (NaN payloads and signed zeros included)."""
+    if a.arrays is None or b.arrays is None:
+        return a.arrays is None and b.arrays is None and a.error == b.error
+    return len(a.arrays) == len(b.arrays) and all(
+        x.dtype == y.dtype
+        and x.shape == y.shape
+        and np.ascontiguousarray(x).tobytes() == np.ascontiguousarray(y).tobytes()
+        for x, y in zip(a.arrays, b.arrays, strict=True)
+    )
 
 
 def _outputs(result: Any) -> list[Any]:
@@ -318,58 +333,129 @@ def _chunks(units: Sequence[_Unit], budget: int) -> list[list[_Unit]]:
     return chunks
 
 
-def _run_chunk(units: Sequence[_Unit]) -> list[list[tuple[np.ndarray, ...]]]:
-    """One executable for every unit of the chunk: its outputs per unit and member."""
+@dataclass
+class _Lowered:
+    """A chunk's program, lowered (traced) and not yet compiled, with its arguments."""
+
+    units: Sequence[_Unit]
+    lowered: Any
+    args: list[np.ndarray]
+
+
+def _lower(units: Sequence[_Unit]) -> _Lowered:
+    """One program for every unit of the chunk. Equal arrays (a case's operands, which its
+    primal, derivatives and vmap rows share) become one parameter, so that XLA's CSE computes
+    what those requests have in common once: a smaller program to compile."""
     jax = _jax()
     from jax import core
 
-    inputs = [u.inputs() for u in units]
-    counts = [len(x) for x in inputs]
+    params: dict[tuple[str, tuple[int, ...], bytes], int] = {}
+    args: list[np.ndarray] = []
+    wiring: list[list[int]] = []
+    for u in units:
+        where = []
+        for x in u.inputs():
+            key = (x.dtype.str, x.shape, np.ascontiguousarray(x).tobytes())
+            if key not in params:
+                params[key] = len(args)
+                args.append(x)
+            where.append(params[key])
+        wiring.append(where)
 
     def program(*flat: Any) -> list[Any]:
         outs: list[Any] = []
-        at = 0
-        for u, n in zip(units, counts, strict=True):
-            xs, at = flat[at : at + n], at + n
+        for u, where in zip(units, wiring, strict=True):
             jaxpr = u.members[0].jaxpr
 
             def one(*a: Any, jaxpr: Any = jaxpr) -> list[Any]:
                 return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *a)
 
+            xs = [flat[k] for k in where]
             outs.append(jax.vmap(one)(*xs) if u.stacked else one(*xs))
         return outs
 
-    flat = [x for xs in inputs for x in xs]
     with _x64(eager=False):
-        compiled = jax.jit(program).lower(*flat).compile(compiler_options=COMPILER_OPTIONS)
-        results = jax.device_get(compiled(*flat))
-    return [u.outputs([np.asarray(o) for o in outs]) for u, outs in zip(units, results, strict=True)]
+        return _Lowered(units, jax.jit(program).lower(*args), args)
 
 
-def _evaluate_chunk(units: list[_Unit], results: list[Outcome | None], stats: Stats) -> None:
-    """Run a chunk; on failure its halves, then a stack's members one by one, then eagerly."""
-    stats.chunks += 1
-    try:
-        per_unit = _run_chunk(units)
-    except Exception as err:
-        stats.failed_chunks += 1
-        stats.errors.append(error_text(err))
-        if len(units) > 1:
-            half = len(units) // 2
-            _evaluate_chunk(units[:half], results, stats)
-            _evaluate_chunk(units[half:], results, stats)
-        elif units[0].stacked:
-            _evaluate_chunk([_Unit([m], units[0].cost) for m in units[0].members], results, stats)
-        else:
-            member = units[0].members[0]
-            stats.eager += 1
-            results[member.index] = _eager_one(member.request)
-        return
+def _compile(chunk: _Lowered) -> Any:
+    """XLA's executable for a lowered chunk (C++: the GIL is released, chunks compile in parallel)."""
+    return chunk.lowered.compile(compiler_options=COMPILER_OPTIONS)
+
+
+def _execute(chunk: _Lowered, compiled: Any) -> list[list[tuple[np.ndarray, ...]]]:
+    """Run a compiled chunk: the outputs per unit and member."""
+    jax = _jax()
+    with _x64(eager=False):
+        results = jax.device_get(compiled(*chunk.args))
+    return [u.outputs([np.asarray(o) for o in outs]) for u, outs in zip(chunk.units, results, strict=True)]
+
+
+def _run_chunk(units: Sequence[_Unit]) -> list[list[tuple[np.ndarray, ...]]]:
+    """Lower, compile and run one chunk."""
+    chunk = _lower(units)
+    return _execute(chunk, _compile(chunk))
+
+
+def _store(units: Sequence[_Unit], per_unit: Sequence[Sequence[tuple[np.ndarray, ...]]],
+           results: list[Outcome | None], stats: Stats) -> None:  # fmt: skip
     for u, outs in zip(units, per_unit, strict=True):
         stats.stacked += len(u.members) if u.stacked else 0
         stats.groups += u.stacked
         for m, arrays in zip(u.members, outs, strict=True):
             results[m.index] = Outcome(arrays)
+
+
+def _evaluate_chunk(units: list[_Unit], results: list[Outcome | None], stats: Stats,
+                    err: BaseException | None = None) -> None:  # fmt: skip
+    """Run a chunk (unless it failed already, with ``err``); on failure its halves, then a
+    stack's members one by one, then each request eagerly."""
+    if err is None:
+        stats.chunks += 1
+        try:
+            _store(units, _run_chunk(units), results, stats)
+            return
+        except Exception as e:
+            err = e
+    stats.failed_chunks += 1
+    stats.errors.append(error_text(err))
+    if len(units) > 1:
+        half = len(units) // 2
+        _evaluate_chunk(units[:half], results, stats)
+        _evaluate_chunk(units[half:], results, stats)
+    elif units[0].stacked:
+        _evaluate_chunk([_Unit([m], units[0].cost) for m in units[0].members], results, stats)
+    else:
+        member = units[0].members[0]
+        stats.eager += 1
+        results[member.index] = _eager_one(member.request)
+
+
+def _evaluate_chunks(chunks: Sequence[list[_Unit]], results: list[Outcome | None], stats: Stats, threads: int) -> None:
+    """Lower every chunk here (tracing is Python), compile them on ``threads`` threads, run them here."""
+    lowered: list[_Lowered | BaseException] = []
+    for units in chunks:
+        try:
+            lowered.append(_lower(units))
+        except Exception as err:
+            lowered.append(err)
+    with concurrent.futures.ThreadPoolExecutor(max(1, threads)) as pool:
+        futures = [pool.submit(_compile, c) if isinstance(c, _Lowered) else None for c in lowered]
+        for units, chunk, fut in zip(chunks, lowered, futures, strict=True):
+            stats.chunks += 1
+            try:
+                if isinstance(chunk, BaseException):
+                    raise chunk
+                assert fut is not None
+                per_unit = _execute(chunk, fut.result())
+            except Exception as err:
+                _evaluate_chunk(units, results, stats, err)
+                continue
+            _store(units, per_unit, results, stats)
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def evaluate(
@@ -379,12 +465,14 @@ def evaluate(
     vmap: bool = True,
     packing: dict[str, Packing] | None = None,
     stats: Stats | None = None,
+    threads: int | None = None,
 ) -> list[Outcome]:
     """The outcomes ``evaluate_eager`` gives, from a few XLA executables.
 
     ``chunk_cost`` bounds the equations per executable; ``vmap`` stacks identical
     requests where the family's ``packing`` entry allows it (default ``PACKING``;
-    families not in it run eagerly). ``stats``, if given, is filled in.
+    families not in it run eagerly). ``threads`` compile chunks in parallel (default: one
+    per CPU). ``stats``, if given, is filled in.
     """
     packing = PACKING if packing is None else packing
     stats = Stats() if stats is None else stats
@@ -405,7 +493,7 @@ def evaluate(
             results[i] = t
         else:
             traced.append(t)
-    for chunk in _chunks(_units(traced, packing, vmap), chunk_cost):
-        _evaluate_chunk(chunk, results, stats)
+    _evaluate_chunks(_chunks(_units(traced, packing, vmap), chunk_cost), results, stats,
+                     _cpus() if threads is None else threads)  # fmt: skip
     assert all(r is not None for r in results)
     return results  # type: ignore[return-value]

@@ -12,6 +12,7 @@ that is split down to an eager run.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -34,22 +35,13 @@ def compiles() -> Iterator[list[float]]:
     """The executables JAX obtains while the test runs (one duration each)."""
     seen: list[float] = []
 
-    def listen(event: str, duration: float, **_: Any) -> None:
+    def listen(event: str, duration_secs: float, **_: str | int) -> None:
         if event == _COMPILE_EVENT:
-            seen.append(duration)
+            seen.append(duration_secs)
 
     jax.monitoring.register_event_duration_secs_listener(listen)
     yield seen
     jax.monitoring.unregister_event_duration_listener(listen)
-
-
-def _same(a: packing.Outcome, b: packing.Outcome) -> bool:
-    if a.arrays is None or b.arrays is None:
-        return a.arrays is None and b.arrays is None and a.error == b.error
-    return len(a.arrays) == len(b.arrays) and all(
-        x.dtype == y.dtype and x.shape == y.shape and np.ascontiguousarray(x).tobytes() == np.ascontiguousarray(y).tobytes()
-        for x, y in zip(a.arrays, b.arrays, strict=True)
-    )
 
 
 def _every_family(requests: Sequence[packing.Request]) -> dict[str, packing.Packing]:
@@ -59,7 +51,7 @@ def _every_family(requests: Sequence[packing.Request]) -> dict[str, packing.Pack
 def _assert_packed_equals_eager(requests: Sequence[packing.Request], table: dict[str, packing.Packing]) -> None:
     eager = packing.evaluate_eager(requests)
     packed = packing.evaluate(requests, packing=table)
-    differ = [r.key for r, a, b in zip(requests, eager, packed, strict=True) if not _same(a, b)]
+    differ = [r.key for r, a, b in zip(requests, eager, packed, strict=True) if not packing.same(a, b)]
     assert not differ
 
 
@@ -136,13 +128,16 @@ def test_refusals_are_found_without_compiling_and_read_as_eagerly(compiles: list
         assert b.error == a.error, r.key
 
 
+def _concatenate_as_uint2(a: Any) -> Any:
+    return jnp.concatenate([a.astype(jnp.uint2), a.astype(jnp.uint2)])
+
+
 def test_a_concatenate_of_2bit_ints_is_refused_before_xla_sees_it(compiles: list[float]) -> None:
     x = np.zeros(3, jnp.int2)
     requests = [
         packing.Request("direct", lambda a, b: jnp.concatenate([a, b]), (x, x), "concatenate"),
         # through a convert and a vmap: the guard reads the whole program
-        packing.Request("inner", jax.vmap(lambda a: jnp.concatenate([a.astype(jnp.uint2), a.astype(jnp.uint2)])),
-                        (np.zeros((2, 3), np.int8),), "concatenate"),  # fmt: skip
+        packing.Request("inner", jax.vmap(_concatenate_as_uint2), (np.zeros((2, 3), np.int8),), "concatenate"),
     ]
     for out in (packing.evaluate(requests, packing=_every_family(requests)), packing.evaluate_eager(requests)):
         assert [o.error for o in out] == [packing.CONCATENATE_2BIT] * 2
@@ -164,7 +159,7 @@ def test_identical_requests_share_one_stack_and_others_do_not(compiles: list[flo
     assert stats.groups == 1 and stats.stacked == 4 and stats.chunks == 1
     assert len(compiles) == 1
     for r, a, b in zip(requests, packing.evaluate_eager(requests), packed, strict=True):
-        assert _same(a, b), r.key
+        assert packing.same(a, b), r.key
     np.testing.assert_array_equal(packed[4].arrays[0] - packed[0].arrays[0], np.float32(1.0))  # type: ignore[index]
 
 
@@ -192,25 +187,29 @@ def test_a_family_the_table_does_not_pack_runs_eagerly() -> None:
     stats = packing.Stats()
     (out,) = packing.evaluate(requests, stats=stats)
     assert stats.eager == 1 and stats.chunks == 0
-    assert _same(out, packing.evaluate_eager(requests)[0])
+    assert packing.same(out, packing.evaluate_eager(requests)[0])
+
+
+def _scaled_sin(x: Any, k: int) -> Any:
+    return jnp.sin(x) * k
 
 
 def test_a_failing_chunk_is_split_down_to_an_eager_run(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(1)
-    requests = [packing.Request(f"r{k}", (lambda k: lambda x: jnp.sin(x) * k)(k), (rng.standard_normal(3),), "unary")
+    requests = [packing.Request(f"r{k}", functools.partial(_scaled_sin, k=k), (rng.standard_normal(3),), "unary")
                 for k in range(5)]  # fmt: skip
-    run_chunk = packing._run_chunk
+    compile_chunk = packing._compile
 
-    def poisoned(units: Sequence[Any]) -> Any:
+    def poisoned(chunk: Any) -> Any:
         # a stand-in for an XLA failure of one request's program: any chunk holding it fails
-        if any(m.request.key == "r3" for u in units for m in u.members):
+        if any(m.request.key == "r3" for u in chunk.units for m in u.members):
             raise RuntimeError("INTERNAL: the compiler failed")
-        return run_chunk(units)
+        return compile_chunk(chunk)
 
-    monkeypatch.setattr(packing, "_run_chunk", poisoned)
+    monkeypatch.setattr(packing, "_compile", poisoned)
     stats = packing.Stats()
     packed = packing.evaluate(requests, packing=_every_family(requests), stats=stats)
     assert stats.eager == 1 and stats.failed_chunks >= 3  # the whole, a half, r3 alone
     assert stats.errors and stats.errors[0].startswith("RuntimeError: INTERNAL")
     for r, a, b in zip(requests, packing.evaluate_eager(requests), packed, strict=True):
-        assert _same(a, b), r.key
+        assert packing.same(a, b), r.key
