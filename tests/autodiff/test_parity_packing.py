@@ -213,3 +213,47 @@ def test_a_failing_chunk_is_split_down_to_an_eager_run(monkeypatch: pytest.Monke
     assert stats.errors and stats.errors[0].startswith("RuntimeError: INTERNAL")
     for r, a, b in zip(requests, packing.evaluate_eager(requests), packed, strict=True):
         assert packing.same(a, b), r.key
+
+
+def _erfc_tangent(x: Any, t: Any) -> Any:
+    return jax.jvp(jax.lax.erfc, (x,), (t,))[1]  # erfc's own value is unused: jit would drop it
+
+
+def test_an_op_xla_cannot_compile_in_float8_fails_as_it_does_eagerly() -> None:
+    x = np.full(3, 0.5, jnp.float8_e4m3)
+    requests = [
+        packing.Request("erfc", jax.lax.erfc, (x,), "unary"),
+        packing.Request("erfc tangent", _erfc_tangent, (x, x), "unary"),
+    ]
+    eager = packing.evaluate_eager(requests)
+    assert all(o.arrays is None for o in eager)
+    stats = packing.Stats()
+    packed = packing.evaluate(requests, packing=_every_family(requests), stats=stats)
+    assert stats.eager == 2
+    assert [o.error for o in packed] == [o.error for o in eager]
+
+
+def test_fused_and_strict_families_compile_apart() -> None:
+    x = np.linspace(0.5, 1.5, 3)
+    requests = [
+        packing.Request("fused", jnp.sin, (x,), "fused family"),
+        packing.Request("strict", jnp.sin, (x,), "strict family"),
+    ]
+    table = {
+        "fused family": packing.Packing(True, False, "test"),
+        "strict family": packing.Packing(True, False, "test", fuse=False),
+    }
+    seen: list[dict[str, Any]] = []
+    compile_chunk = packing._compile
+
+    def recording(chunk: Any) -> Any:
+        seen.append(chunk.options)
+        return compile_chunk(chunk)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(packing, "_compile", recording)
+        packed = packing.evaluate(requests, packing=table)
+    assert sorted(map(len, seen)) == [len(packing.COMPILER_OPTIONS), len(packing.COMPILER_OPTIONS) + 1]
+    assert sum(packing.STRICT_OPTIONS.items() <= o.items() for o in seen) == 1
+    for a, b in zip(packing.evaluate_eager(requests), packed, strict=True):
+        assert packing.same(a, b)
