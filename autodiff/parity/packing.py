@@ -69,14 +69,9 @@ class Packing:
     vmap: bool
     #: what the bit-for-bit comparison with ``evaluate_eager`` found
     reason: str
-    #: XLA may fuse the chunk's ops (else it is compiled with ``STRICT_OPTIONS`` too)
-    fuse: bool = True
 
 
 _AGREE: Final = "bit for bit with fusion over every quick request of the family (benchmarks/parity.py --compare)"
-_FUSION: Final = ("fused, {what} differed in the last bits (XLA fuses ops the eager run rounds one by one, "
-                  "FMA contraction and reassociation included); STRICT_OPTIONS gave the eager bits on every "
-                  "request fusion got wrong (stacks not measured: none)")  # fmt: skip
 
 #: Per family (``Request.group``, the ops' families of ``runtime.core.ops``), from the
 #: comparison of ``evaluate`` with ``evaluate_eager`` over the 1,812 requests of ``--quick``
@@ -102,20 +97,16 @@ PACKING: Final[dict[str, Packing]] = {
             "window",
         )
     },
-    "binary": Packing(
-        True,
-        False,
-        _FUSION.format(what="7 of 412 (div-broadcast f16/f8 primal and vmap rows, an atan2 VJP)"),
-        fuse=False,
-    ),
-    "unary": Packing(
-        True, False, _FUSION.format(what="8 of 420 JVPs/VJPs (tanh f64, rsqrt/sinh c128, tan c64)"), fuse=False
-    ),
-    "reduce": Packing(True, False, _FUSION.format(what="3 of 80 VJPs (reduce_max/min, f64 and complex)"), fuse=False),
-    "scan": Packing(True, False, _FUSION.format(what="2 of 100 (the cumlogsumexp f32 JVP and VJP)"), fuse=False),
-    "linalg": Packing(
-        True, False, _FUSION.format(what="10 of 105 JVPs/VJPs (det c128, eigvals, svd f64, qr c64)"), fuse=False
-    ),
+    **{
+        family: Packing(False, False, f"eager: fused packing differed on {what}; no packing that agrees was found")
+        for family, what in (
+            ("binary", "7 of 412 requests (div-broadcast f16/f8 primal, vmap rows and JVP; an atan2 VJP)"),
+            ("unary", "8 of 420, all derivatives of wide or complex floats (tanh f64, rsqrt/sinh c128, tan c64)"),
+            ("reduce", "3 of 80, VJPs of reduce_max/reduce_min (f64, c64, c128)"),
+            ("scan", "2 of 100, the f32 cumlogsumexp JVP and VJP"),
+            ("linalg", "10 of 105 JVPs/VJPs by an ulp (det c128, eigvals f32/c64, svd f64, qr c64)"),
+        )
+    },
 }
 
 #: A family ``PACKING`` does not list: nothing was measured, so nothing is packed.
@@ -124,12 +115,6 @@ UNMEASURED: Final = Packing(False, False, "not measured against the eager run: e
 #: XLA options of every packed executable. XLA may otherwise keep a narrow float's intermediate
 #: in float32 across a fused chain of ops (its converts elided); the eager run rounds after each.
 COMPILER_OPTIONS: Final[dict[str, Any]] = {"xla_allow_excess_precision": False}
-
-#: Added for the families whose fused programs differ from the eager run (``Packing.fuse``).
-#: Measured: with backend options set, XLA's CPU compiler gives each op's own rounding, as the
-#: eager run's one executable per op does, at about four times the compile time. Which of
-#: XLA's code paths the option selects was not established; any key had the same effect.
-STRICT_OPTIONS: Final[dict[str, Any]] = {"xla_backend_extra_options": "xla_cpu_disable_fusion"}
 
 #: Primitives XLA's CPU compiler cannot legalize in a float8 format (chlo): the eager run fails
 #: on them, while a jitted JVP whose primal output is unused drops them and succeeds. Requests
@@ -338,8 +323,6 @@ class _Unit:
 
     members: list[_Traced]
     cost: int
-    #: compiled with fusion (else ``STRICT_OPTIONS``)
-    fuse: bool = True
 
     @property
     def stacked(self) -> bool:
@@ -380,24 +363,21 @@ def _units(traced: Sequence[_Traced], packing: dict[str, Packing], vmap: bool) -
     by_sig: dict[tuple[Any, ...], list[_Traced]] = {}
     units: list[_Unit] = []
     for t in traced:
-        entry = packing.get(t.request.group, UNMEASURED)
-        if vmap and entry.vmap:
+        if vmap and packing.get(t.request.group, UNMEASURED).vmap:
             by_sig.setdefault((t.request.group, *t.signature()), []).append(t)
         else:
-            units.append(_Unit([t], _cost(t.jaxpr.jaxpr), entry.fuse))
-    for ms in by_sig.values():
-        units.append(_Unit(ms, _cost(ms[0].jaxpr.jaxpr), packing.get(ms[0].request.group, UNMEASURED).fuse))
+            units.append(_Unit([t], _cost(t.jaxpr.jaxpr)))
+    units.extend(_Unit(ms, _cost(ms[0].jaxpr.jaxpr)) for ms in by_sig.values())
     return units
 
 
 def _chunks(units: Sequence[_Unit], budget: int) -> list[list[_Unit]]:
-    """Consecutive units up to ``budget`` equations per chunk (a larger unit alone); fused and
-    strict units in chunks of their own (the options are the executable's)."""
+    """Consecutive units up to ``budget`` equations per chunk (a larger unit alone)."""
     chunks: list[list[_Unit]] = []
     current: list[_Unit] = []
     size = 0
-    for u in sorted(units, key=lambda u: not u.fuse):
-        if current and (size + u.cost > budget or u.fuse != current[0].fuse):
+    for u in units:
+        if current and size + u.cost > budget:
             chunks.append(current)
             current, size = [], 0
         current.append(u)
@@ -414,10 +394,6 @@ class _Lowered:
     units: Sequence[_Unit]
     lowered: Any
     args: list[np.ndarray]
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return COMPILER_OPTIONS if self.units[0].fuse else {**COMPILER_OPTIONS, **STRICT_OPTIONS}
 
 
 def _lower(units: Sequence[_Unit]) -> _Lowered:
@@ -458,7 +434,7 @@ def _lower(units: Sequence[_Unit]) -> _Lowered:
 
 def _compile(chunk: _Lowered) -> Any:
     """XLA's executable for a lowered chunk (C++: the GIL is released, chunks compile in parallel)."""
-    return chunk.lowered.compile(compiler_options=chunk.options)
+    return chunk.lowered.compile(compiler_options=COMPILER_OPTIONS)
 
 
 def _execute(chunk: _Lowered, compiled: Any) -> list[list[tuple[np.ndarray, ...]]]:
@@ -502,7 +478,7 @@ def _evaluate_chunk(units: list[_Unit], results: list[Outcome | None], stats: St
         _evaluate_chunk(units[:half], results, stats)
         _evaluate_chunk(units[half:], results, stats)
     elif units[0].stacked:
-        _evaluate_chunk([_Unit([m], units[0].cost, units[0].fuse) for m in units[0].members], results, stats)
+        _evaluate_chunk([_Unit([m], units[0].cost) for m in units[0].members], results, stats)
     else:
         member = units[0].members[0]
         stats.eager += 1

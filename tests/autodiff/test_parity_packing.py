@@ -84,7 +84,7 @@ def _cheap(requests: list[packing.Request]) -> list[packing.Request]:
 def test_packed_equals_eager_on_a_case_per_family() -> None:
     requests = _cheap([r for case in _one_case_per_family(10**6) for r in requests_for(case)])
     assert {r.group for r in requests} >= {"unary", "binary", "reduce", "linalg", "scan", "window", "conv"}
-    _assert_packed_equals_eager(requests, {**_every_family(requests), **packing.PACKING})
+    _assert_packed_equals_eager(requests, _every_family(requests))  # the eager families too: their first cases agree
 
 
 @pytest.mark.slow
@@ -194,6 +194,14 @@ def _scaled_sin(x: Any, k: int) -> Any:
     return jnp.sin(x) * k
 
 
+def test_no_chunk_fails_on_the_sampled_requests() -> None:
+    # a fallback gives right results at the cost of executables: it must stay the exception
+    requests = _cheap([r for case in _one_case_per_family(10**6)[:4] for r in requests_for(case)])
+    stats = packing.Stats()
+    packing.evaluate(requests, packing=_every_family(requests), stats=stats)
+    assert stats.chunks and not stats.failed_chunks, stats.errors
+
+
 def test_a_failing_chunk_is_split_down_to_an_eager_run(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(1)
     requests = [packing.Request(f"r{k}", functools.partial(_scaled_sin, k=k), (rng.standard_normal(3),), "unary")
@@ -231,29 +239,3 @@ def test_an_op_xla_cannot_compile_in_float8_fails_as_it_does_eagerly() -> None:
     packed = packing.evaluate(requests, packing=_every_family(requests), stats=stats)
     assert stats.eager == 2
     assert [o.error for o in packed] == [o.error for o in eager]
-
-
-def test_fused_and_strict_families_compile_apart() -> None:
-    x = np.linspace(0.5, 1.5, 3)
-    requests = [
-        packing.Request("fused", jnp.sin, (x,), "fused family"),
-        packing.Request("strict", jnp.sin, (x,), "strict family"),
-    ]
-    table = {
-        "fused family": packing.Packing(True, False, "test"),
-        "strict family": packing.Packing(True, False, "test", fuse=False),
-    }
-    seen: list[dict[str, Any]] = []
-    compile_chunk = packing._compile
-
-    def recording(chunk: Any) -> Any:
-        seen.append(chunk.options)
-        return compile_chunk(chunk)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(packing, "_compile", recording)
-        packed = packing.evaluate(requests, packing=table)
-    assert sorted(map(len, seen)) == [len(packing.COMPILER_OPTIONS), len(packing.COMPILER_OPTIONS) + 1]
-    assert sum(packing.STRICT_OPTIONS.items() <= o.items() for o in seen) == 1
-    for a, b in zip(packing.evaluate_eager(requests), packed, strict=True):
-        assert packing.same(a, b)
