@@ -5,7 +5,7 @@ vmap rows) is a ``Request``: a pure JAX function and its arguments.
 ``evaluate_eager`` runs each one as the sweep always has, op by op under
 ``jax.disable_jit`` with x64 on: that is the ground truth, and it obtains an XLA
 executable for about every primitive of every request. ``evaluate`` gives the
-same outcomes, bit for bit, from a few dozen executables:
+same outcomes, bit for bit, from far fewer executables:
 
 1. Each request is traced to a jaxpr (no compile). A request JAX refuses fails
    here, with the error text the eager run gives; so does one XLA's CPU compiler
@@ -15,12 +15,14 @@ same outcomes, bit for bit, from a few dozen executables:
    ``jax.vmap`` of their jaxpr, where the family's entry in ``PACKING`` allows it.
 3. The rest are packed into chunks of about ``CHUNK_COST`` equations, each chunk one
    ``jax.jit`` taking every member's arrays and returning every member's outputs,
-   compiled with ``COMPILER_OPTIONS``, which keep each op's rounding.
+   compiled with ``COMPILER_OPTIONS`` (narrow floats rounded after each op), on one
+   thread per CPU.
 4. A chunk that fails to compile or run is split in halves, down to single
    requests, which run eagerly: a failure never becomes a wrong result.
 
-``PACKING`` says, per op family, what was found to agree bit for bit with the eager
-run (``benchmarks/parity.py`` and ``tests/autodiff/test_parity_packing.py`` keep it so).
+``PACKING`` says, per op family, whether it is packed: only where packing was found to
+agree bit for bit with the eager run (``benchmarks/parity.py --compare --all-families``
+measures it; ``tests/autodiff/test_parity_packing.py`` keeps a sample of it).
 """
 
 from __future__ import annotations
@@ -121,9 +123,10 @@ COMPILER_OPTIONS: Final[dict[str, Any]] = {"xla_allow_excess_precision": False}
 #: holding one run eagerly, so that they fail as the sweep sees them fail.
 _NO_FLOAT8: Final = frozenset({"erfc", "bessel_i1e"})
 
-#: Equations per packed chunk: XLA's compile time grows faster than the program, and each
-#: executable costs a fixed overhead; ``benchmarks/parity.py --chunks`` measured the balance.
-CHUNK_COST: Final = 400
+#: Equations per packed chunk: 32 chunks for the 1,812 requests of ``--quick``. At this size a
+#: chunk compiles in about the sum of its requests' own compile times (XLA's time grows with the
+#: program's content), while one chunk for the whole sweep is far slower; not tuned further.
+CHUNK_COST: Final = 600
 
 #: Errors of tracing that an eager run need not raise (it has concrete values): such a
 #: request runs eagerly to find out.

@@ -1,9 +1,9 @@
 """``autodiff.parity.packing``: packed references equal the eager ones, bit for bit.
 
 The realistic requests come from the sweep's own cases (``packing_requests``): one
-case per family of ``--quick`` by default (every request of that case), every
-fifth case under ``-m slow``. Both run with every family packed, so that a
-family ``PACKING`` marks as packed, and one it keeps eager, are both measured.
+case per family of ``--quick`` by default (its primal, a vmap row and a
+derivative), with every family packed, those ``PACKING`` keeps eager included;
+every fifth case per family under ``-m slow``, packed as ``PACKING`` says.
 The other tests build requests by hand: refusals found without compiling and
 reported with the eager run's text, the 2-bit concatenate guard, stacking of
 identical requests only, a trace that needs concrete values, and a failing chunk
