@@ -402,11 +402,12 @@ def _check_vmap(prep: Prepared, answers: Mapping[str, Outcome], tol_dtype: DType
     return checks
 
 
-def run_case(case: Case, seed: int = 0, source: Source = eager_source) -> CaseResult:
-    """Run every check of ``case``, with JAX's answers from ``source`` (JAX itself by default)."""
+def run_case(case: Case, seed: int = 0, source: Source = eager_source, prep: Prepared | None = None) -> CaseResult:
+    """Run every check of ``case``, with JAX's answers from ``source`` (JAX itself by default);
+    ``prep`` is the case already prepared (``references.prepare``) where the caller has it."""
     start = time.process_time()
     try:
-        result = _run_case(prepare(case, seed), source)
+        result = _run_case(prep if prep is not None else prepare(case, seed), source)
     except Exception as err:  # a bug of the sweep itself: report it on the case, keep sweeping
         result = CaseResult(case.id, case.spec.name, case.spec.family, case.policy,
                             tuple(slot_name(s) for s in case.slots), case.describe())  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import importlib.util
@@ -9,9 +10,9 @@ import io
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from autodiff.parity import shards, store
 from autodiff.parity._common import (
@@ -23,6 +24,7 @@ from autodiff.parity._common import (
 )
 from autodiff.parity.cases import _matches, build_cases, parse_dtypes
 from autodiff.parity.checks import VMAP_BATCH, _check_arrays, run_case  # noqa: F401 (re-exported)
+from autodiff.parity.references import Prepared, prepare
 from autodiff.parity.report import Report, markdown, splice_markdown, terminal_width, write_json
 from autodiff.parity.runner import CaseResult
 from runtime.core import dtypes as dt
@@ -58,13 +60,49 @@ class Options:
     #: a process past this resident size (MB) drops JAX's compiled executables (0: never; the
     #: command line sets ``store.RELEASE_ABOVE_MB``, a library caller keeps its own policy)
     release_above_mb: float = 0.0
+    #: compute the references a block of cases misses with ``packing.evaluate`` (a few compiled
+    #: programs for many cases) rather than case by case, op by op (the command line's default)
+    pack: bool = False
 
 
 def _source(options: Options) -> store.ReferenceSource:
     """Where this process's cases get JAX's references (JAX itself imported only on a miss)."""
+    evaluate = None
+    if options.pack:
+        from autodiff.parity import packing
+
+        evaluate = packing.evaluate
     return store.ReferenceSource(options.seed, options.store, options.refresh, options.oracle,
-                                 options.save_oracle, options.compile_cache,
+                                 options.save_oracle, options.compile_cache, evaluate=evaluate,
                                  release_above_mb=options.release_above_mb)  # fmt: skip
+
+
+#: Cases whose missing references are computed together (``ReferenceSource.prefetch``): with
+#: ``--pack``, a block's requests compile into a few programs; the progress bar moves per case.
+PREFETCH_BLOCK: Final = 64
+
+
+def _run_cases(cases: Sequence[Case], seed: int, source: store.ReferenceSource,
+               done: Callable[[CaseResult], None] | None = None) -> list[CaseResult]:  # fmt: skip
+    """Run ``cases`` in blocks: prepare a block, fetch what it misses at once, then check each case."""
+    results: list[CaseResult] = []
+    for start in range(0, len(cases), PREFETCH_BLOCK):
+        block = cases[start : start + PREFETCH_BLOCK]
+        preps: dict[str, Prepared] = {}
+        for case in block:
+            with contextlib.suppress(Exception):  # run_case reports what fails here, on its case
+                preps[case.id] = prepare(case, seed)
+        try:
+            source.prefetch(list(preps.values()))
+        except Exception as err:  # the block's cases then fetch their own (a sweep bug; said once)
+            print(f"parity: fetching a block of references failed ({type(err).__name__}: {err}); "
+                  "fetching them case by case", file=sys.stderr)  # fmt: skip
+        for case in block:
+            result = run_case(case, seed, source, preps.get(case.id))
+            results.append(result)
+            if done is not None:
+                done(result)
+    return results
 
 
 def _duration(seconds: float) -> str:
@@ -149,7 +187,7 @@ def _cases_for(options: Options) -> list[Case]:
     oracle, the oracle's own selection, narrowed by ``--ops``."""
     # keyed by the selection alone: choosing the workers or the store must not build it again
     return _selected(replace(options, jobs=1, strict=False, compile_cache="", store="", refresh=False,
-                             save_oracle="", release_above_mb=0.0))  # fmt: skip
+                             save_oracle="", release_above_mb=0.0, pack=False))  # fmt: skip
 
 
 @functools.lru_cache(maxsize=2)
@@ -175,8 +213,7 @@ def _oracle_options(root: str) -> Options:
 def _run_shard(options: Options, indices: Sequence[int]) -> list[CaseResult]:
     """Worker entry point: rebuild the (deterministic) case list and run a shard of it."""
     cases = _cases_for(options)
-    source = _source(options)
-    return [run_case(cases[i], options.seed, source) for i in indices]
+    return _run_cases([cases[i] for i in indices], options.seed, _source(options))
 
 
 def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report:
@@ -185,7 +222,6 @@ def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report
     cases = _cases_for(options)
     bar = Progress(len(cases), progress)
     results: list[CaseResult] = []
-    failed = 0
     bar.update(0, 0)
     if options.jobs > 1 and len(cases) > 1:
         try:
@@ -194,12 +230,14 @@ def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report
             print(f"parity: worker processes failed ({err}); running in this process", file=sys.stderr)
             results = []
     if not results:
-        source = _source(options)
-        for i, case in enumerate(cases):
-            r = run_case(case, options.seed, source)
-            failed += r.status == "failed"
-            results.append(r)
-            bar.update(i + 1, failed)
+        counts = [0, 0]  # cases done, failed
+
+        def done(r: CaseResult) -> None:
+            counts[0] += 1
+            counts[1] += r.status == "failed"
+            bar.update(counts[0], counts[1])
+
+        results = _run_cases(cases, options.seed, _source(options), done)
     if options.save_oracle:
         selection = {"policies": list(options.policies), "ops": list(options.ops),
                      "dtypes": [d.name for d in options.dtypes], "seed": options.seed,
@@ -220,6 +258,8 @@ def _run_parallel(options: Options, cases: Sequence[Case], bar: Progress) -> lis
     for i, case in enumerate(cases):
         groups.setdefault(case.spec.name, []).append(i)
     shards = sorted(groups.values(), key=len, reverse=True)
+    if options.pack:  # packing pays per program: give each worker blocks of many specs' cases
+        shards = _merged(shards, max(PREFETCH_BLOCK // 2, len(cases) // (4 * options.jobs)))
     results: dict[int, CaseResult] = {}
     done = failed = 0
     # spawn, not fork: JAX's runtime threads do not survive a fork.
@@ -233,6 +273,17 @@ def _run_parallel(options: Options, cases: Sequence[Case], bar: Progress) -> lis
             done += len(futures[fut])
             bar.update(done, failed)
     return [results[i] for i in range(len(cases))]
+
+
+def _merged(groups: Sequence[list[int]], size: int) -> list[list[int]]:
+    """Consecutive groups joined until each holds at least ``size`` cases (the last may hold fewer)."""
+    out: list[list[int]] = []
+    for group in groups:
+        if out and len(out[-1]) < size:
+            out[-1] = out[-1] + group
+        else:
+            out.append(list(group))
+    return out
 
 
 def add_parser(sub: Any) -> None:
@@ -285,6 +336,9 @@ def add_parser(sub: Any) -> None:
                    help="neither read nor write the reference store (JAX's references kept between runs in "
                    "$CASTWISE_PARITY_STORE, else castwise/parity-refs in the user's cache directory)")  # fmt: skip
     p.add_argument("--refresh", action="store_true", help="recompute every JAX reference and rewrite the store's")
+    p.add_argument("--no-pack", action="store_true",
+                   help="compute JAX's references case by case, op by op, instead of packing many cases' into a "
+                   "few compiled programs where packing is known to give the same bits (docs/parity.md)")  # fmt: skip
     p.add_argument("--save-oracle", metavar="DIR", default=None,
                    help="also write every case's inputs and references to the oracle database DIR "
                    "(docs/parity.md: the format)")  # fmt: skip
@@ -415,7 +469,8 @@ def _options(args: Any) -> Options:
     base = "" if getattr(args, "no_store", False) else store.store_base()
     options = Options(policies, patterns, dtypes, args.seed, args.quick, jobs, args.strict, cache, shard,
                       base, refresh, os.path.abspath(oracle) if oracle else "",
-                      os.path.abspath(save) if save else "", store.RELEASE_ABOVE_MB)  # fmt: skip
+                      os.path.abspath(save) if save else "", store.RELEASE_ABOVE_MB,
+                      pack=not getattr(args, "no_pack", False))  # fmt: skip
     if oracle:
         try:
             made = _oracle_options(options.oracle)

@@ -506,6 +506,36 @@ class ReferenceSource:
         self._jax_ready = False
         #: past this resident size (MB), drop JAX's executables (0: never)
         self.release_above_mb = release_above_mb
+        #: answers ``prefetch`` computed, by case id, until the case asks for them
+        self._prefetched: dict[str, Answers] = {}
+
+    def prefetch(self, preps: Sequence[Prepared]) -> None:
+        """Compute, in one call of the evaluator, the references of every case of ``preps`` that
+        neither the oracle nor the store answers: a packing evaluator then compiles a few
+        programs for all of them instead of a few per case. Each case's later call gets them."""
+        if self.oracle is not None:
+            return
+        missing = [p for p in preps if p.requests and self._stored(p) is None]
+        if not missing:
+            return
+        requests = [r for p in missing for r in p.requests]
+        outcomes = iter(self._evaluate(requests))
+        for prep in missing:
+            answers = Answers((r.key, next(outcomes)) for r in prep.requests)
+            if self.store is not None:
+                self.store.save(prep, answers)
+            self._prefetched[prep.case.id] = answers
+
+    def _stored(self, prep: Prepared) -> Answers | None:
+        """The store's record of the case (None when there is none, or it is not to be used);
+        a bad record is said once, in one line, and counts as none: it is recomputed."""
+        if self.store is None or self.refresh:
+            return None
+        try:
+            return self.store.load(prep)
+        except OracleError as err:  # never trusted: said once, recomputed and rewritten
+            self.warn(f"parity: store entry {err}; recomputing it")
+            return None
 
     def __call__(self, prep: Prepared) -> Answers:
         answers = self._find(prep)
@@ -521,14 +551,12 @@ class ReferenceSource:
                 why = "missing" if not os.path.exists(path) else "made from other inputs (seed, generator or plan)"
                 raise OracleError(f"oracle entry {path}: {why}")
             return answers
-        if self.store is not None and not self.refresh:
-            try:
-                hit = self.store.load(prep)
-            except OracleError as err:  # never trusted: said once, recomputed and rewritten
-                self.warn(f"parity: store entry {err}; recomputing it")
-                hit = None
-            if hit is not None:
-                return hit
+        prefetched = self._prefetched.pop(prep.case.id, None)
+        if prefetched is not None:
+            return prefetched
+        hit = self._stored(prep)
+        if hit is not None:
+            return hit
         answers = Answers(zip((r.key for r in prep.requests), self._evaluate(prep.requests), strict=True))
         if self.store is not None:
             self.store.save(prep, answers)
