@@ -418,7 +418,7 @@ EXPM1_SPECIAL = {
 
 
 @pytest.mark.parametrize("policy", ["numpy", "jax"])
-@pytest.mark.parametrize("dtype", [rt.complex64, rt.complex128])
+@pytest.mark.parametrize("dtype", [rt.complex32, rt.bcomplex32, rt.complex64, rt.complex128], ids=lambda d: d.name)
 def test_complex_expm1_gives_the_standards_special_values(dtype: rt.DType, policy: str) -> None:
     z = np.array(list(EXPM1_SPECIAL), dtype.storage)
     with rt.use_policy(policy):
@@ -427,6 +427,8 @@ def test_complex_expm1_gives_the_standards_special_values(dtype: rt.DType, polic
     for g, w, v in zip(got, want, EXPM1_SPECIAL.values(), strict=True):
         for part, wpart, value in ((g.real, w.real, v[0]), (g.imag, w.imag, v[1])):
             assert (math.isnan(part) and math.isnan(value)) or (part == wpart and np.signbit(part) == np.signbit(wpart))
+    if dtype in (rt.complex32, rt.bcomplex32):  # (no JAX dtype)
+        return
     # JAX (XLA) gets these right too; away from them the formula is XLA's, to rounding
     agree = np.array([not (math.isinf(k.real) and not math.isfinite(k.imag)) for k in EXPM1_SPECIAL])
     jz = np.asarray(jnp.expm1(jnp.asarray(z)))

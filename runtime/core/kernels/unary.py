@@ -138,7 +138,7 @@ def expm1_kernel(x: Array) -> tuple[Array, ...]:
     XLA's formula with C99's special values at infinities, NaN and a zero imaginary part)."""
     if x.dtype == _F16 or x.dtype in _VIA_F16:
         return (_expm1_f16(x),)
-    if x.dtype.kind == "c":
+    if x.dtype.kind == "c" or x.dtype in _SMALL_COMPLEX:
         return (_map1(_expm1_complex, x),)
     return _unary_float(np.expm1, x)
 
