@@ -401,8 +401,6 @@ def _classify(item: Any, x: Tensor, method: str) -> tuple[str, Any]:
         if item.dtype.kind in ("int", "uint"):
             return "array", item
         raise api_error(IndexError, method, x, f"indices must be integers or bool, got a {item.dtype.name} tensor")
-    if isinstance(item, (builtins.bool, np.bool_)):
-        raise api_error(IndexError, method, x, "a scalar bool index is not supported; use x[None] or where()")
     if _is_int(item):
         return "int", operator.index(item)
     try:
@@ -461,7 +459,7 @@ def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
         elif kind == "mask":
             k = value.ndim
             mshape = tuple(value.shape)
-            if mshape != x.shape[axis : axis + k]:
+            if any(m not in (s, 0) for m, s in zip(mshape, x.shape[axis : axis + k], strict=True)):  # 0: empty
                 raise api_error(
                     IndexError, method, x, f"boolean mask of shape {list(mshape)} does not match axes "
                     f"{axis}..{axis + k - 1} of shape {list(x.shape[axis : axis + k])}",
@@ -469,13 +467,11 @@ def _parse(x: Tensor, index: Any, method: str) -> _Parsed:
             if isinstance(value, Tensor):
                 _refuse_traced_values(value, method, "a boolean mask's selection has a data-dependent shape")
                 value = value._array
-            if k == 0:
-                raise api_error(IndexError, method, x, "a 0-d boolean mask is not supported; use x[None] or where()")
-            for positions in np.nonzero(np.asarray(value)):
-                shape.append(x.shape[axis])
+            for positions in np.nonzero(np.atleast_1d(value)):  # 0-d: a new axis of length 1 (True) or 0 (False)
+                shape.append(x.shape[axis] if k else 1)
                 slices.append(None)
                 advanced.append(_Advanced(len(shape) - 1, positions.astype(np.int64), position))
-                axis += 1
+                axis += 1 if k else 0
         else:  # int or integer array
             if kind == "int":
                 value = np.asarray(value, np.int64)

@@ -342,6 +342,102 @@ def test_data_dependent_shapes_refuse_traced_operands(name: str) -> None:
         autodiff.jit(lambda r: xp.repeat(x, r))(rt.asarray([1, 2, 0]))
 
 
+#: indices with a 0-d boolean mask, NumPy's and jax.numpy's new axis of length 1 (True) or 0 (False)
+ZERO_D_MASKS = [
+    True, False, (True,), (Ellipsis, True), (True, 0), (0, True), (True, [0, 1]),
+    (slice(None), True, None), (True, True), (None, False, 1), (True, np.array([True, False])),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("index", ZERO_D_MASKS, ids=repr)
+def test_a_0d_boolean_mask_adds_an_axis_as_numpy_and_jax(index: Any) -> None:
+    a = np.arange(6.0).reshape(2, 3)
+    want = a[index]
+    got = rt.asarray(a)[index]
+    assert got.shape == want.shape == np.asarray(jnp.asarray(a)[index]).shape
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("mask_shape", [(0,), (0, 3), (2, 0), (0, 0)])
+def test_an_empty_boolean_mask_selects_nothing_as_numpy_and_jax(mask_shape: tuple[int, ...]) -> None:
+    a, mask = np.arange(6.0).reshape(2, 3), np.zeros(mask_shape, bool)  # a 0-length mask axis matches any
+    got = rt.asarray(a)[rt.asarray(mask)]
+    assert got.shape == a[mask].shape == jnp.asarray(a)[jnp.asarray(mask)].shape
+    with pytest.raises(IndexError, match="does not match"):
+        rt.asarray(a)[rt.asarray(np.zeros((0, 4), bool))]
+
+
+def test_a_0d_boolean_mask_tensor_selects_and_scatters_and_refuses_tracing() -> None:
+    a = np.arange(6.0).reshape(2, 3)
+    x = rt.asarray(a)
+    assert x[xp.asarray(True)].shape == (1, 2, 3) and x[xp.asarray(False)].shape == (0, 2, 3)
+    assert rt.asarray(5.0)[True].shape == (1,) and x[np.True_].shape == a[np.True_].shape == (1, 2, 3)
+    np.testing.assert_array_equal(x.at[True].set(9.0).numpy(), np.full((2, 3), 9.0))
+    np.testing.assert_array_equal(x.at[False].set(9.0).numpy(), a)
+    grad = autodiff.grad(lambda t: xp.sum(t[True] * 2.0))(x)
+    np.testing.assert_array_equal(grad.numpy(), np.asarray(jax.grad(lambda t: jnp.sum(t[True] * 2.0))(a)))
+    with pytest.raises(rt.ConcretizationError, match="the boolean mask is traced"):
+        autodiff.jit(lambda t, m: t[m])(x, xp.asarray(True))
+    with pytest.raises(rt.ConcretizationError, match="the boolean mask is traced"):
+        autodiff.vmap(lambda t, m: t[m])(x, xp.asarray([True, False]))
+
+
+@pytest.mark.parametrize("d", [d for d in rt.ALL_DTYPES if d.kind == "float"], ids=lambda d: d.name)
+def test_signbit_reads_the_sign_bit_of_every_float_as_numpy(d: rt.DType) -> None:
+    with np.errstate(all="ignore"):
+        a = np.array([NAN, -NAN, -0.0, 0.0, -1.0, 1.0, INF, -INF]).astype(d.storage)
+    np.testing.assert_array_equal(xp.signbit(rt.asarray(a)).numpy(), np.signbit(a))  # ml_dtypes' signbit
+    np.testing.assert_array_equal(autodiff.vmap(xp.signbit)(rt.asarray(a[None])).numpy(), np.signbit(a)[None])
+
+
+def test_signbit_of_a_negative_nan_is_true_recorded_and_differentiable_as_zero() -> None:
+    x = f64([-NAN, NAN, -2.0, 3.0])
+    np.testing.assert_array_equal(xp.signbit(x).numpy(), np.asarray(jnp.signbit(jnp.asarray(x.numpy()))))
+    assert rt.trace(xp.signbit, x) is not None
+    batched = autodiff.vmap(xp.signbit)(f64([[-NAN, 1.0], [NAN, -0.0]]))
+    np.testing.assert_array_equal(batched.numpy(), [[True, False], [False, True]])
+    grad = autodiff.grad(lambda t: xp.sum(xp.where(xp.signbit(t), t, 2.0 * t)))(f64([-1.0, 2.0]))
+    np.testing.assert_array_equal(grad.numpy(), [1.0, 2.0])
+
+
+#: complex expm1's special values (C99's cexp(z) - 1, the standard's table): z -> (real, imag)
+EXPM1_SPECIAL = {
+    complex(INF, 0.0): (INF, 0.0),
+    complex(-INF, INF): (-1.0, 0.0),
+    complex(INF, INF): (INF, NAN),
+    complex(-INF, NAN): (-1.0, 0.0),
+    complex(INF, NAN): (INF, NAN),
+    complex(NAN, 0.0): (NAN, 0.0),
+    complex(0.0, 0.0): (0.0, 0.0),
+    complex(-0.0, 0.0): (0.0, 0.0),
+    complex(-INF, 2.5): (-1.0, 0.0),
+    complex(-INF, -2.5): (-1.0, -0.0),
+    complex(1.5, INF): (NAN, NAN),
+    complex(NAN, 1.0): (NAN, NAN),
+}
+
+
+@pytest.mark.parametrize("policy", ["numpy", "jax"])
+@pytest.mark.parametrize("dtype", [rt.complex32, rt.bcomplex32, rt.complex64, rt.complex128], ids=lambda d: d.name)
+def test_complex_expm1_gives_the_standards_special_values(dtype: rt.DType, policy: str) -> None:
+    z = np.array(list(EXPM1_SPECIAL), dtype.storage)
+    with rt.use_policy(policy):
+        got = xp.expm1(rt.asarray(z)).numpy()
+    want = np.array([complex(*v) for v in EXPM1_SPECIAL.values()], dtype.storage)
+    for g, w, v in zip(got, want, EXPM1_SPECIAL.values(), strict=True):
+        for part, wpart, value in ((g.real, w.real, v[0]), (g.imag, w.imag, v[1])):
+            assert (math.isnan(part) and math.isnan(value)) or (part == wpart and np.signbit(part) == np.signbit(wpart))
+    if dtype in (rt.complex32, rt.bcomplex32):  # (no JAX dtype)
+        return
+    # JAX (XLA) gets these right too; away from them the formula is XLA's, to rounding
+    agree = np.array([not (math.isinf(k.real) and not math.isfinite(k.imag)) for k in EXPM1_SPECIAL])
+    jz = np.asarray(jnp.expm1(jnp.asarray(z)))
+    np.testing.assert_array_equal(got[agree], jz[agree])
+    grid = np.array([complex(a, b) for a in (-2.0, -1e-9, 0.0, 1.5) for b in (-2.5, -1e-8, 1e-300, 1.0)], z.dtype)
+    rtol = 1e-15 if dtype is rt.complex128 else 1e-6
+    np.testing.assert_allclose(xp.expm1(rt.asarray(grid)).numpy(), np.asarray(jnp.expm1(jnp.asarray(grid))), rtol=rtol)
+
+
 # -- gradients and batches -----------------------------------------------------------------------------
 
 X = np.array([[0.5, -1.25, 2.0], [1.5, 0.75, -0.5]])

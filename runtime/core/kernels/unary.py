@@ -108,10 +108,38 @@ def _expm1_f16(x: Array) -> Array:
     return _back(out, x.dtype) if x.dtype in _VIA_F16 else np.asarray(out).astype(_F16)
 
 
+def _expm1_complex(z: Array) -> Array:
+    # XLA's complex expm1, expm1(x) cos(y) + cosm1(y) + i e**x sin(y) with cosm1(y) = -2 sin(y/2)**2
+    # (accurate near 0), and C99's special values of cexp(z) - 1: a zero imaginary part gives
+    # expm1(x) + 0 (so +-0 + 0j gives +0, +inf gives inf, NaN gives NaN) and keeps that zero (NumPy
+    # and an exp(x) * sin(y) would give NaN at inf + 0j), -inf gives -1 + 0 cis(y) (+-0j at an
+    # infinite or NaN y) and +inf with an infinite or NaN y gives inf + NaN j.
+    x, y = z.real, z.imag
+    with np.errstate(all="ignore"):
+        em1, h, s = np.expm1(x), np.sin(y / 2), np.sin(y)
+        re = em1 * np.cos(y) - 2 * h * h
+        im = np.exp(x) * s
+        finite_y = np.isfinite(y)
+        zero = np.zeros((), x.dtype)
+        re = np.where(y == 0, em1 + zero, re)
+        im = np.where(y == 0, y, im)
+        re = np.where(x == -np.inf, -1, re)
+        im = np.where((x == -np.inf) & finite_y, zero * s, np.where(x == -np.inf, zero, im))
+        inf_nan = (x == np.inf) & ~finite_y
+        re = np.where(inf_nan, np.inf, re)
+        im = np.where(inf_nan, np.nan, im)
+    out = np.empty(z.shape, z.dtype)
+    out.real, out.imag = re, im
+    return out
+
+
 def expm1_kernel(x: Array) -> tuple[Array, ...]:
-    """e**x - 1, accurate near 0 (narrow floats follow XLA's float16 algorithm)."""
+    """e**x - 1, accurate near 0 (narrow floats follow XLA's float16 algorithm; complex follows
+    XLA's formula with C99's special values at infinities, NaN and a zero imaginary part)."""
     if x.dtype == _F16 or x.dtype in _VIA_F16:
         return (_expm1_f16(x),)
+    if x.dtype.kind == "c" or x.dtype in _SMALL_COMPLEX:
+        return (_map1(_expm1_complex, x),)
     return _unary_float(np.expm1, x)
 
 

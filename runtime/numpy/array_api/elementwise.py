@@ -315,20 +315,28 @@ def copysign(x1: Any, x2: Any, /) -> Tensor:
 
 @named("signbit")
 def signbit(x: Any, /) -> Tensor:
-    """Whether each element's sign bit is set: True below zero and for ``-0.0`` (whose
-    reciprocal is ``-inf``). A NaN's sign bit is not visible to arithmetic (castwise has no
-    bitcast op), so a NaN gives False."""
+    """Whether each element's sign bit is set, read from the bits themselves (as NumPy and
+    jax.numpy): True below zero, for ``-0.0`` and for a NaN with its sign bit set (the only NaN of
+    the ``fnuz`` floats included); ``float8_e8m0fnu`` has no sign bit, so all False. The 6-bit
+    floats (no same-width unsigned dtype to read the bits as) have no NaN, and arithmetic tells
+    their sign: ``x < 0``, and ``1/x < 0`` for ``-0.0``."""
     t = operand("signbit", x)
-    if t.dtype.kind in ("bool", "uint"):
+    if t.dtype.kind in ("bool", "uint") or t.dtype is dt.float8_e8m0fnu:
         return F.zeros(t.shape, dt.bool_)
     if t.dtype.kind == "complex":
         raise standard_error(OpTypeError, "signbit", f"takes real numbers, got {t.dtype.name}", t)
     zero = F.zeros((), t.dtype)
-    below = F.lt(t, zero)
     if not t.dtype.is_inexact:
-        return below
+        return F.lt(t, zero)
+    unsigned = _UNSIGNED_OF_WIDTH.get(t.dtype.bits)
+    if unsigned is not None:
+        bits = F.bitcast_convert_type(F.stop_gradient(t), unsigned)
+        return F.ge(bits, F.full((), 1 << (t.dtype.bits - 1), unsigned))
     negative_zero = F.logical_and(F.eq(t, zero), F.lt(F.div(F.ones((), t.dtype), t), zero))
-    return F.logical_or(below, negative_zero)
+    return F.logical_or(F.lt(t, zero), negative_zero)
+
+
+_UNSIGNED_OF_WIDTH = {d.bits: d for d in (dt.uint4, dt.uint8, dt.uint16, dt.uint32, dt.uint64)}
 
 
 @named("hypot")
