@@ -12,6 +12,7 @@ that is split down to an eager run.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -22,6 +23,7 @@ import pytest
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
+import runtime as rt  # noqa: E402
 from autodiff.parity import packing  # noqa: E402
 from autodiff.parity._common import Case  # noqa: E402
 from autodiff.parity.cases import build_cases  # noqa: E402
@@ -239,3 +241,45 @@ def test_an_op_xla_cannot_compile_in_float8_fails_as_it_does_eagerly() -> None:
     packed = packing.evaluate(requests, packing=_every_family(requests), stats=stats)
     assert stats.eager == 2
     assert [o.error for o in packed] == [o.error for o in eager]
+
+
+# -- the sweep with packed references ---------------------------------------------------------------------
+
+
+def _report_checks(report: Any) -> list[Any]:
+    """Everything a sweep's report says of each case, but its CPU time and where its references came from."""
+    return [(r.case_id, r.status, r.castwise_error, r.jax_error, r.departure,
+             [(c.check, c.ok, c.ratio, c.active, c.message, c.expected, c.got, c.known, c.departure)
+              for c in r.checks])
+            for r in report.results]  # fmt: skip
+
+
+def _sweep_both_ways(**selection: Any) -> tuple[Any, Any, Any]:
+    from autodiff.parity.cli import Options, run_parity
+
+    options = Options(jobs=1, **selection)
+    stats = packing.Stats()
+    real = packing.evaluate
+
+    def counted(requests: Any) -> Any:
+        return real(requests, stats=stats)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(packing, "evaluate", counted)
+        packed = run_parity(dataclasses.replace(options, pack=True), progress=None)
+    return packed, run_parity(options, progress=None), stats
+
+
+def test_a_packed_sweep_reports_what_the_case_by_case_sweep_reports() -> None:
+    # families packed (select, gather) and not (add), mixed dtypes, Python scalars, bfloat16,
+    # several active sets and vmap rows; a block's requests go through one evaluator call
+    packed, eager, stats = _sweep_both_ways(policies=("jax",), ops=("select", "gather", "add"),
+                                            dtypes=(rt.float32, rt.bfloat16))  # fmt: skip
+    assert _report_checks(packed) == _report_checks(eager)
+    assert stats.chunks >= 1 and stats.requests > stats.chunks  # it did pack: fewer programs than requests
+
+
+@pytest.mark.slow
+def test_the_quick_sweep_packed_reports_what_it_reports_case_by_case() -> None:
+    packed, eager, _ = _sweep_both_ways(quick=True)
+    assert _report_checks(packed) == _report_checks(eager)
