@@ -61,6 +61,7 @@ from runtime.core.graph import (
     evaluate,
     trace,
 )
+from runtime.core.default_dtype import DefaultDtypeError, get_default_dtype, set_default_dtype
 from runtime.core.inplace import InPlaceError, SavedValueModifiedError
 from runtime.core.interop import CPU as cpu
 from runtime.core.interop import Device, from_dlpack, register_with_jax
@@ -182,6 +183,9 @@ __all__ = [
     "policy",
     "promote_types",
     "result_type",
+    "set_default_dtype",
+    "get_default_dtype",
+    "DefaultDtypeError",
     "uint1",
     "uint2",
     "uint4",
