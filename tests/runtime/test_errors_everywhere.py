@@ -45,6 +45,7 @@ FT: Any = rt.fft
 EXCLUDED: dict[str, str] = {
     "get_policy": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "policies": "takes no arguments: nothing to get wrong but the arity, which Python checks",
+    "get_default_dtype": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "register_with_jax": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "array_api.__array_namespace_info__": "takes no arguments: nothing to get wrong but the arity, which Python checks",
 }
@@ -395,6 +396,14 @@ ROWS: dict[str, list[Bad]] = {
         bad("integer-division", lambda: R.addcdiv(f64(3), i32(3), i32(3)), rt.OpTypeError, "integer division"),
         bad("shape-mismatch", lambda: R.addcdiv(f64(3), f64(4), f64(4)), rt.ShapeError),
         bad("str-operand", lambda: R.addcdiv(f64(3), "abc", f64(3)), rt.OpTypeError),
+    ],
+    "set_default_dtype": [
+        # refused under every policy before the policy is asked (tests/runtime/test_default_dtype.py
+        # checks that every policy but torch refuses a good dtype too)
+        bad("integer-dtype", lambda: R.set_default_dtype(rt.int32), rt.DefaultDtypeError, "int32", "float64"),
+        bad("float8-dtype", lambda: R.set_default_dtype(rt.float8_e4m3fn), rt.DefaultDtypeError, "float8_e4m3fn"),
+        bad("complex-dtype", lambda: R.set_default_dtype(rt.complex128), rt.DefaultDtypeError, "complex128"),
+        bad("unknown-dtype", lambda: R.set_default_dtype("float99"), rt.DefaultDtypeError, "float99"),
     ],
     "can_cast": [
         bad("unknown-dtype", lambda: R.can_cast(rt.float32, "float99"), rt.OpTypeError, "float99"),
