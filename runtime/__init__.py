@@ -61,6 +61,7 @@ from runtime.core.graph import (
     evaluate,
     trace,
 )
+from runtime.numpy.alpha import AlphaError
 from runtime.core.default_dtype import DefaultDtypeError, get_default_dtype, set_default_dtype
 from runtime.core.inplace import InPlaceError, SavedValueModifiedError
 from runtime.core.interop import CPU as cpu
@@ -126,6 +127,7 @@ __all__ = [
     "KernelDTypeError",
     "OpMemoryError",
     "OpTypeError",
+    "AlphaError",
     "OpValueError",
     "SavedValueModifiedError",
     "ScatterDimensionNumbers",

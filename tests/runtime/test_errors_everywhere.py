@@ -95,6 +95,10 @@ def i32(*shape: int) -> Any:
     return rt.asarray(np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape))
 
 
+def i64(*shape: int) -> Any:
+    return rt.asarray(np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape))
+
+
 def c128(*shape: int) -> Any:
     return rt.asarray((np.arange(int(np.prod(shape))) + 0.5j).reshape(shape))
 
@@ -515,7 +519,20 @@ ROWS: dict[str, list[Bad]] = {
     "invert": [_no_array("invert"), bad("float-operand", lambda: R.invert(f64(3)), rt.OpTypeError)],
     **{
         fn: [_mismatch(fn), _no_array(fn, lambda: f64(3))]
-        for fn in ("arctan2", "subtract", "multiply", "equal", "not_equal", "less", "less_equal", "greater")
+        for fn in ("arctan2", "multiply", "equal", "not_equal", "less", "less_equal", "greater")
+    },
+    **{
+        fn: [
+            _mismatch(fn),
+            _no_array(fn, lambda: f64(3)),
+            # under torch (and kael, whose Tensor API is PyTorch's) torch's alpha_check refuses these;
+            # every other policy refuses alpha= itself (tests/runtime/test_alpha.py tells them apart)
+            bad("float-alpha-int", lambda fn=fn: _fn(fn)(i64(3), i64(3), alpha=2.0), rt.AlphaError, "alpha"),
+            bad("bool-alpha-int", lambda fn=fn: _fn(fn)(i64(3), i64(3), alpha=True), rt.AlphaError, "alpha"),
+            bad("complex-alpha", lambda fn=fn: _fn(fn)(f64(3), f64(3), alpha=1j), rt.AlphaError, "alpha"),
+            bad("tensor-alpha", lambda fn=fn: _fn(fn)(f64(3), f64(3), alpha=f64()), rt.AlphaError, "alpha"),
+        ]
+        for fn in ("add", "subtract")
     },
     "greater_equal": [_mismatch("greater_equal"), _no_array("greater_equal", lambda: f64(3))],
     **{
