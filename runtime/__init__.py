@@ -94,6 +94,7 @@ from runtime.core.tensor import Tensor
 from runtime.numpy import array_api, creation, linalg, manipulation, nn
 from runtime.numpy import fft as fft  # the namespace rt.fft, as jnp.fft (the op function is rt.lax.fft)
 from runtime.numpy import tensor_methods as _tensor_methods  # noqa: F401  (attaches Tensor's NumPy-named methods)
+from runtime.numpy.at_apply import ApplyError  # (importing it attaches .at[index].apply)
 from runtime.numpy.creation import *  # noqa: F403
 from runtime.numpy.creation import __all__ as _creation_names
 from runtime.numpy.elementwise import *  # noqa: F403  (any/all/var/std/prod/clip as functions)
@@ -128,6 +129,7 @@ __all__ = [
     "OpMemoryError",
     "OpTypeError",
     "AlphaError",
+    "ApplyError",
     "OpValueError",
     "SavedValueModifiedError",
     "ScatterDimensionNumbers",
