@@ -118,14 +118,16 @@ def test_vmap_and_jit_agree_with_eager() -> None:
 
 
 #: (label, call, error class, the message's start after ``at[...].apply: ``)
+_SAME = "func must return a Tensor of the selected values' dtype and shape, "
 ERRORS: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
-    ("not-callable", lambda: rt.asarray(X[0]).at[1].apply(3), rt.ApplyError, "func must be a callable of one Tensor, got int"),
+    ("not-callable", lambda: rt.asarray(X[0]).at[1].apply(3), rt.ApplyError,
+     "func must be a callable of one Tensor, got int"),
     ("changes-dtype", lambda: rt.asarray(np.arange(3, dtype=np.int64)).at[1].apply(lambda v: v.astype(rt.float64)),
-     rt.ApplyError, "func must return a Tensor of the selected values' dtype and shape, int64[1] (it is applied elementwise, as JAX's), got float64[1]"),
+     rt.ApplyError, _SAME + "int64[1] (it is applied elementwise, as JAX's), got float64[1]"),
     ("changes-shape", lambda: rt.asarray(X[0]).at[np.array([1, 2])].apply(lambda v: v.sum()),
-     rt.ApplyError, "func must return a Tensor of the selected values' dtype and shape, float64[2]"),
+     rt.ApplyError, _SAME + "float64[2]"),
     ("returns-no-tensor", lambda: rt.asarray(X[0]).at[1].apply(lambda v: 1.0),
-     rt.ApplyError, "func must return a Tensor of the selected values' dtype and shape, float64[1] (it is applied elementwise, as JAX's), got float"),
+     rt.ApplyError, _SAME + "float64[1] (it is applied elementwise, as JAX's), got float"),
 ]  # fmt: skip
 
 

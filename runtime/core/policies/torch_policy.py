@@ -82,8 +82,8 @@ class TorchPolicy(Policy):
     #: torch's initial default floating dtype; ``rt.set_default_dtype`` changes it per thread.
     initial_default_float = dt.float32
 
-    @property  # type: ignore[override]
-    def true_divide_float(self) -> DType:  # int / int is the default float in torch
+    def true_divide_dtype(self, integer: DType) -> DType:
+        """int / int is the default float in torch (``true_divide_float`` is unused here)."""
         return self.default_float()
 
     def default_float(self) -> DType:
