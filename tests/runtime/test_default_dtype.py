@@ -33,6 +33,9 @@ ROWS: list[tuple[str, Callable[[], Any], dict[str, str]]] = [
     ("int64-times-float", lambda: rt.multiply(I64, 2.0), {}),
     ("int-true-divide", lambda: I / I, {}),
     ("int-true-divide-scalar", lambda: I64 / 2, {}),
+    ("sqrt-int32", lambda: rt.sqrt(I), {}),  # an integer input of a float function: the default float
+    ("exp-int64", lambda: rt.exp(I64), {}),
+    ("sin-bool", lambda: rt.sin(rt.asarray([True, False])), {}),
     ("zeros", lambda: rt.zeros(3), {}),
     ("ones", lambda: rt.ones((2, 2)), {}),
     ("full-float", lambda: rt.full(3, 1.5), {}),
@@ -155,6 +158,7 @@ def test_matches_torch_where_installed() -> None:
                     (rt.zeros(2), torch.zeros(2)),
                     (rt.arange(0.0, 2.0), torch.arange(0.0, 2.0)),
                     (I64 / 2, torch.arange(1, 4) / 2),
+                    (rt.sqrt(I64), torch.sqrt(torch.arange(1, 4))),
                 ]
                 if default != "bfloat16":
                     pairs.append((rt.asarray(1j), torch.tensor(1j)))
@@ -162,3 +166,19 @@ def test_matches_torch_where_installed() -> None:
                     assert got.dtype.name == str(want.dtype).removeprefix("torch."), default
     finally:
         torch.set_default_dtype(previous)
+
+
+def test_jit_traces_again_under_another_default() -> None:
+    """A program traced under one default is not the program of another: autodiff.jit keys its
+    cache (and its per-call fast path) by the default float too."""
+    import autodiff
+
+    f = autodiff.jit(lambda a: a + 1.5)
+    with rt.use_policy("torch"):
+        assert f(I).dtype is rt.float32 and f(I).dtype is rt.float32  # traced, then the fast path
+        with rt.set_default_dtype(rt.float64):
+            got = f(I)
+            assert got.dtype is rt.float64
+            np.testing.assert_array_equal(got.numpy(), np.arange(1, 4) + 1.5)
+            assert f(I).dtype is rt.float64
+        assert f(I).dtype is rt.float32
