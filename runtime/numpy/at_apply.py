@@ -27,7 +27,7 @@ from runtime.core import dtypes as dt
 from runtime.core import lax
 from runtime.core.errors import OpTypeError
 from runtime.core.tensor import Tensor
-from runtime.numpy.common import api_error
+from runtime.numpy.common import api_error, describe_operand
 from runtime.numpy.params import refuse_traced
 from runtime.numpy.tensor_methods import IndexUpdateRef, getitem, update
 
@@ -63,7 +63,17 @@ def apply(
             METHOD, "the index", t, "how often func runs at each position depends on its values",
             "compute the index outside the traced function", (x,), index=True,
         )  # fmt: skip
-    counts = update(lax.full(x.shape, 0, dt.int64), self.index, 1, "add", indices_are_sorted, unique_indices)
+    try:  # how often each position is named: what .at[index].add(1) counts
+        counts = update(lax.full(x.shape, 0, dt.int64), self.index, 1, "add", indices_are_sorted, unique_indices)
+    except (IndexError, TypeError, ValueError) as err:  # a bad index: the error of the method called
+        message = str(err)
+        if not message.startswith("at[...].add: "):
+            raise
+        zeros, operand = (
+            f"[operand {describe_operand(lax.full(x.shape, 0, dt.int64))};",
+            f"[operand {describe_operand(x)};",
+        )
+        raise type(err)(METHOD + message.removeprefix("at[...].add").replace(zeros, operand)) from None
     per_position = np.asarray(counts._array).reshape(-1)
     rounds = int(per_position.max()) if per_position.size else 0
     if rounds == 0:

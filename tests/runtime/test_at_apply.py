@@ -76,8 +76,14 @@ def test_a_repeated_position_gets_func_once_per_occurrence() -> None:
 
 @pytest.mark.parametrize("policy", ["numpy", "torch"])
 def test_out_of_bounds_raises_where_the_policy_library_raises(policy: str) -> None:
-    with rt.use_policy(policy), pytest.raises(IndexError, match=r"^at\[\.\.\.\]\.add"):
+    with rt.use_policy(policy), pytest.raises(IndexError, match=r"^at\[\.\.\.\]\.apply: "):
         rt.asarray(np.zeros(3)).at[np.array([0, 5])].apply(rt.sin)
+
+
+def test_a_bad_index_names_apply() -> None:
+    """As the other .at updates: IndexError, here naming apply and x (not the counts it computes)."""
+    with pytest.raises(IndexError, match=r"^at\[\.\.\.\]\.apply: indices must be .*\[operand f64\[5\]; policy 'jax'\]"):
+        rt.asarray(X[0]).at["a"].apply(rt.sin)
 
 
 def test_gradient_against_finite_differences() -> None:
