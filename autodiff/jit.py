@@ -161,7 +161,8 @@ class Jitted:
     def _entry(self, args: Sequence[Any]) -> tuple[_Entry, list[Tensor]]:
         tensors, _, key_args = _split(args)
         # the policy object, not its name: register_policy may replace the policy under a name
-        key = (key_args, get_policy_object())
+        # and the default float set_default_dtype chose (the torch policy reads it while tracing)
+        key = (key_args, get_policy_object(), _policy_state.default_float)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(args, tensors)
@@ -279,7 +280,7 @@ class Jitted:
         # general path: a Python scalar or a NumPy array (no ``_array``), a tracked tensor (its node
         # is not None: an outer recording may need the ops), a signature not run yet.
         # the active Policy object (as _entry keys; one activated by object is not in the registry)
-        key: list[Any] = [_policies.get(_policy_state.name) or get_policy_object()]
+        key: list[Any] = [_policies.get(_policy_state.name) or get_policy_object(), _policy_state.default_float]
         arrays = []
         for a in args:
             try:
@@ -315,7 +316,7 @@ class Jitted:
             result = run(arrays)
         if all(isinstance(a, Tensor) and a.node is None for a in args):
             # later calls with this signature take the fast path in __call__ (this one compiled the program)
-            key: list[Any] = [get_policy_object()]
+            key: list[Any] = [get_policy_object(), _policy_state.default_float]
             for a in args:
                 key.append(a.dtype)
                 key.append(a._array.shape)

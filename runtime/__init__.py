@@ -11,6 +11,7 @@ from runtime import numpy
 from runtime.core import lax, memory, ops
 from runtime.core import operators as _operators  # noqa: F401  (attaches Tensor's operators)
 from runtime.core import policies as _policies  # noqa: F401  (registers the built-in policies)
+from runtime.core.default_dtype import DefaultDtypeError, get_default_dtype, set_default_dtype
 from runtime.core.dtypes import (
     ALL_DTYPES,
     DType,
@@ -92,6 +93,8 @@ from runtime.core.tensor import Tensor
 from runtime.numpy import array_api, creation, linalg, manipulation, nn
 from runtime.numpy import fft as fft  # the namespace rt.fft, as jnp.fft (the op function is rt.lax.fft)
 from runtime.numpy import tensor_methods as _tensor_methods  # noqa: F401  (attaches Tensor's NumPy-named methods)
+from runtime.numpy.alpha import AlphaError
+from runtime.numpy.at_apply import ApplyError  # (importing it attaches .at[index].apply)
 from runtime.numpy.creation import *  # noqa: F403
 from runtime.numpy.creation import __all__ as _creation_names
 from runtime.numpy.elementwise import *  # noqa: F403  (any/all/var/std/prod/clip as functions)
@@ -125,6 +128,8 @@ __all__ = [
     "KernelDTypeError",
     "OpMemoryError",
     "OpTypeError",
+    "AlphaError",
+    "ApplyError",
     "OpValueError",
     "SavedValueModifiedError",
     "ScatterDimensionNumbers",
@@ -182,6 +187,9 @@ __all__ = [
     "policy",
     "promote_types",
     "result_type",
+    "set_default_dtype",
+    "get_default_dtype",
+    "DefaultDtypeError",
     "uint1",
     "uint2",
     "uint4",

@@ -62,19 +62,19 @@ def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
     if tx is Tensor and ty is Tensor:  # the commonest case: two Tensors
         if x.weak or y.weak:  # (a weak operand's key carries its flag: apply builds it)
             return apply(op, (x, y), {})  # type: ignore[return-value]
-        plan = _PLANS.get((op, _policy_state.name, x.dtype, x._array.shape, y.dtype, y._array.shape))
+        plan = _PLANS.get((op, _policy_state.plan_key, x.dtype, x._array.shape, y.dtype, y._array.shape))
         if plan is None or not plan.binary:
             return apply(op, (x, y), {})  # type: ignore[return-value]
         xs, ys = x._array.dtype, y._array.dtype  # each array must be its dtype's storage
         if not ((xs is plan.x_storage or xs == plan.x_storage) and (ys is plan.y_storage or ys == plan.y_storage)):
             return apply(op, (x, y), {})  # type: ignore[return-value]  # (which reports a mislabelled array)
     elif tx is Tensor and ty in _PY_KIND and not x.weak:
-        plan = _PLANS.get((op, _policy_state.name, x.dtype, x._array.shape, ty))
+        plan = _PLANS.get((op, _policy_state.plan_key, x.dtype, x._array.shape, ty))
         if plan is None or not plan.binary or not _holds_storage(x, plan.x_storage):
             return apply(op, (x, y), {})  # type: ignore[return-value]
         y = _materialize(y, plan.targets[1], op, (x, y))  # the value is checked against its planned dtype
     elif ty is Tensor and tx in _PY_KIND and not y.weak:
-        plan = _PLANS.get((op, _policy_state.name, tx, y.dtype, y._array.shape))
+        plan = _PLANS.get((op, _policy_state.plan_key, tx, y.dtype, y._array.shape))
         if plan is None or not plan.binary or not _holds_storage(y, plan.y_storage):
             return apply(op, (x, y), {})  # type: ignore[return-value]
         x = _materialize(x, plan.targets[0], op, (x, y))
@@ -485,7 +485,7 @@ def _signature_key(op: OpDef, xs: Sequence[Any], params: dict[str, Any]) -> tupl
     type; ``None`` for a call the plan cache does not take. ``apply_binary`` builds the
     same tuples inline: ``(op, policy, dtype, shape, dtype, shape)`` for two strong
     Tensors, ``(op, policy, dtype, shape, int)`` for a strong Tensor and an int, and so on."""
-    key: list[Any] = [op, _policy_state.name]
+    key: list[Any] = [op, _policy_state.plan_key]
     for x in xs:
         if type(x) is Tensor:
             key.append(x.dtype)

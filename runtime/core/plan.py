@@ -255,8 +255,9 @@ _TORCH_COMPUTES = frozenset(
 
 
 def torch_inexact(d: DType, policy: Policy) -> DType | None:
-    """PyTorch: its default dtype, float32, for bool and every integer it computes with."""
-    return dt.float32 if d.name in _TORCH_COMPUTES else None
+    """PyTorch: its default dtype (float32 unless ``set_default_dtype`` changed it) for bool and
+    every integer it computes with (TensorIterator's ``promote_integer_inputs_to_float``)."""
+    return policy.scalar_default("float", None) if d.name in _TORCH_COMPUTES else None
 
 
 def default_inexact(d: DType, policy: Policy) -> DType | None:

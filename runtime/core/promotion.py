@@ -389,6 +389,12 @@ def lookup_policy(name: str | Policy | None, fn: str) -> Policy:
 
 class _PolicyState(threading.local):
     name: str = DEFAULT_POLICY
+    #: ``set_default_dtype``'s setting in this thread (``None``: the policy's own default), read
+    #: by policies with such a setting (torch's ``scalar_default``).
+    default_float: DType | None = None
+    #: What the executor's plan cache keys a call under: the policy's key, and the default
+    #: float where one is set, so a plan made under one default never serves another.
+    plan_key: Any = DEFAULT_POLICY
 
 
 _STATE = _PolicyState()
@@ -426,10 +432,17 @@ def _activate(chosen: Policy) -> Iterator[Policy]:
         key = f"{chosen.name}@{id(chosen):x}"
         _UNREGISTERED[key] = chosen
     _STATE.name = key
+    _STATE.plan_key = plan_key(key, _STATE.default_float)
     try:
         yield chosen
     finally:
         _STATE.name = previous
+        _STATE.plan_key = plan_key(previous, _STATE.default_float)
+
+
+def plan_key(name: str, default_float: DType | None) -> Any:
+    """The executor's plan-cache key for policy key ``name`` under default float ``default_float``."""
+    return name if default_float is None else (name, default_float)
 
 
 def dtype(x: Any) -> DType:

@@ -30,6 +30,7 @@ from runtime.core.executor import as_tensor, asarray
 from runtime.core.shapes import OpTypeError, OpValueError, ShapeError
 from runtime.core.tensor import Tensor, attach_methods
 from runtime.numpy import tensor_methods as tensor_api
+from runtime.numpy.alpha import add, subtract
 from runtime.numpy.common import is_int, keep_dims, library, normalize_axes
 from runtime.numpy.params import as_operand, concrete_flag, dtype_param, error, named
 
@@ -41,8 +42,8 @@ Operand = Any  # Tensor | np.ndarray | Python scalar
 SAME_MEANING: dict[str, Any] = {
     "abs": F.abs, "acos": F.acos, "acosh": F.acosh, "asin": F.asin, "asinh": F.asinh, "atan": F.atan,
     "atanh": F.atanh, "atan2": F.atan2, "arccos": F.acos, "arccosh": F.acosh, "arcsin": F.asin,
-    "arcsinh": F.asinh, "arctan": F.atan, "arctanh": F.atanh, "arctan2": F.atan2, "add": F.add,
-    "subtract": F.sub, "multiply": F.mul, "bitwise_and": F.logical_and, "bitwise_or": F.logical_or,
+    "arcsinh": F.asinh, "arctan": F.atan, "arctanh": F.atanh, "arctan2": F.atan2,
+    "multiply": F.mul, "bitwise_and": F.logical_and, "bitwise_or": F.logical_or,
     "bitwise_xor": F.logical_xor, "bitwise_not": F.bitwise_not, "invert": F.bitwise_not, "cbrt": F.cbrt,
     "ceil": F.ceil, "floor": F.floor, "conj": F.conj, "conjugate": F.conj, "cos": F.cos, "cosh": F.cosh,
     "equal": F.eq, "not_equal": F.ne, "less": F.lt, "less_equal": F.le, "greater": F.gt,
@@ -70,6 +71,8 @@ globals().update(SAME_MEANING)
 
 __all__ = [
     *SAME_MEANING,
+    "add",  # runtime.numpy.alpha: rt.lax.add's meaning, and torch's alpha= under torch
+    "subtract",
     "amax",
     "amin",
     "argmax",

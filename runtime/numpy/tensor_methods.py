@@ -687,6 +687,7 @@ class IndexUpdateRef:
     """``x.at[index]``: ``get()``, and the functional updates ``set/add/mul/min/max``."""
 
     __slots__ = ("index", "x")
+    apply: Any  # .apply(func): runtime/numpy/at_apply.py attaches it (this module is at its size limit)
 
     def __init__(self, x: Tensor, index: Any) -> None:
         self.x = x

@@ -45,6 +45,7 @@ FT: Any = rt.fft
 EXCLUDED: dict[str, str] = {
     "get_policy": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "policies": "takes no arguments: nothing to get wrong but the arity, which Python checks",
+    "get_default_dtype": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "register_with_jax": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "array_api.__array_namespace_info__": "takes no arguments: nothing to get wrong but the arity, which Python checks",
 }
@@ -92,6 +93,10 @@ def f64(*shape: int) -> Any:
 
 def i32(*shape: int) -> Any:
     return rt.asarray(np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape))
+
+
+def i64(*shape: int) -> Any:
+    return rt.asarray(np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape))
 
 
 def c128(*shape: int) -> Any:
@@ -396,6 +401,14 @@ ROWS: dict[str, list[Bad]] = {
         bad("shape-mismatch", lambda: R.addcdiv(f64(3), f64(4), f64(4)), rt.ShapeError),
         bad("str-operand", lambda: R.addcdiv(f64(3), "abc", f64(3)), rt.OpTypeError),
     ],
+    "set_default_dtype": [
+        # refused under every policy before the policy is asked (tests/runtime/test_default_dtype.py
+        # checks that every policy but torch refuses a good dtype too)
+        bad("integer-dtype", lambda: R.set_default_dtype(rt.int32), rt.DefaultDtypeError, "int32", "float64"),
+        bad("float8-dtype", lambda: R.set_default_dtype(rt.float8_e4m3fn), rt.DefaultDtypeError, "float8_e4m3fn"),
+        bad("complex-dtype", lambda: R.set_default_dtype(rt.complex128), rt.DefaultDtypeError, "complex128"),
+        bad("unknown-dtype", lambda: R.set_default_dtype("float99"), rt.DefaultDtypeError, "float99"),
+    ],
     "can_cast": [
         bad("unknown-dtype", lambda: R.can_cast(rt.float32, "float99"), rt.OpTypeError, "float99"),
         bad("object-from", lambda: R.can_cast(object(), rt.float32), rt.OpTypeError),
@@ -506,7 +519,20 @@ ROWS: dict[str, list[Bad]] = {
     "invert": [_no_array("invert"), bad("float-operand", lambda: R.invert(f64(3)), rt.OpTypeError)],
     **{
         fn: [_mismatch(fn), _no_array(fn, lambda: f64(3))]
-        for fn in ("arctan2", "subtract", "multiply", "equal", "not_equal", "less", "less_equal", "greater")
+        for fn in ("arctan2", "multiply", "equal", "not_equal", "less", "less_equal", "greater")
+    },
+    **{
+        fn: [
+            _mismatch(fn),
+            _no_array(fn, lambda: f64(3)),
+            # under torch (and kael, whose Tensor API is PyTorch's) torch's alpha_check refuses these;
+            # every other policy refuses alpha= itself (tests/runtime/test_alpha.py tells them apart)
+            bad("float-alpha-int", lambda fn=fn: _fn(fn)(i64(3), i64(3), alpha=2.0), rt.AlphaError, "alpha"),
+            bad("bool-alpha-int", lambda fn=fn: _fn(fn)(i64(3), i64(3), alpha=True), rt.AlphaError, "alpha"),
+            bad("complex-alpha", lambda fn=fn: _fn(fn)(f64(3), f64(3), alpha=1j), rt.AlphaError, "alpha"),
+            bad("tensor-alpha", lambda fn=fn: _fn(fn)(f64(3), f64(3), alpha=f64()), rt.AlphaError, "alpha"),
+        ]
+        for fn in ("add", "subtract")
     },
     "greater_equal": [_mismatch("greater_equal"), _no_array("greater_equal", lambda: f64(3))],
     **{

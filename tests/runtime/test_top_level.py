@@ -35,12 +35,13 @@ def test_top_level_names_do_not_shadow_each_other() -> None:
 def test_an_op_function_at_the_top_level_is_the_one_of_rt_lax() -> None:
     # a name both layers use is either the same function (rt.sin is rt.lax.sin) or NumPy's
     # meaning, written in runtime.numpy.shared_names (rt.round, rt.max ...); never a third thing
-    # (rt.fft is jnp.fft's namespace, which holds NumPy's transforms; the op function is rt.lax.fft)
+    # (rt.fft is jnp.fft's namespace, which holds NumPy's transforms; the op function is rt.lax.fft;
+    # rt.add is lax.add plus torch's alpha= under torch, written in runtime.numpy.alpha)
     assert rt.fft is rt.numpy.fft
     for name in rt.lax.__all__:
         fn = getattr(rt, name, None)
         if name == "fft":
             continue
         if fn is not None and fn is not getattr(rt.lax, name):
-            assert fn.__module__ == "runtime.numpy.shared_names", name
+            assert fn.__module__ in ("runtime.numpy.shared_names", "runtime.numpy.alpha"), name
     assert rt.lax.round(2.5).item() == 3.0 and rt.round(2.5).item() == 2.0

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from runtime.core import dtypes as dt
 from runtime.core.dtypes import DType
-from runtime.core.promotion import Operand, Policy
+from runtime.core.promotion import _STATE, Operand, Policy
 
 # Row/column order of the table, with c10's short names.
 _ORDER = ["u1", "i1", "i2", "i4", "i8", "f2", "f4", "f8", "c2", "c4", "c8", "b1", "bf"]
@@ -79,7 +79,17 @@ class TorchPolicy(Policy):
     name = "torch"
     summary = "PyTorch: c10 promoteTypes table; scalars and 0-d tensors win only with a higher category"
     dtypes = _TORCH_DTYPES
-    true_divide_float = dt.float32
+    #: torch's initial default floating dtype; ``rt.set_default_dtype`` changes it per thread.
+    initial_default_float = dt.float32
+
+    def true_divide_dtype(self, integer: DType) -> DType:
+        """int / int is the default float in torch (``true_divide_float`` is unused here)."""
+        return self.default_float()
+
+    def default_float(self) -> DType:
+        """The default floating dtype (``torch.get_default_dtype()``): the one place the torch
+        policy decides it: Python floats, float creation functions and integer true division."""
+        return _STATE.default_float or self.initial_default_float
 
     def _promote(self, a: DType, b: DType) -> DType | None:
         if a in _SELF_ONLY or b in _SELF_ONLY:
@@ -101,7 +111,11 @@ class TorchPolicy(Policy):
         return "uint1, uint2, uint4, uint16, uint32 and uint64 promote only with floating types"
 
     def scalar_default(self, pykind: str, context: DType | None) -> DType:  # type: ignore[override]
-        return {"bool": dt.bool_, "int": dt.int64, "float": dt.float32, "complex": dt.complex64}[pykind]
+        if pykind == "float":
+            return self.default_float()
+        if pykind == "complex":  # torch's default complex follows the default float
+            return _to_complex(self.default_float())
+        return dt.int64 if pykind == "int" else dt.bool_
 
     def _combine(self, higher: DType | None, lower: DType | None) -> DType | None:
         """c10 combine_categories: ``higher`` is the more important group."""
