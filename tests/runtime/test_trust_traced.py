@@ -94,6 +94,10 @@ OPERANDS = [
             lambda v: jnp.nan_to_num(SPECIAL, posinf=v), (1e3, -4.0)),
     Operand("nan_to_num", "neginf", lambda v: npe.nan_to_num(rt.asarray(SPECIAL), neginf=v),
             lambda v: jnp.nan_to_num(SPECIAL, neginf=v), (-1e3, 4.0)),
+    Operand("lerp", "weight", lambda w: npe.lerp(rt.asarray(X), rt.asarray(X[::-1].copy()), w),
+            lambda w: X + w * (X[::-1] - X), (0.25, 0.75)),
+    Operand("addcdiv", "value", lambda v: npe.addcdiv(rt.asarray(X), rt.asarray(X), rt.asarray(SPECIAL), value=v),
+            lambda v: X + v * (X / SPECIAL), (2.0, -0.5)),
     Operand("isclose", "rtol", lambda r: npe.isclose(A, B, rtol=r), lambda r: jnp.isclose(A, B, rtol=r),
             (1e-5, 0.3), grad=False),
     Operand("isclose", "atol", lambda r: npe.isclose(A, B, atol=r), lambda r: jnp.isclose(A, B, atol=r),
@@ -308,7 +312,7 @@ def test_a_concrete_parameter_works_eagerly_and_as_a_python_scalar_under_jit(row
 
 #: parameters that are array operands (traced like any operand)
 ARRAY_PARAMS = frozenset({"x", "y", "a", "b", "labels", "indices", "xs", "condition", "arys", "operands", "mean",
-                          "variance"})  # fmt: skip
+                          "variance", "input", "end", "tensor1", "tensor2"})  # fmt: skip
 
 
 def _public() -> list[tuple[str, Callable[..., Any]]]:
