@@ -39,6 +39,10 @@ Its costs are what is left of the NumPy boundary: XLA reads 64-byte aligned
 arrays in place and copies others in; one wait for the execution; one view (or
 copy) per result.
 
+Keyword arguments, ``static_argnums`` and ``static_argnames`` (as ``jax.jit`` has them) are
+split off in ``autodiff.jit_args``; a call with neither keywords nor static positions keeps the
+positional key and the per-call path above.
+
 JAX is imported on first use only.
 """
 
@@ -62,6 +66,7 @@ import numpy as np
 
 from autodiff.api import grad
 from autodiff.custom import calls_in, captured_arrays
+from autodiff.jit_args import bind, resolve_static
 from autodiff.pytree import leaf_paths, tree_flatten, tree_leaves, tree_unflatten
 from passes.lower_jax import export_stablehlo, lower_to_jax, needs_x64
 from passes.verify import verify
@@ -108,12 +113,19 @@ class _Entry:
     treedef: Any = None
 
 
-def _split(args: Sequence[Any]) -> tuple[list[Tensor], list[Any], tuple[Any, ...]]:
-    """Array leaves of the arguments (pytrees) as Tensors, the static (Python scalar) ones, and
-    the signature key part (the arguments' structure and each leaf's)."""
+def _argument(path: str) -> str:
+    """The positional argument a leaf path of ``tuple(args)`` is in: ``argument 0, leaf ['w']``."""
+    number, rest = path[1:].split("]", 1)
+    return f"argument {number}" + (f", leaf {rest}" if rest else "")
+
+
+def _split(args: Any, where: Callable[[str], str] = _argument) -> tuple[list[Tensor], list[Any], tuple[Any, ...]]:
+    """Array leaves of the arguments (a pytree: ``tuple(args)``, or ``jit_args.Bound.tree``) as
+    Tensors, the static (Python scalar) ones, and the signature key part (the arguments' structure
+    and each leaf's). ``where`` names the argument of a leaf path, for errors."""
     tensors: list[Tensor] = []
     statics: list[Any] = []
-    leaves, treedef = tree_flatten(tuple(args))
+    leaves, treedef = tree_flatten(args)
     key: list[Any] = [treedef]
     for i, a in enumerate(leaves):
         if isinstance(a, Tensor):
@@ -128,10 +140,8 @@ def _split(args: Sequence[Any]) -> tuple[list[Tensor], list[Any], tuple[Any, ...
             tensors.append(t)
             key.append((t.dtype, t._array.shape))
         else:
-            path = leaf_paths(tuple(args))[0][i]
-            number, rest = path[1:].split("]", 1)
-            where = f"argument {number}" + (f", leaf {rest}" if rest else "")
-            raise TypeError(f"jit: {where} is a {type(a).__name__}; pass Tensors, arrays or Python scalars")
+            path = leaf_paths(args)[0][i]
+            raise TypeError(f"jit: {where(path)} is a {type(a).__name__}; pass Tensors, arrays or Python scalars")
     return tensors, statics, tuple(key)
 
 
@@ -141,16 +151,25 @@ class Jitted:
     ``traces`` counts how often ``f`` was traced; ``lower(*args)`` returns the
     graph for ``args``' signature and ``export(*args)`` its StableHLO text.
     ``copy`` is whether results are fresh writable copies (else read-only views
-    of XLA's buffers).
+    of XLA's buffers). ``static_argnums`` / ``static_argnames`` are the resolved static
+    positions and names (each inferred from the other through ``f``'s signature).
     """
 
-    def __init__(self, f: Callable[..., Any], copy: bool = False, verify_graphs: bool = True) -> None:
+    def __init__(
+        self,
+        f: Callable[..., Any],
+        copy: bool = False,
+        verify_graphs: bool = True,
+        static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None,
+    ) -> None:
         # name and docstring only: copying f's __dict__ (another Jitted's cache) would share state
         functools.update_wrapper(self, f, updated=())  # type: ignore[arg-type]
         self.f = f
         self.copy = copy
         self.verify_graphs = verify_graphs
         self.traces = 0
+        self.static_argnums, self.static_argnames = resolve_static(f, _name(f), static_argnums, static_argnames)
         self._cache: dict[Any, _Entry] = {}
         #: (policy, dtype, shape, dtype, shape, ...) of untracked all-Tensor signatures that ran
         #: once -> the entry's runner (what ``__call__`` looks up)
@@ -158,22 +177,39 @@ class Jitted:
 
     # -- tracing and compiling ----------------------------------------------------------------
 
-    def _entry(self, args: Sequence[Any]) -> tuple[_Entry, list[Tensor]]:
-        tensors, _, key_args = _split(args)
-        # the policy object, not its name: register_policy may replace the policy under a name
-        # and the default float set_default_dtype chose (the torch policy reads it while tracing)
-        key = (key_args, get_policy_object(), _policy_state.default_float)
+    def _entry(self, args: Sequence[Any], kwargs: dict[str, Any] | None = None) -> tuple[_Entry, list[Tensor]]:
+        f = self.f
+        if kwargs or self.static_argnums:  # keywords or static positions: split the call first
+            bound = bind(f, _name(f), self.static_argnums, self.static_argnames, args, kwargs or {})
+            tree: Any = bound.tree
+            tensors, _, key_args = _split(tree, bound.where)
+            key: tuple[Any, ...] = (bound.key, key_args, get_policy_object(), _policy_state.default_float)
+            call, where = bound.call, bound.where
+        else:  # positional arguments only, none static
+            tree = tuple(args)
+            tensors, _, key_args = _split(tree)
+            # the policy object, not its name: register_policy may replace the policy under a name
+            # and the default float set_default_dtype chose (the torch policy reads it while tracing)
+            key = (key_args, get_policy_object(), _policy_state.default_float)
+
+            def call(values: tuple[Any, ...]) -> Any:
+                return f(*values)
+
+            where = _argument
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._trace(args, tensors)
+            entry = self._trace(tree, tensors, call, where)
             self._cache[key] = entry
         return entry, tensors
 
-    def _trace(self, args: Sequence[Any], tensors: Sequence[Tensor]) -> _Entry:
+    def _trace(
+        self, args: Any, tensors: Sequence[Tensor], call_f: Callable[[Any], Any], where: Callable[[str], str]
+    ) -> _Entry:
+        """Trace ``call_f`` on ``args`` (the pytree of the non-static arguments), lower, compile."""
         import jax
 
         start = time.perf_counter()
-        leaves, in_tree = tree_flatten(tuple(args))
+        leaves, in_tree = tree_flatten(args)
         positions = [i for i, a in enumerate(leaves) if not isinstance(a, _SCALARS)]
         shape: dict[str, Any] = {}
 
@@ -181,7 +217,7 @@ class Jitted:
             call = list(leaves)
             for p, x in zip(positions, xs, strict=True):
                 call[p] = x
-            out = self.f(*tree_unflatten(in_tree, call))
+            out = call_f(tree_unflatten(in_tree, call))
             if isinstance(out, Tensor):
                 shape["kind"], items = "single", [out]
             elif type(out) in (tuple, list) and all(o is None or isinstance(o, Tensor) for o in out):
@@ -210,11 +246,10 @@ class Jitted:
             shape["layout"] = layout
             return kept
 
-        paths = leaf_paths(tuple(args))[0]
+        paths = leaf_paths(args)[0]
 
         def describe(i: int) -> str:  # array leaf i of the arguments, for errors: ``argument 0, leaf ['w']``
-            number, rest = paths[positions[i]][1:].split("]", 1)
-            return f"argument {number}" + (f", leaf {rest}" if rest else "")
+            return where(paths[positions[i]])
 
         graph = trace_function(traced, tensors, f"autodiff.jit({_name(self.f)})", describe)
         self.traces += 1
@@ -236,15 +271,15 @@ class Jitted:
         entry.run = _closure_guard(entry, _runner(entry))
         return entry
 
-    def lower(self, *args: Any) -> Graph:
+    def lower(self, *args: Any, **kwargs: Any) -> Graph:
         """The castwise graph ``f`` traces to for ``args``' signature (traced now if new)."""
-        return self._entry(args)[0].graph
+        return self._entry(args, kwargs)[0].graph
 
-    def export(self, *args: Any) -> str:
+    def export(self, *args: Any, **kwargs: Any) -> str:
         """The StableHLO text of ``f`` for ``args``' signature."""
-        return export_stablehlo(self.lower(*args))
+        return export_stablehlo(self.lower(*args, **kwargs))
 
-    def jax_function(self, *args: Any) -> Callable[..., list[Any]]:
+    def jax_function(self, *args: Any, **kwargs: Any) -> Callable[..., list[Any]]:
         """The ``jax.jit``-compiled lowering for ``args``' signature: JAX arrays in, a list of JAX arrays out.
 
         For staying in JAX (device-resident data, ``jax.sharding``, composing
@@ -254,7 +289,7 @@ class Jitted:
         (``SavedValueModifiedError``); under a JAX trace that check runs when JAX
         traces the call.
         """
-        entry = self._entry(args)[0]
+        entry = self._entry(args, kwargs)[0]
         compiled = entry.compiled
         check = _staleness_check(entry)
         if check is None:
@@ -268,13 +303,15 @@ class Jitted:
 
         return guarded
 
-    def compile_seconds(self, *args: Any) -> float | None:
+    def compile_seconds(self, *args: Any, **kwargs: Any) -> float | None:
         """Seconds the first call for ``args``' signature spent in ``jax.jit`` compilation (None before it)."""
-        return self._entry(args)[0].compile_s
+        return self._entry(args, kwargs)[0].compile_s
 
     # -- running --------------------------------------------------------------------------------
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            return self._call(args, kwargs)
         # The per-call path of a signature that ran before: a flat key of the policy and each
         # argument's dtype and shape, one dict lookup, the entry's runner. Anything else takes the
         # general path: a Python scalar or a NumPy array (no ``_array``), a tracked tensor (its node
@@ -299,12 +336,12 @@ class Jitted:
             return self._call(args)
         return run(arrays)
 
-    def _call(self, args: Sequence[Any]) -> Any:
+    def _call(self, args: Sequence[Any], kwargs: dict[str, Any] | None = None) -> Any:
         if hooks.current_recorder() is not None and any(
-            isinstance(a, Tensor) and a.node is not None for a in tree_leaves(tuple(args))
+            isinstance(a, Tensor) and a.node is not None for a in tree_leaves((tuple(args), kwargs))
         ):
-            return self.f(*args)  # an outer recording must see the ops: run eagerly
-        entry, tensors = self._entry(args)
+            return self.f(*args, **(kwargs or {}))  # an outer recording must see the ops: run eagerly
+        entry, tensors = self._entry(args, kwargs)
         run = entry.run
         assert run is not None
         arrays = [t._array for t in tensors]
@@ -314,7 +351,7 @@ class Jitted:
             entry.compile_s = time.perf_counter() - start
         else:
             result = run(arrays)
-        if all(isinstance(a, Tensor) and a.node is None for a in args):
+        if not kwargs and not self.static_argnums and all(isinstance(a, Tensor) and a.node is None for a in args):
             # later calls with this signature take the fast path in __call__ (this one compiled the program)
             key: list[Any] = [get_policy_object(), _policy_state.default_float]
             for a in args:
@@ -490,12 +527,24 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
     return run
 
 
-def jit(f: Callable[..., Any], *, copy: bool = False) -> Jitted:
+def jit(
+    f: Callable[..., Any],
+    *,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
+    copy: bool = False,
+) -> Jitted:
     """Compile ``f`` (pytrees of Tensors in and out) with JAX, once per signature.
 
-    The signature is the arguments' pytree structure, the dtype and shape of
-    each array leaf, the value of each Python scalar leaf, and the active
-    promotion policy. The traced
+    The signature is the arguments' pytree structure (keyword arguments
+    included), the dtype and shape of each array leaf, the value of each Python
+    scalar leaf, the value of each static argument, and the active promotion
+    policy. ``static_argnums`` (an int or a sequence; negative counts from the
+    end of the call's positional arguments) and ``static_argnames`` (a str or a
+    sequence) name arguments passed to ``f`` as they are, not traced, as with
+    ``jax.jit``: each is inferred from the other through ``f``'s signature, the
+    values must be hashable, and a new value (by type and ``==``) traces again.
+    Keyword arguments are traced like positional ones unless static. The traced
     graph is verified, lowered to ``jax.lax`` and compiled with ``jax.jit``;
     results come back as castwise Tensors of the graph's output dtypes.
 
@@ -516,7 +565,7 @@ def jit(f: Callable[..., Any], *, copy: bool = False) -> Jitted:
     >>> f(rt.asarray(np.zeros(3, np.float32))).numpy()
     array([1., 1., 1.], dtype=float32)
     """
-    return Jitted(f, copy=copy)
+    return Jitted(f, copy=copy, static_argnums=static_argnums, static_argnames=static_argnames)
 
 
 # -- the ``castwise export`` command ----------------------------------------------------------------
