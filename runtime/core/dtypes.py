@@ -7,7 +7,7 @@ float32) and the promotion policies need kind, width and short names.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import ml_dtypes
 import numpy as np
@@ -48,6 +48,11 @@ class DType:
     #: True for floating and complex dtypes (the ones that carry tangents); a plain
     #: attribute, since the recorder asks it for every tracked op
     is_inexact: bool
+
+    if TYPE_CHECKING:  # attached by runtime/core/executor.py (the catalog computes nothing)
+
+        def __call__(self, x: Any) -> Any:
+            """``x`` as a Tensor of this dtype, as ``jnp.float32(3.0)``."""
 
     def __init__(self, name: str, short: str, kind: Kind, bits: int, storage: Any) -> None:
         self.name = name

@@ -818,3 +818,20 @@ def _materialize(value: Scalar, target: DType, op: OpDef, xs: Sequence[Any]) -> 
             f"{op.name}: Python scalar {value!r} does not fit the planned dtype {target.name}: {err} "
             f"[operands {describe_operands(op, xs)}; policy {get_policy()!r}]"
         ) from None
+
+
+# -- dtypes as constructors ---------------------------------------------------
+
+
+def _dtype_call(self: DType, x: Any) -> Tensor:
+    """``rt.float32(3.0)``, ``rt.int8([1, 2])``, ``rt.bfloat16(t)``: ``x`` as a Tensor of this dtype,
+    as ``jnp.float32(3.0)`` is (``asarray(x, dtype=self)``: a Python scalar gives a strongly typed
+    0-d Tensor, a Tensor or array is converted by ``convert``, so the conversion records)."""
+    try:
+        return asarray(x, dtype=self)
+    except (OpTypeError, OpValueError) as err:
+        raise type(err)(f"{self.name}({_short_repr(x)}): {str(err).removeprefix('asarray: ')}") from None
+
+
+# Attached here, not in dtypes.py: the dtype catalog imports nothing that computes.
+DType.__call__ = _dtype_call  # type: ignore[method-assign]

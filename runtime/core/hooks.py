@@ -52,6 +52,15 @@ def current_recorder() -> Recorder | None:
     return stack[-1] if stack else _global_recorder
 
 
+def recording_disabled() -> bool:
+    """True inside an ``autodiff.no_grad()`` block (the innermost override records nothing):
+    where PyTorch lets an in-place write reach a leaf that requires grad."""
+    if not _OVERRIDES[0]:
+        return False
+    stack = _LOCAL.stack
+    return bool(stack) and stack[-1] is None
+
+
 class recorder_override(ContextDecorator):  # lower case: it keeps the name it had as a function
     """Use ``recorder`` (``None``: record nothing) in this thread for the block.
 

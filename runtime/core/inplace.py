@@ -4,7 +4,10 @@ An in-place op writes into ``x``'s storage, so ``x``'s dtype never changes. The
 result's category (bool < integer < floating < complex) must not exceed
 ``x``'s (``check_result_fits``, as in PyTorch); the result is then converted on
 store. Tracked tensors, and tensors a recorded graph still references, refuse
-in-place writes: the recording would silently stop matching what ran.
+in-place writes: the recording would silently stop matching what ran. Inside
+``autodiff.no_grad()`` a tracked tensor may be written, as in PyTorch (the SGD step
+``w -= lr * w.grad``): the write ticks its version counter, so a recording that saved
+the old value raises ``SavedValueModifiedError`` at backward.
 
 Those refusals look at one Tensor object, but other Tensors can share its
 memory (views, ``detach()``, two ``asarray`` of one NumPy array). So every
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from runtime.core import hooks
 from runtime.core.dtypes import DType
 from runtime.core.errors import CastwiseError, OpTypeError
 from runtime.core.ops import OpDef
@@ -96,10 +100,12 @@ def check_result_fits(name: str, result: DType, target: DType) -> None:
 def check_writable(x: Tensor, name: str) -> None:
     """Raise unless castwise may write into ``x``'s storage in place: ``x`` is untracked, no
     recording holds its array as a constant, and the array is writable."""
-    if x._requires_grad:
+    if x._requires_grad and not hooks.recording_disabled():
         raise InPlaceError(
             f"{name}: {x.dtype.name}{list(x.shape)} requires grad; an in-place write would change a "
-            "value the recording depends on. Use the out-of-place op."
+            "value the recording depends on. Use the out-of-place op, or write inside "
+            "`with autodiff.no_grad():` (an optimizer step such as `w -= lr * w.grad`), as in PyTorch "
+            f"[policy {get_policy()!r}]"
         )
     if is_referenced(x):
         raise InPlaceError(
@@ -136,10 +142,11 @@ def apply_inplace(x: Tensor, op: OpDef | Callable[[Tensor, Any], Tensor], other:
     from runtime.core.tensor import Tensor
 
     check_writable(x, name)
-    if isinstance(other, Tensor) and other._requires_grad:
+    if isinstance(other, Tensor) and other._requires_grad and not hooks.recording_disabled():
         raise InPlaceError(
             f"{name}: the operand {other.dtype.name}{list(other.shape)} requires grad and would be lost in "
-            "an in-place write into an untracked tensor. Use the out-of-place op."
+            "an in-place write into an untracked tensor. Use the out-of-place op, or write inside "
+            f"`with autodiff.no_grad():` [policy {get_policy()!r}]"
         )
     result = apply(op, (x, other), {}) if isinstance(op, OpDef) else op(x, other)
     assert isinstance(result, Tensor)

@@ -1,5 +1,5 @@
 """Array creation as jax.numpy, NumPy and PyTorch users know it: ``arange``, ``linspace``,
-``eye``/``identity``, ``zeros_like``/``ones_like``/``full_like``, ``tril``/``triu``,
+``array``, ``eye``/``identity``, ``zeros_like``/``ones_like``/``full_like``, ``tril``/``triu``,
 ``diag``/``diagonal`` and ``meshgrid``.
 
 Every function is a composition of ordinary ops (``iota``, ``full``, ``convert``, the
@@ -29,16 +29,17 @@ import numpy as np
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
 from runtime.core.dtypes import DType
-from runtime.core.executor import as_tensor
+from runtime.core.executor import as_tensor, asarray
 from runtime.core.graph import ConcretizationError, is_traced
 from runtime.core.promotion import get_policy, get_policy_object, result_type
-from runtime.core.shapes import OpMemoryError, OpTypeError, ShapeError
+from runtime.core.shapes import OpMemoryError, OpTypeError, OpValueError, ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy.params import named
 from runtime.numpy.tensor_methods import library
 
 __all__ = [
     "arange",
+    "array",
     "can_cast",
     "diag",
     "diagonal",
@@ -227,6 +228,34 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     except OpMemoryError as err:  # the size the user asked for, not the iota or full that failed
         message = str(err).partition(": ")[2].rsplit(" [", 1)[0]
         raise _error(OpMemoryError, "arange", f"a range of {n} values: {message}", **ops_) from None
+
+
+_PYTHON_DATA = (builtins.bool, int, float, complex, list, tuple)
+
+
+def array(object: Any, dtype: Any = None, copy: Any = True, ndmin: Any = 0) -> Tensor:  # noqa: A002 (NumPy's name)
+    """``jnp.array`` / ``np.array``: ``object`` as a Tensor (``dtype=`` as ``asarray``'s), a copy by
+    default, unlike ``asarray``, which shares a NumPy array's or a Tensor's memory.
+
+    ``copy=True`` always copies (a recorded ``convert``, so a tracked operand stays
+    differentiable); ``copy=False`` or ``None`` shares the memory where no conversion is needed
+    (as ``asarray``; jax.numpy's ``copy=False`` likewise does not raise when it must copy).
+    ``ndmin`` prepends size-1 axes up to that many dimensions, as NumPy's does."""
+    if copy is not None and not isinstance(copy, (builtins.bool, np.bool_)):
+        raise _error(OpTypeError, "array", f"copy must be True, False or None, got {copy!r}", object=object)
+    target = _dtype_arg("array", dtype, object=object)
+    n = _size_arg("array", "ndmin", ndmin, object=object)
+    try:
+        t = asarray(object, dtype=target)
+    except (OpTypeError, OpValueError) as err:
+        raise type(err)(f"array: {str(err).removeprefix('asarray: ')}") from None
+    if copy and not isinstance(object, _PYTHON_DATA):  # Python data is always fresh memory
+        weak = t.weak
+        t = F.convert(t, t.dtype)
+        t.weak = weak
+    if t.ndim < n:
+        t = F.reshape(t, (1,) * (n - t.ndim) + t.shape)
+    return t
 
 
 def _narrow_float(d: DType) -> bool:

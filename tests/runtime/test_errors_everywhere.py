@@ -625,6 +625,13 @@ ROWS: dict[str, list[Bad]] = {
         bad("huge", lambda: R.identity(10**7), rt.OpMemoryError),
         bad("float-n", lambda: R.identity(2.5), rt.OpTypeError),
     ],
+    "array": [
+        _no_array("array"),
+        bad("unknown-dtype", lambda: R.array(f64(3), "float99"), rt.OpTypeError, "float99"),
+        bad("str-copy", lambda: R.array(f64(3), copy="yes"), rt.OpTypeError, "copy"),
+        bad("negative-ndmin", lambda: R.array(f64(3), ndmin=-1), rt.ShapeError, "ndmin"),
+        bad("float-ndmin", lambda: R.array(f64(3), ndmin=1.5), rt.OpTypeError, "ndmin"),
+    ],
     "zeros_like": [
         _no_array("zeros_like"),
         bad("unknown-dtype", lambda: R.zeros_like(f64(3), "float99"), rt.OpTypeError, "float99"),

@@ -146,6 +146,8 @@ ROWS: list[Row] = [
     row("zeros", 3, np.int32, label="dtype"), row("full_like", M, 2), row("arange", 5), row("arange", 0.5, 3),
     row("linspace", 0.0, 1.0, 5), row("eye", 3), row("eye", 2, 3, 1), row("identity", 2),
     row("meshgrid", V, np.arange(2.0)), row("asarray", [1, 2]), row("asarray", [1.5, 2]),
+    row("array", [1, 2]), row("array", M), row("array", V, np.float32, label="dtype"),
+    row("array", V, ndmin=3, label="ndmin"),
     row("from_dlpack", P),
     # selection and padding (NumPy's signatures, not lax's)
     row("where", B, M, P), row("where", B, M, 0.0, label="scalar"),
