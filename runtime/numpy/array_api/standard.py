@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime.core import doc_sections
+
 #: the version of the standard the namespace implements
 API_VERSION = "2024.12"
 
@@ -130,23 +132,9 @@ def table(xp: Any) -> str:
 
 def generated_section(text: str) -> str:
     """The generated part of a document's ``text`` (for the staleness test)."""
-    start = text.index(DOC_BEGIN)
-    end = text.index(DOC_END, start) + len(DOC_END)
-    return text[start:end] + "\n"
+    return doc_sections.section(text, DOC_BEGIN, DOC_END)
 
 
 def update_docs(path: str, xp: Any) -> bool:
     """Rewrite the generated table of ``path`` (appended when the document has none yet)."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    if DOC_BEGIN in text:
-        head, rest = text.split(DOC_BEGIN, 1)
-        tail = rest.split(DOC_END, 1)[1].lstrip("\n") if DOC_END in rest else ""
-    else:
-        head, tail = text.rstrip("\n") + "\n\n", ""
-    new = head + table(xp) + ("\n" + tail if tail else "")
-    if new != text:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(new)
-        return True
-    return False
+    return doc_sections.splice(path, DOC_BEGIN, DOC_END, table(xp))
