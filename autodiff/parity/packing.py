@@ -525,9 +525,9 @@ def evaluate(
             results[i] = _eager_one(r)
             continue
         t = _trace(i, r)
-        if t is None:
+        if t is None:  # (its trace passed the guard, or cannot be made: no second trace to look at)
             stats.eager += 1
-            results[i] = _eager_one(r)
+            results[i] = _references_eager([r])[0]
         elif isinstance(t, Outcome):
             stats.refused += 1
             results[i] = t

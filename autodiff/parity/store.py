@@ -506,7 +506,7 @@ class ReferenceSource:
         self._jax_ready = False
         #: past this resident size (MB), drop JAX's executables (0: never)
         self.release_above_mb = release_above_mb
-        #: answers ``prefetch`` computed, by case id, until the case asks for them
+        #: answers ``prefetch`` found or computed, by case id, until the case asks for them
         self._prefetched: dict[str, Answers] = {}
 
     def prefetch(self, preps: Sequence[Prepared]) -> None:
@@ -515,7 +515,13 @@ class ReferenceSource:
         programs for all of them instead of a few per case. Each case's later call gets them."""
         if self.oracle is not None:
             return
-        missing = [p for p in preps if p.requests and self._stored(p) is None]
+        missing = []
+        for prep in preps:  # each record read once: a hit waits here for its case's call too
+            hit = self._stored(prep)
+            if hit is not None:
+                self._prefetched[prep.case.id] = hit
+            elif prep.requests:
+                missing.append(prep)
         if not missing:
             return
         requests = [r for p in missing for r in p.requests]
