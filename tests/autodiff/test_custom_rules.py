@@ -25,6 +25,7 @@ from autodiff.testing import check_against_jax, check_grads  # noqa: E402
 from passes.lower_jax import lower_to_jax  # noqa: E402
 from runtime.core import lax as F  # noqa: E402
 from runtime.core.tensor import Tensor  # noqa: E402
+from tests import jax_oracles  # noqa: E402
 from tests.autodiff.tree_helpers import DTYPES, close, dtype_id, random  # noqa: E402
 
 # -- softplus with a custom JVP: finite gradients where exp overflows ------------------------------------
@@ -68,7 +69,7 @@ def test_custom_jvp_softplus_matches_jax(dtype: Any) -> None:
         g = autodiff.grad(loss)(rt.asarray(x))
         assert np.all(np.isfinite(g.numpy())) and g.numpy()[0] == 1.0
         with jax.enable_x64(True):
-            want = jax.grad(lambda v: jnp.sum(jax_softplus(v)))(jnp.asarray(x))
+            want = jax_oracles.jitted(jax.grad(lambda v: jnp.sum(jax_softplus(v))))(jnp.asarray(x))
         np.testing.assert_allclose(g.numpy(), np.asarray(want), rtol=1e-6)
         # without the rule the same function's gradient is inf / inf = NaN at large inputs
         with np.errstate(invalid="ignore", over="ignore"):
@@ -81,7 +82,7 @@ def test_hessian_through_a_custom_jvp(dtype: Any) -> None:
     x = random(np.random.default_rng(1), (3,), dtype)
     h = autodiff.hessian(lambda v: F.reduce_sum(F.mul(softplus(v), v), (0,)))(rt.asarray(x))
     with jax.enable_x64(True):
-        want = jax.hessian(lambda v: jnp.sum(jax_softplus(v) * v))(jnp.asarray(x))
+        want = jax_oracles.jitted(jax.hessian(lambda v: jnp.sum(jax_softplus(v) * v)))(jnp.asarray(x))
     np.testing.assert_allclose(h.numpy(), np.asarray(want), rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
@@ -98,7 +99,7 @@ def test_the_recorded_graph_holds_one_call_that_replays_and_lowers() -> None:
     fn = lower_to_jax(graph)
     with jax.enable_x64(True):
         jaxpr = str(jax.make_jaxpr(fn)(x.numpy()))
-        g = jax.grad(lambda v: fn(v)[0])(jnp.asarray(x.numpy()))
+        g = jax_oracles.jitted(jax.grad(lambda v: fn(v)[0]))(jnp.asarray(x.numpy()))
     assert "custom_jvp_call" in jaxpr
     np.testing.assert_allclose(np.asarray(g), 1 / (1 + np.exp(-x.numpy())))
     # and jit compiles gradients through it
@@ -198,7 +199,7 @@ def test_custom_vjp_lowers_to_jax_custom_vjp(dtype: Any) -> None:
     fn = lower_to_jax(graph)
     with jax.enable_x64(True):
         assert "custom_vjp_call" in str(jax.make_jaxpr(fn)(x))
-        jax_g = np.asarray(jax.grad(lambda v: fn(v)[0])(jnp.asarray(x)))
+        jax_g = np.asarray(jax_oracles.jitted(jax.grad(lambda v: fn(v)[0]))(jnp.asarray(x)))
     ours = autodiff.grad(loss)(rt.asarray(x)).numpy()
     # JAX's gradient of the lowered program is the conjugate of castwise's (PyTorch's convention)
     np.testing.assert_allclose(ours, np.conj(jax_g), rtol=1e-5)
@@ -374,14 +375,14 @@ def test_custom_rules_batch_under_vmap(dtype: Any) -> None:
     sp = autodiff.vmap(softplus)(rt.asarray(xs))
     per = autodiff.vmap(autodiff.grad(ours), in_axes=(0, None))(rt.asarray(xs), rt.asarray(ws))
     with jax.enable_x64(True):
-        want_sp = jax.vmap(jax_softplus)(jnp.asarray(xs))
-        want_per = jax.vmap(jax.grad(theirs), in_axes=(0, None))(jnp.asarray(xs), jnp.asarray(ws))
+        want_sp = jax_oracles.jitted(jax.vmap(jax_softplus))(jnp.asarray(xs))
+        want_per = jax_oracles.jitted(jax.vmap(jax.grad(theirs), in_axes=(0, None)))(jnp.asarray(xs), jnp.asarray(ws))
     close(sp.numpy(), want_sp, dtype)
     close(per.numpy(), np.conj(np.asarray(want_per)), dtype)
     if np.dtype(dtype).kind == "f":
         loss = lambda v: F.reduce_sum(softplus(v), (0,))  # noqa: E731
         g = autodiff.vmap(autodiff.grad(loss))(rt.asarray(xs))
         with jax.enable_x64(True):
-            want_g = jax.vmap(jax.grad(lambda v: jnp.sum(jax_softplus(v))))(jnp.asarray(xs))
+            want_g = jax_oracles.jitted(jax.vmap(jax.grad(lambda v: jnp.sum(jax_softplus(v)))))(jnp.asarray(xs))
         assert np.all(np.isfinite(g.numpy()))
         close(g.numpy(), want_g, dtype)

@@ -32,6 +32,7 @@ from autodiff.zeros import Zero, is_zero
 from runtime.core import lax as F
 from runtime.core.executor import asarray
 from runtime.core.tensor import Tensor
+from tests import jax_oracles
 
 jax.config.update("jax_enable_x64", True)
 
@@ -179,7 +180,7 @@ def test_triangular_solve_check_grads_all_params(dtype: rt.DType, p: dict[str, b
 
 def ours_vjp_vs_jax(jax_fun: Any, primals: list[np.ndarray], cts: Any) -> list[np.ndarray]:
     """conj(jax_vjp(conj(ct))): JAX's cotangents in our real-inner-product convention."""
-    _, f_vjp = jax.vjp(jax_fun, *[jnp.asarray(p) for p in primals])
+    _, f_vjp = jax_oracles.vjp(jax_fun, *[jnp.asarray(p) for p in primals])
     conj_cts = jax.tree_util.tree_map(lambda c: jnp.conj(jnp.asarray(c)), cts)
     return [np.conj(np.asarray(g)) for g in f_vjp(conj_cts)]
 
@@ -195,7 +196,7 @@ def test_eigh_vs_jax(dtype: rt.DType, lower: bool) -> None:
     def jfun(x: Any) -> Any:
         return jax.lax.linalg.eigh(x, lower=lower)
 
-    (vj, wj), (dvj, dwj) = jax.jvp(jfun, (jnp.asarray(a),), (jnp.asarray(ta),))
+    (vj, wj), (dvj, dwj) = jax_oracles.jvp(jfun, (jnp.asarray(a),), (jnp.asarray(ta),))
     d = phases(v.numpy(), np.asarray(vj))
     close(w.numpy(), wj, dtype, "eigenvalues")
     close(v.numpy(), np.asarray(vj) * d, dtype, "eigenvectors up to phase")
@@ -222,7 +223,7 @@ def test_cholesky_vs_jax(dtype: rt.DType) -> None:
     rng = np.random.default_rng(6)
     a, ta = spd(dtype), _randn(rng, (N, N), dtype)
     chol, dchol = jvp(F.cholesky, [T(a, dtype)], [T(ta, dtype)])
-    lj, dlj = jax.jvp(jax.lax.linalg.cholesky, (jnp.asarray(a),), (jnp.asarray(ta),))
+    lj, dlj = jax_oracles.jvp(jax.lax.linalg.cholesky, (jnp.asarray(a),), (jnp.asarray(ta),))
     close(chol.numpy(), lj, dtype, "cholesky")
     assert dchol.dtype is dtype
     close(dchol.numpy(), dlj, dtype, "JVP")
@@ -248,13 +249,13 @@ def test_triangular_solve_vs_jax(dtype: rt.DType, p: dict[str, bool]) -> None:
     zeros_a, zeros_b = jnp.zeros_like(ja), jnp.zeros_like(jb)
     # forward: both active, only a, only b (the other a closed-over constant)
     x, dx = jvp(lambda x, y: F.triangular_solve(x, y, **p), [T(a, dtype), T(b, dtype)], [ta_, tb_])
-    xj, dxj = jax.jvp(jfun, (ja, jb), (jnp.asarray(ta), jnp.asarray(tb)))
+    xj, dxj = jax_oracles.jvp(jfun, (ja, jb), (jnp.asarray(ta), jnp.asarray(tb)))
     close(x.numpy(), xj, dtype, "primal")
     close(dx.numpy(), dxj, dtype, "JVP a, b")
     _, dx_a = jvp(lambda x: F.triangular_solve(x, T(b, dtype), **p), [T(a, dtype)], [ta_])
-    close(dx_a.numpy(), jax.jvp(jfun, (ja, jb), (jnp.asarray(ta), zeros_b))[1], dtype, "JVP a only")
+    close(dx_a.numpy(), jax_oracles.jvp(jfun, (ja, jb), (jnp.asarray(ta), zeros_b))[1], dtype, "JVP a only")
     _, dx_b = jvp(lambda y: F.triangular_solve(T(a, dtype), y, **p), [T(b, dtype)], [tb_])
-    close(dx_b.numpy(), jax.jvp(jfun, (ja, jb), (zeros_a, jnp.asarray(tb)))[1], dtype, "JVP b only")
+    close(dx_b.numpy(), jax_oracles.jvp(jfun, (ja, jb), (zeros_a, jnp.asarray(tb)))[1], dtype, "JVP b only")
     # reverse
     want_a, want_b = ours_vjp_vs_jax(jfun, [a, b], ct)
     ga, gb = vjp(lambda x, y: F.triangular_solve(x, y, **p), T(a, dtype), T(b, dtype))[1](ct_)
@@ -389,7 +390,7 @@ def test_identity_plus_hermitian_eigh_backward(dtype: rt.DType, kind: str) -> No
     assert h.grad is not None and h.grad.dtype is dtype and h.grad.shape == (N, N)
     g = h.grad.numpy()
     # JAX: grad of a real function of a complex input is the conjugate of ours
-    gj = np.conj(np.asarray(jax.grad(lambda x: loss_jax(x, kind))(jnp.asarray(h_np))))
+    gj = np.conj(np.asarray(jax_oracles.jitted(jax.grad(lambda x: loss_jax(x, kind)))(jnp.asarray(h_np))))
     np.testing.assert_allclose(g, gj, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(g, _herm(g), rtol=0, atol=1e-13)
     # finite differences along random Hermitian directions: dL = <grad, E>

@@ -26,6 +26,7 @@ import autodiff  # noqa: E402
 import runtime as rt  # noqa: E402
 from autodiff.pytree import tree_map  # noqa: E402
 from runtime.core import lax as F  # noqa: E402
+from tests import jax_oracles  # noqa: E402
 from tests.autodiff.tree_helpers import DTYPES, close, dtype_id, random, to_tensors, trees_close  # noqa: E402
 
 B = 4
@@ -94,7 +95,9 @@ def test_pytree_in_axes_and_out_axes_match_jax_vmap(in_axes: Any, out_axes: Any,
     p, x = batched_args(rng, dtype, in_axes)
     got = autodiff.vmap(cw_f, in_axes=in_axes, out_axes=out_axes)(to_tensors(p), rt.asarray(x))
     with jax.enable_x64(True):
-        want = jax.vmap(jax_f, in_axes=in_axes, out_axes=out_axes)(tree_map(jnp.asarray, p), jnp.asarray(x))
+        want = jax_oracles.jitted(jax.vmap(jax_f, in_axes=in_axes, out_axes=out_axes))(
+            tree_map(jnp.asarray, p), jnp.asarray(x)
+        )
     trees_close(got, want, dtype)
 
 
@@ -112,7 +115,9 @@ def test_keyword_arguments_none_leaves_and_scalar_outputs(dtype: Any) -> None:
     cfg = {"scale": random(rng, (2,), dtype), "name": None}
     got = autodiff.vmap(cw, in_axes=(0, None))(rt.asarray(xs), to_tensors(cfg), y=rt.asarray(ys))
     with jax.enable_x64(True):
-        want = jax.vmap(jx, in_axes=(0, None))(jnp.asarray(xs), tree_map(jnp.asarray, cfg), y=jnp.asarray(ys))
+        want = jax_oracles.jitted(jax.vmap(jx, in_axes=(0, None)))(
+            jnp.asarray(xs), tree_map(jnp.asarray, cfg), y=jnp.asarray(ys)
+        )
     assert got[1] is None
     close(got[0].numpy(), want[0], dtype)
     close(got[2]["k"].numpy(), want[2]["k"], dtype)  # an unbatched leaf is broadcast along the batch
@@ -132,9 +137,9 @@ def test_axis_size_when_nothing_is_mapped(dtype: Any) -> None:
         rt.asarray(x)
     )
     with jax.enable_x64(True):
-        want = jax.vmap(lambda v: {"a": jnp.sin(v), "b": 1.5}, in_axes=None, axis_size=5, out_axes={"a": 1, "b": 0})(
-            jnp.asarray(x)
-        )
+        want = jax_oracles.jitted(
+            jax.vmap(lambda v: {"a": jnp.sin(v), "b": 1.5}, in_axes=None, axis_size=5, out_axes={"a": 1, "b": 0})
+        )(jnp.asarray(x))
     trees_close({"a": got["a"]}, {"a": want["a"]}, dtype)
     np.testing.assert_array_equal(got["b"].numpy(), np.asarray(want["b"]))
     # agreeing with the mapped axes is fine; disagreeing is an error naming both
@@ -223,7 +228,9 @@ def test_vmap_of_vmap(dtype: Any) -> None:
     inner = (0, None)
     got = autodiff.vmap(autodiff.vmap(cw_g, in_axes=inner), in_axes=(1, 1), out_axes=-1)(rt.asarray(xs), rt.asarray(ys))
     with jax.enable_x64(True):
-        want = jax.vmap(jax.vmap(jax_g, in_axes=inner), in_axes=(1, 1), out_axes=-1)(jnp.asarray(xs), jnp.asarray(ys))
+        want = jax_oracles.jitted(jax.vmap(jax.vmap(jax_g, in_axes=inner), in_axes=(1, 1), out_axes=-1))(
+            jnp.asarray(xs), jnp.asarray(ys)
+        )
     close(got.numpy(), want, dtype)
 
 
@@ -251,10 +258,10 @@ def test_vmap_of_jvp_and_jvp_of_vmap(dtype: Any) -> None:
         return autodiff.jvp(cw_g, (x, y), (tx, ty))
 
     with jax.enable_x64(True):
-        want_out, want_tan = jax.vmap(lambda x, y, tx, ty: jax.jvp(jax_g, (x, y), (tx, ty)))(
+        want_out, want_tan = jax_oracles.jitted(jax.vmap(lambda x, y, tx, ty: jax.jvp(jax_g, (x, y), (tx, ty))))(
             *map(jnp.asarray, (xs, ys, txs, tys))
         )
-        want_out2, want_tan2 = jax.jvp(jax.vmap(jax_g), (jnp.asarray(xs), jnp.asarray(ys)),
+        want_out2, want_tan2 = jax_oracles.jvp(jax.vmap(jax_g), (jnp.asarray(xs), jnp.asarray(ys)),
                                        (jnp.asarray(txs), jnp.asarray(tys)))  # fmt: skip
     out, tan = autodiff.vmap(cw_jvp)(*map(rt.asarray, (xs, ys, txs, tys)))
     close(out.numpy(), want_out, dtype)
@@ -286,8 +293,10 @@ def test_vmap_of_grad_and_grad_of_vmap_with_dict_parameters(dtype: Any) -> None:
     )
     with jax.enable_x64(True):
         jp = tree_map(jnp.asarray, p)
-        want_per = jax.vmap(jax.grad(jax_loss), in_axes=(None, 0))(jp, jnp.asarray(xs))
-        want_total = jax.grad(lambda q: jnp.sum(jax.vmap(jax_loss, in_axes=(None, 0))(q, jnp.asarray(xs))))(jp)
+        want_per = jax_oracles.jitted(jax.vmap(jax.grad(jax_loss), in_axes=(None, 0)))(jp, jnp.asarray(xs))
+        want_total = jax_oracles.jitted(
+            jax.grad(lambda q: jnp.sum(jax.vmap(jax_loss, in_axes=(None, 0))(q, jnp.asarray(xs))))
+        )(jp)
     trees_close(per, want_per, dtype, conj=conj)
     trees_close(total, want_total, dtype, conj=conj)
 
@@ -335,5 +344,7 @@ def test_random_trees_and_axes_match_jax_vmap(case: tuple[dict[str, Any], Any, A
         lambda q: tree_fn(q, F.sin, lambda v: F.reduce_sum(v, tuple(range(v.ndim)))), in_axes, out_axes
     )(to_tensors(p))
     with jax.enable_x64(True):
-        want = jax.vmap(lambda q: tree_fn(q, jnp.sin, jnp.sum), in_axes, out_axes)(tree_map(jnp.asarray, p))
+        want = jax_oracles.jitted(jax.vmap(lambda q: tree_fn(q, jnp.sin, jnp.sum), in_axes, out_axes))(
+            tree_map(jnp.asarray, p)
+        )
     trees_close(got, want, dtype)

@@ -1,0 +1,64 @@
+"""JAX's transforms, compiled whole: the references of the tests that compare with JAX.
+
+Eager ``jax.jvp(f, ...)`` or ``jax.grad(f)(x)`` compiles one XLA executable per primitive,
+shape and dtype the derivative program runs (a linalg JVP is 50 of them), and compiling is most
+of the test suite's CPU time. The same transform under ``jax.jit`` is one executable. These
+helpers give the reference a test needs as one compiled program:
+
+* ``jitted(jax.grad(f))(x)`` for any transformed function called on arrays;
+* ``jvp(f, primals, tangents)`` for ``jax.jvp``;
+* ``vjp(f, *primals)`` for ``jax.vjp`` without ``has_aux``: the pullback it returns compiles
+  the forward and backward passes together on its first call.
+
+What ``jax.jit`` changes is XLA's freedom to fuse, so a compiled reference may differ from the
+eager one in the last bits (the parity sweep measured it per op family: see ``PACKING`` in
+``autodiff/parity/packing.py``). Use these only where a test compares within a tolerance; the
+bit-for-bit tests keep eager JAX. A function that needs concrete values (Python control flow
+on an array, a shape from an argument) cannot be compiled; it runs eagerly instead, so the
+reference is always JAX's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+
+#: What tracing raises for a function that reads concrete values: run it eagerly instead.
+_NEEDS_VALUES: tuple[type[BaseException], ...] = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.TracerBoolConversionError,
+    jax.errors.TracerIntegerConversionError,
+)
+
+
+def jitted(fn: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Any]:
+    """``fn`` compiled by ``jax.jit``; called eagerly where tracing needs concrete values."""
+    compiled = jax.jit(fn, **jit_kwargs)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return compiled(*args, **kwargs)
+        except _NEEDS_VALUES:
+            return fn(*args, **kwargs)
+
+    return call
+
+
+def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """``jax.jvp(fn, primals, tangents)`` as one compiled program."""
+    return jitted(lambda p, t: jax.jvp(fn, p, t))(tuple(primals), tuple(tangents))  # type: ignore[no-any-return]
+
+
+def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """``jax.vjp(fn, *primals)``: the primal output (compiled), and a pullback compiled with
+    the forward pass on its first call."""
+    out = jitted(fn)(*primals)
+    pullback = jitted(lambda p, ct: jax.vjp(fn, *p)[1](ct))
+
+    def apply(ct: Any) -> tuple[Any, ...]:
+        return pullback(primals, ct)  # type: ignore[no-any-return]
+
+    return out, apply
