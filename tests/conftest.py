@@ -53,7 +53,6 @@ def pytest_configure(config: pytest.Config) -> None:
     Every executable is kept however quickly it compiled, as ``castwise parity`` does, and the
     sweeps the tests run use the same directory instead of the user's cache.
     """
-    _cheaper_xla_compiles()
     directory = os.environ.get("CASTWISE_TEST_XLA_CACHE")
     if directory is None:
         cache = getattr(config, "cache", None)  # None under -p no:cacheprovider: no cache then
@@ -313,27 +312,6 @@ def _release_memory() -> None:
     gc.collect()
     if _LIBC is not None:
         _LIBC.malloc_trim(0)
-
-
-#: XLA's flag that skips LLVM's costly optimisation passes when it compiles for the CPU
-_SKIP_EXPENSIVE_PASSES = "--xla_llvm_disable_expensive_passes=true"
-
-
-def _cheaper_xla_compiles() -> None:
-    """Compile the tests' JAX programs without LLVM's expensive passes (unless
-    ``CASTWISE_TEST_FULL_XLA_OPT=1``, or the user's ``XLA_FLAGS`` already say otherwise).
-
-    Compiling is most of the suite's CPU time (about 410 of its 660 CPU seconds of test calls,
-    12,700 small executables), and the tests never time the programs they compile, only read
-    their results. The flag trims LLVM's optimisation of the generated code, not what it
-    computes: XLA leaves fast-math off on the CPU, so LLVM may not change a float result. The
-    suite passes both ways, its bit-for-bit tests of castwise's kernels against XLA included
-    (docs/testing.md gives both figures).
-    """
-    flags = os.environ.get("XLA_FLAGS", "")
-    if os.environ.get("CASTWISE_TEST_FULL_XLA_OPT") == "1" or "xla_llvm_disable_expensive_passes" in flags:
-        return
-    os.environ["XLA_FLAGS"] = f"{flags} {_SKIP_EXPENSIVE_PASSES}".strip()
 
 
 _LIBC_NAME = ctypes.util.find_library("c") if sys.platform.startswith("linux") else None
