@@ -198,7 +198,7 @@ def _selected(options: Options) -> list[Case]:
     if options.oracle:
         made = _oracle_options(options.oracle)
         cases = build_cases(made.policies, made.ops, made.dtypes, made.seed, made.quick)
-        return [c for c in cases if _matches(c.spec, options.ops)]
+        return [c for c in cases if _matches(c.spec, options.ops) and c.policy in options.policies]
     return build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
 
 
@@ -301,7 +301,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--dtypes", default=None, metavar="LIST",
                    help="comma-separated dtypes (names or short names; 'core', 'float8', 'narrow-int'); a case runs "
                    "when all its dtypes are listed (default: core + float8 + narrow-int)")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0, metavar="N",
+    p.add_argument("--seed", type=int, default=None, metavar="N",
                    help="seed of the inputs and sampled dtype pairs, 0 or more (default 0)")  # fmt: skip
     p.add_argument(
         "--quick",
@@ -446,8 +446,9 @@ def _options(args: Any) -> Options:
     dtypes = _dtypes(args.dtypes)
     patterns = _patterns(args.ops)
     jobs = _jobs(args.jobs)
-    if args.seed < 0:
-        raise _UsageError(f"--seed takes 0 or more, got {args.seed}")
+    seed = 0 if args.seed is None else args.seed
+    if seed < 0:
+        raise _UsageError(f"--seed takes 0 or more, got {seed}")
     if args.max_failures < 0:
         raise _UsageError(f"--max-failures takes 0 or more, got {args.max_failures}")
     for flag, path in (("--json", args.json_file), ("--markdown", args.markdown_file)):
@@ -467,7 +468,7 @@ def _options(args: Any) -> Options:
     if save:
         _writable_dir("--save-oracle", save)
     base = "" if getattr(args, "no_store", False) else store.store_base()
-    options = Options(policies, patterns, dtypes, args.seed, args.quick, jobs, args.strict, cache, shard,
+    options = Options(policies, patterns, dtypes, seed, args.quick, jobs, args.strict, cache, shard,
                       base, refresh, os.path.abspath(oracle) if oracle else "",
                       os.path.abspath(save) if save else "", store.RELEASE_ABOVE_MB,
                       pack=not getattr(args, "no_pack", False))  # fmt: skip
@@ -476,9 +477,31 @@ def _options(args: Any) -> Options:
             made = _oracle_options(options.oracle)
         except (store.OracleError, KeyError, ValueError, TypeError) as err:
             raise _UsageError(f"--oracle: {err}") from None
-        options = replace(options, policies=made.policies, dtypes=made.dtypes, seed=made.seed, quick=made.quick,
+        _replay_conflicts(args, made)
+        narrowed = tuple(p for p in made.policies if p in policies) if args.policies else made.policies
+        options = replace(options, policies=narrowed, dtypes=made.dtypes, seed=made.seed, quick=made.quick,
                           store="", compile_cache="")  # fmt: skip
     return options
+
+
+def _replay_conflicts(args: Any, made: Options) -> None:
+    """Refuse a selection flag that asks a replay for cases the database was not made with.
+
+    A database holds one seed's inputs of one selection: a different ``--seed``, ``--quick`` on a
+    full database, other ``--dtypes`` or a policy it lacks would silently replay something else.
+    ``--policy`` and ``--ops`` may narrow the replay to part of what it holds."""
+    where = f"--oracle {args.oracle}"
+    if args.seed is not None and args.seed != made.seed:
+        raise _UsageError(f"{where} holds seed {made.seed}'s inputs; --seed {args.seed} cannot be replayed from it")
+    if args.quick and not made.quick:
+        raise _UsageError(f"{where} holds a full sweep; --quick samples other inputs: replay it without --quick")
+    if args.dtypes is not None:
+        raise _UsageError(f"{where} replays the dtypes it was made with "
+                          f"({','.join(d.short for d in made.dtypes)}): --dtypes does not apply")  # fmt: skip
+    missing = [p for p in (args.policies or ()) if p not in made.policies]
+    if missing:
+        raise _UsageError(f"{where} holds policies {' '.join(made.policies)}; --policy {' '.join(missing)} "
+                          "is not among them")  # fmt: skip
 
 
 def _writable_dir(flag: str, path: str) -> None:

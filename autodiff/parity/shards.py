@@ -207,7 +207,7 @@ def merge_reports(reports: Sequence[tuple[str, dict[str, Any]]], strict: bool = 
 
 #: ``castwise parity`` options that choose or run cases: a merge takes its cases from the reports.
 _RUN_OPTIONS: Final = (("shard", "--shard", None), ("policies", "--policy", None), ("ops", "--ops", "*"),
-                       ("dtypes", "--dtypes", None), ("seed", "--seed", 0), ("quick", "--quick", False),
+                       ("dtypes", "--dtypes", None), ("seed", "--seed", None), ("quick", "--quick", False),
                        ("jobs", "--jobs", None), ("compile_cache", "--compile-cache", None),
                        ("no_compile_cache", "--no-compile-cache", False))  # fmt: skip
 

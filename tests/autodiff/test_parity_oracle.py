@@ -181,3 +181,34 @@ def test_a_wrong_or_corrupt_reference_in_the_oracle_fails_the_replay_naming_it(
     assert f"reference: {records.path(wrong)}" in report.render()
     (crash,) = failed[corrupt].checks
     assert records.path(corrupt) in crash.message and "truncated" in crash.message
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (("--seed", "3"), "holds seed 0's inputs; --seed 3 cannot be replayed"),
+        (("--quick",), "holds a full sweep; --quick samples other inputs"),
+        (("--dtypes", "f32"), "replays the dtypes it was made with"),
+        (("--policy", "numpy"), "holds policies jax torch; --policy numpy is not among them"),
+    ],
+)
+def test_a_replay_refuses_a_selection_the_database_was_not_made_with(
+    oracle: tuple[Path, dict[str, Any], str], capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], says: str
+) -> None:
+    db, _, _ = oracle
+    code, out, err = _main(capsys, "parity", "--oracle", str(db), "--no-progress", *flags)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and err.startswith("castwise parity:") and says in err, err
+
+
+def test_a_replay_narrowed_by_policy_and_seed_it_holds_replays_that_part(
+    oracle: tuple[Path, dict[str, Any], str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db, fresh, _ = oracle
+    out = tmp_path / "torch.json"
+    code, _, err = _main(capsys, "parity", "--oracle", str(db), "--no-progress", "--seed", "0", "--policy", "torch",
+                         "--json", str(out))  # fmt: skip
+    assert code == 0, err
+    replayed = json.loads(out.read_text())
+    want = [c for c in _case_checks(fresh) if c[0].endswith("@torch")]
+    assert want and _case_checks(replayed) == want
