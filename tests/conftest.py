@@ -22,13 +22,16 @@ and differ in speed; ``benchmarks/test_cost.py DIR`` sums the lines by file and 
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ctypes.util
 import gc
 import os
 import re
 import resource
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Generator
 from typing import TextIO
@@ -59,6 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
         directory = "" if cache is None else str(cache.mkdir("xla"))
     # ``castwise parity`` run by the tests: here too, never in the user's cache
     os.environ["CASTWISE_PARITY_CACHE"] = directory
+    _fresh_reference_store()
     if not directory:
         return
     settings_ = {
@@ -293,6 +297,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for position, item in enumerate(group):
             if position not in kept:
                 item.add_marker(pytest.mark.slow)
+
+
+def _fresh_reference_store() -> None:
+    """The sweeps the tests run keep their references in a store of this run's own (shared by the
+    xdist workers, which inherit it, and removed at the end), never in the user's: a test must
+    not read a reference an earlier run or another castwise left there."""
+    if "CASTWISE_PARITY_STORE" in os.environ:
+        return
+    directory = tempfile.mkdtemp(prefix="castwise-test-store-")
+    os.environ["CASTWISE_PARITY_STORE"] = directory
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
 
 
 def _release_memory() -> None:

@@ -198,8 +198,15 @@ def _selected(options: Options) -> list[Case]:
     if options.oracle:
         made = _oracle_options(options.oracle)
         cases = build_cases(made.policies, made.ops, made.dtypes, made.seed, made.quick)
-        return [c for c in cases if _matches(c.spec, options.ops) and c.policy in options.policies]
+        held = _oracle_cases(options.oracle)  # (a shard's database holds part of its selection)
+        return [c for c in cases if c.id in held and _matches(c.spec, options.ops) and c.policy in options.policies]
     return build_cases(options.policies, options.ops, options.dtypes, options.seed, options.quick)
+
+
+@functools.lru_cache(maxsize=2)
+def _oracle_cases(root: str) -> frozenset[str]:
+    """The ids of the cases an oracle database holds (its manifest's)."""
+    return frozenset(store.read_manifest(root)["cases"])
 
 
 @functools.lru_cache(maxsize=2)
@@ -242,8 +249,9 @@ def run_parity(options: Options, progress: TextIO | None = sys.stderr) -> Report
         selection = {"policies": list(options.policies), "ops": list(options.ops),
                      "dtypes": [d.name for d in options.dtypes], "seed": options.seed,
                      "quick": options.quick}  # fmt: skip
-        store.RecordDir(options.save_oracle).write_manifest(
-            store.oracle_manifest(selection, [c.id for c in cases], options.seed)
+        whole = _cases_for(replace(options, shard=None)) if options.shard is not None else cases
+        store.RecordDir(options.save_oracle).add_to_manifest(
+            store.oracle_manifest(selection, [c.id for c in cases], options.seed), [c.id for c in whole]
         )
     return Report(results, options.seed, options.quick, options.policies, time.monotonic() - start, options.strict)
 

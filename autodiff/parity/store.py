@@ -283,6 +283,24 @@ class RecordDir:
     def write_manifest(self, manifest: Mapping[str, Any]) -> None:
         _write_atomic(os.path.join(self.root, MANIFEST), json.dumps(manifest, indent=1).encode() + b"\n")
 
+    def add_to_manifest(self, manifest: Mapping[str, Any], order: Sequence[str]) -> None:
+        """Write ``manifest``, keeping the cases of a manifest already there for the same selection
+        (another shard of the run saved into the same database), in ``order`` (the whole
+        selection's). Locked, so that shards finishing at once do not drop each other's cases."""
+        import fcntl  # (POSIX; the store's records need no lock: each is written atomically)
+
+        os.makedirs(self.root, exist_ok=True)
+        with open(os.path.join(self.root, MANIFEST + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            cases = set(manifest["cases"])
+            try:
+                earlier = read_manifest(self.root)
+            except OracleError:
+                earlier = None
+            if earlier is not None and earlier.get("selection") == manifest["selection"]:
+                cases |= set(earlier.get("cases", ()))
+            self.write_manifest({**manifest, "cases": [c for c in order if c in cases]})
+
 
 # -- provenance and where the store lives ---------------------------------------------------------------
 

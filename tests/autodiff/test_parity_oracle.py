@@ -212,3 +212,23 @@ def test_a_replay_narrowed_by_policy_and_seed_it_holds_replays_that_part(
     replayed = json.loads(out.read_text())
     want = [c for c in _case_checks(fresh) if c[0].endswith("@torch")]
     assert want and _case_checks(replayed) == want
+
+
+def test_shards_saved_into_one_database_replay_as_the_whole_run(
+    oracle: tuple[Path, dict[str, Any], str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _, fresh, _ = oracle
+    db = tmp_path / "sharded"
+    for k in (1, 2, 3):
+        code, _, err = _main(
+            capsys, "parity", *_ARGS, "--no-store", "--no-progress", "--shard", f"{k}/3", "--save-oracle", str(db)
+        )
+        assert code == 0, err
+        if k == 1:  # the first shard's database replays its own part
+            held = store.read_manifest(str(db))["cases"]
+            assert 0 < len(held) < len(fresh["cases"])
+    assert store.read_manifest(str(db))["cases"] == [c["id"] for c in fresh["cases"]]  # in the selection's order
+    out = tmp_path / "replayed.json"
+    code, _, err = _main(capsys, "parity", "--oracle", str(db), "--no-progress", "--json", str(out))
+    assert code == 0, err
+    assert _case_checks(json.loads(out.read_text())) == _case_checks(fresh)
