@@ -34,10 +34,12 @@ outer recording sees every op and differentiates through it.
 
 A call that repeats a signature with untracked Tensor arguments only is the
 per-call path ``__call__``: a flat key (policy, dtypes, shapes), one dict
-lookup, the compiled call on the arguments' NumPy storage, and the results.
-Its costs are what is left of the NumPy boundary: XLA reads 64-byte aligned
-arrays in place and copies others in; one wait for the execution; one view (or
-copy) per result.
+lookup, the compiled call on the arguments' device buffers, and the results.
+The buffers are cached per Tensor while it is unchanged (``autodiff.jit_buffers``,
+guarded by the version counters; ``device_buffers=False`` passes the NumPy
+storage instead, which XLA reads in place when 64-byte aligned and copies
+otherwise). Its costs are what is left of the NumPy boundary: one wait for the
+execution; one view (or copy) per result.
 
 Keyword arguments, ``static_argnums`` and ``static_argnames`` (as ``jax.jit`` has them) are
 split off in ``autodiff.jit_args``; a call with neither keywords nor static positions keeps the

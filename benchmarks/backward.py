@@ -384,21 +384,21 @@ def report(
     print("targets (issue 24), median ratios:")
     print("  1. eager autodiff.grad <= 1.0x the best of PyTorch (best thread count) and HIPS autograd:")
     for workload in workloads:
-        peers = {}
+        against: dict[str, list[float]] = {}
         if torch_counts:
-            peers[f"torch {torch_best[workload]} thr"] = timed[workload, f"torch {torch_best[workload]}"]
+            against[f"torch {torch_best[workload]} thr"] = timed[workload, f"torch {torch_best[workload]}"]
         else:
             print(f"     {workload:<10} vs torch: not installed")
         if (workload, "autograd") in timed:
-            peers["autograd"] = timed[workload, "autograd"]
+            against["autograd"] = timed[workload, "autograd"]
         else:
             print(f"     {workload:<10} vs autograd: not installed")
-        if not peers:
+        if not against:
             continue
         cw = timed[workload, "castwise"]
-        best_peer = [min(ts) for ts in zip(*peers.values(), strict=True)]  # the faster peer in each round
+        best_peer = [min(ts) for ts in zip(*against.values(), strict=True)]  # the faster peer in each round
         ratio = median_ratio(cw, best_peer)
-        each = ", ".join(f"{name} {median_ratio(cw, ts):.2f}x" for name, ts in peers.items())
+        each = ", ".join(f"{name} {median_ratio(cw, ts):.2f}x" for name, ts in against.items())
         print(f"     {workload:<10} {ratio:5.2f}x  {verdict(ratio):<8} ({each})")
     print("  2. autodiff.jit(autodiff.grad(f)) <= 1.0x jax.jit(jax.grad(f)):")
     for workload in workloads:

@@ -81,7 +81,7 @@ def test_the_hook_is_the_one_transfer(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 #: in-place writes castwise counts, each a way to change an argument between calls
-WRITES: dict[str, Callable[[Tensor], None]] = {
+WRITES: dict[str, Callable[[Tensor], object]] = {
     "iadd": lambda t: t.__iadd__(1.5),
     "imul": lambda t: t.__imul__(-2.0),
     "fill_": lambda t: t.fill_(0.25),
