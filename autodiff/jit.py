@@ -36,8 +36,8 @@ A call that repeats a signature with untracked Tensor arguments only is the
 per-call path ``__call__``: a flat key (policy, dtypes, shapes), one dict
 lookup, the compiled call on the arguments' device buffers, and the results.
 The buffers are cached per Tensor while it is unchanged (``autodiff.jit_buffers``,
-guarded by the version counters; ``device_buffers=False`` passes the NumPy
-storage instead, which XLA reads in place when 64-byte aligned and copies
+guarded by the version counters) with ``device_buffers=True``; by default the
+NumPy storage goes in, which XLA reads in place when 64-byte aligned and copies
 otherwise). Its costs are what is left of the NumPy boundary: one wait for the
 execution; one view (or copy) per result.
 
@@ -112,7 +112,7 @@ class _Entry:
     compile_s: float | None = None
     #: whether Tensor arguments go in as cached device buffers and results are entered in that cache
     #: (``autodiff.jit_buffers``), or as their NumPy storage
-    device_buffers: bool = True
+    device_buffers: bool = False
     #: the array Tensors in, what ``f`` returns out: the compiled program and the result wrapping
     run: Callable[[Sequence[Tensor]], Any] | None = None
     #: for ``kind == "tree"``: the structure of what ``f`` returned (its leaves are the graph outputs)
@@ -168,7 +168,7 @@ class Jitted:
         verify_graphs: bool = True,
         static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
-        device_buffers: bool = True,
+        device_buffers: bool = False,
     ) -> None:
         # name and docstring only: copying f's __dict__ (another Jitted's cache) would share state
         functools.update_wrapper(self, f, updated=())  # type: ignore[arg-type]
@@ -575,7 +575,7 @@ def jit(
     static_argnums: int | Sequence[int] | None = None,
     static_argnames: str | Sequence[str] | None = None,
     copy: bool = False,
-    device_buffers: bool = True,
+    device_buffers: bool = False,
 ) -> Jitted:
     """Compile ``f`` (pytrees of Tensors in and out) with JAX, once per signature.
 
@@ -600,15 +600,17 @@ def jit(
     arguments or constants of ``f`` are copied). ``copy=True`` returns fresh,
     writable NumPy arrays instead, at the cost of one copy per result.
 
-    With ``device_buffers=True`` (the default) a Tensor argument is put on the
+    With ``device_buffers=True`` (opt-in) a Tensor argument is put on the
     device once and its ``jax.Array`` reused by later calls while the Tensor is
     unchanged (same storage, same version counter: an in-place write through
     castwise, through any view, puts it again), and each result's XLA buffer is
     kept with it, so a result passed back in is not transferred
     (``autodiff.jit_buffers``; a freed Tensor releases its buffer). Writes
     castwise cannot count, into a NumPy array the user wrapped and still
-    writes, are not seen: write through castwise, or ``jit_buffers.forget(t)``,
-    or pass ``device_buffers=False`` (each call reads the NumPy storage).
+    writes, are not seen: write through castwise, or ``jit_buffers.forget(t)``.
+    That is why it is not the default: the default call reads each argument's
+    NumPy storage, which XLA on the CPU reads in place when it is 64-byte aligned,
+    so it always sees what eager execution sees.
 
     ``f`` may return ``None`` among its outputs (``vjp``'s cotangent for an
     integer input); it is passed through.
