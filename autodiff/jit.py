@@ -34,10 +34,12 @@ outer recording sees every op and differentiates through it.
 
 A call that repeats a signature with untracked Tensor arguments only is the
 per-call path ``__call__``: a flat key (policy, dtypes, shapes), one dict
-lookup, the compiled call on the arguments' NumPy storage, and the results.
-Its costs are what is left of the NumPy boundary: XLA reads 64-byte aligned
-arrays in place and copies others in; one wait for the execution; one view (or
-copy) per result.
+lookup, the compiled call on the arguments' device buffers, and the results.
+The buffers are cached per Tensor while it is unchanged (``autodiff.jit_buffers``,
+guarded by the version counters) with ``device_buffers=True``; by default the
+NumPy storage goes in, which XLA reads in place when 64-byte aligned and copies
+otherwise). Its costs are what is left of the NumPy boundary: one wait for the
+execution; one view (or copy) per result.
 
 Keyword arguments, ``static_argnums`` and ``static_argnames`` (as ``jax.jit`` has them) are
 split off in ``autodiff.jit_args``; a call with neither keywords nor static positions keeps the
@@ -67,6 +69,7 @@ import numpy as np
 from autodiff.api import grad
 from autodiff.custom import calls_in, captured_arrays
 from autodiff.jit_args import bind, resolve_static
+from autodiff.jit_buffers import buffers, remember
 from autodiff.pytree import leaf_paths, tree_flatten, tree_leaves, tree_unflatten
 from passes.lower_jax import export_stablehlo, lower_to_jax, needs_x64
 from passes.verify import verify
@@ -107,8 +110,11 @@ class _Entry:
     #: seconds spent tracing + lowering, and compiling (first call)
     trace_s: float = 0.0
     compile_s: float | None = None
-    #: storage arrays in, what ``f`` returns out: the compiled program and the result wrapping
-    run: Callable[[Sequence[np.ndarray]], Any] | None = None
+    #: whether Tensor arguments go in as cached device buffers and results are entered in that cache
+    #: (``autodiff.jit_buffers``), or as their NumPy storage
+    device_buffers: bool = False
+    #: the array Tensors in, what ``f`` returns out: the compiled program and the result wrapping
+    run: Callable[[Sequence[Tensor]], Any] | None = None
     #: for ``kind == "tree"``: the structure of what ``f`` returned (its leaves are the graph outputs)
     treedef: Any = None
 
@@ -162,18 +168,20 @@ class Jitted:
         verify_graphs: bool = True,
         static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
+        device_buffers: bool = False,
     ) -> None:
         # name and docstring only: copying f's __dict__ (another Jitted's cache) would share state
         functools.update_wrapper(self, f, updated=())  # type: ignore[arg-type]
         self.f = f
         self.copy = copy
         self.verify_graphs = verify_graphs
+        self.device_buffers = device_buffers
         self.traces = 0
         self.static_argnums, self.static_argnames = resolve_static(f, _name(f), static_argnums, static_argnames)
         self._cache: dict[Any, _Entry] = {}
         #: (policy, dtype, shape, dtype, shape, ...) of untracked all-Tensor signatures that ran
         #: once -> the entry's runner (what ``__call__`` looks up)
-        self._fast: dict[tuple[Any, ...], Callable[[Sequence[np.ndarray]], Any]] = {}
+        self._fast: dict[tuple[Any, ...], Callable[[Sequence[Tensor]], Any]] = {}
 
     # -- tracing and compiling ----------------------------------------------------------------
 
@@ -267,6 +275,7 @@ class Jitted:
             out_weak=[v.weak for v in graph.outputs],
             copied=[self.copy or v.producer is None for v in graph.outputs],
             trace_s=time.perf_counter() - start,
+            device_buffers=self.device_buffers,
         )
         entry.run = _closure_guard(entry, _runner(entry))
         return entry
@@ -318,7 +327,6 @@ class Jitted:
         # is not None: an outer recording may need the ops), a signature not run yet.
         # the active Policy object (as _entry keys; one activated by object is not in the registry)
         key: list[Any] = [_policies.get(_policy_state.name) or get_policy_object(), _policy_state.default_float]
-        arrays = []
         for a in args:
             try:
                 array = a._array
@@ -330,11 +338,10 @@ class Jitted:
                     key.append(True)  # a weak input promotes differently (nothing else in a key is True)
             except AttributeError:
                 return self._call(args)
-            arrays.append(array)
         run = self._fast.get(tuple(key))
         if run is None:
             return self._call(args)
-        return run(arrays)
+        return run(args)
 
     def _call(self, args: Sequence[Any], kwargs: dict[str, Any] | None = None) -> Any:
         if hooks.current_recorder() is not None and any(
@@ -344,13 +351,12 @@ class Jitted:
         entry, tensors = self._entry(args, kwargs)
         run = entry.run
         assert run is not None
-        arrays = [t._array for t in tensors]
         if entry.compile_s is None:
             start = time.perf_counter()
-            result = run(arrays)
+            result = run(tensors)
             entry.compile_s = time.perf_counter() - start
         else:
-            result = run(arrays)
+            result = run(tensors)
         if not kwargs and not self.static_argnums and all(isinstance(a, Tensor) and a.node is None for a in args):
             # later calls with this signature take the fast path in __call__ (this one compiled the program)
             key: list[Any] = [get_policy_object(), _policy_state.default_float]
@@ -367,7 +373,7 @@ def _name(f: Any) -> str:
     return getattr(f, "__name__", None) or type(f).__name__
 
 
-def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) -> Callable[[Sequence[np.ndarray]], Any]:
+def _closure_guard(entry: _Entry, run: Callable[[Sequence[Tensor]], Any]) -> Callable[[Sequence[Tensor]], Any]:
     """``run``, checking first that nothing the compiled program holds the trace-time values
     of was written in place since the trace: a constant of the graph (an array ``f`` closes
     over), and the memory a folded constant was computed from (``rt.cos(c)``, or the
@@ -384,9 +390,9 @@ def _closure_guard(entry: _Entry, run: Callable[[Sequence[np.ndarray]], Any]) ->
     if check is None:
         return run
 
-    def guarded(arrays: Sequence[np.ndarray]) -> Any:
+    def guarded(tensors: Sequence[Tensor]) -> Any:
         check()
-        return run(arrays)
+        return run(tensors)
 
     return guarded
 
@@ -435,8 +441,14 @@ def _staleness_check(entry: _Entry) -> Callable[[], None] | None:
 _PENDING = np.empty(0)
 
 
-def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
-    """The function that runs ``entry``'s compiled program on storage arrays and returns what ``f`` returned.
+def _runner(entry: _Entry) -> Callable[[Sequence[Tensor]], Any]:
+    """The function that runs ``entry``'s compiled program on the array Tensors and returns what ``f`` returned.
+
+    The program gets each Tensor's cached device buffer (``jit_buffers.buffers``: put on the
+    device once, reused while the Tensor is unchanged), or its NumPy storage with
+    ``device_buffers=False``. Each result that is a view of its own XLA buffer (not a copy) is
+    entered in the buffer cache with that ``jax.Array``, so passing it to the next jitted call
+    transfers nothing.
 
     XLA on CPU dispatches asynchronously: the call returns while worker threads
     compute. The result Tensors and their tuple/list are built in that window;
@@ -446,31 +458,53 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
     ``block_until_ready`` first saves a thread wake-up but was measured to cost
     more than it saves.)
     """
-    compiled = entry.compiled
-    if entry.x64:
+    jitted = entry.compiled
+    x64 = entry.x64
+    if entry.device_buffers:
+        if x64:
+            import jax
+
+            def compiled(*tensors: Tensor) -> Sequence[Any]:
+                inputs = buffers(tensors, True)
+                with jax.enable_x64(True):
+                    return jitted(*inputs)  # type: ignore[no-any-return]
+
+        else:
+
+            def compiled(*tensors: Tensor) -> Sequence[Any]:
+                return jitted(*buffers(tensors, False))  # type: ignore[no-any-return]
+
+    elif x64:
         import jax
 
-        jitted = compiled
-
-        def compiled(*arrays: np.ndarray) -> Sequence[Any]:
+        def compiled(*tensors: Tensor) -> Sequence[Any]:
             with jax.enable_x64(True):
-                return jitted(*arrays)  # type: ignore[no-any-return]
+                return jitted(*[t._array for t in tensors])  # type: ignore[no-any-return]
+
+    else:
+
+        def compiled(*tensors: Tensor) -> Sequence[Any]:
+            return jitted(*[t._array for t in tensors])  # type: ignore[no-any-return]
 
     dtypes = entry.out_dtypes
     weak = [i for i, w in enumerate(entry.out_weak) if w]  # (usually none)
     # np.array copies XLA's read-only buffer into a writable array; np.asarray is a view of it
     convs = [np.array if fresh else np.asarray for fresh in entry.copied]
+    # results entered in the buffer cache with their jax.Array: the views (copies have no buffer)
+    kept = [i for i, fresh in enumerate(entry.copied) if not fresh] if entry.device_buffers else []
     kind, layout = entry.kind, entry.layout
     pending = _PENDING
 
     if kind == "tree":  # a pytree other than a Tensor or a flat tuple/list
         treedef = entry.treedef
 
-        def run_tree(arrays: Sequence[np.ndarray]) -> Any:
-            outs = compiled(*arrays)
+        def run_tree(tensors: Sequence[Tensor]) -> Any:
+            outs = compiled(*tensors)
             results = [Tensor(pending, d) for d in dtypes]
             for t, conv, o in zip(results, convs, outs, strict=True):
                 t._array = conv(o)
+            for i in kept:
+                remember(results[i], outs[i])
             for i in weak:
                 results[i].weak = True
             return tree_unflatten(treedef, results)
@@ -479,8 +513,8 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
 
     if not dtypes:  # f returned only Nones (or nothing)
 
-        def run_nothing(arrays: Sequence[np.ndarray]) -> Any:
-            compiled(*arrays)
+        def run_nothing(tensors: Sequence[Tensor]) -> Any:
+            compiled(*tensors)
             items = [None] * len(layout)
             return tuple(items) if kind == "tuple" else items
 
@@ -490,34 +524,42 @@ def _runner(entry: _Entry) -> Callable[[Sequence[np.ndarray]], Any]:
         if kind == "single":
             (d0,), (conv0,) = dtypes, convs
 
-            def run_single(arrays: Sequence[np.ndarray]) -> Any:
-                (out,) = compiled(*arrays)
+            keep0 = bool(kept)
+
+            def run_single(tensors: Sequence[Tensor]) -> Any:
+                (out,) = compiled(*tensors)
                 result = Tensor(pending, d0)
                 result._array = conv0(out)
+                if keep0:
+                    remember(result, out)
                 if weak:
                     result.weak = True
                 return result
 
             return run_single
 
-        def run_sequence(arrays: Sequence[np.ndarray]) -> Any:
-            outs = compiled(*arrays)
+        def run_sequence(tensors: Sequence[Tensor]) -> Any:
+            outs = compiled(*tensors)
             results = [Tensor(pending, d) for d in dtypes]
             packed = tuple(results) if kind == "tuple" else results
             for t, conv, o in zip(results, convs, outs):  # noqa: B905
                 t._array = conv(o)
+            for i in kept:
+                remember(results[i], outs[i])
             for i in weak:
                 results[i].weak = True
             return packed
 
         return run_sequence
 
-    def run(arrays: Sequence[np.ndarray]) -> Any:
-        outs = compiled(*arrays)
+    def run(tensors: Sequence[Tensor]) -> Any:
+        outs = compiled(*tensors)
         results = [Tensor(pending, d) for d in dtypes]
         items = [None if i is None else results[i] for i in layout]
         for t, conv, o in zip(results, convs, outs, strict=True):
             t._array = conv(o)
+        for i in kept:
+            remember(results[i], outs[i])
         for i in weak:
             results[i].weak = True
         if kind == "single":
@@ -533,6 +575,7 @@ def jit(
     static_argnums: int | Sequence[int] | None = None,
     static_argnames: str | Sequence[str] | None = None,
     copy: bool = False,
+    device_buffers: bool = False,
 ) -> Jitted:
     """Compile ``f`` (pytrees of Tensors in and out) with JAX, once per signature.
 
@@ -557,6 +600,18 @@ def jit(
     arguments or constants of ``f`` are copied). ``copy=True`` returns fresh,
     writable NumPy arrays instead, at the cost of one copy per result.
 
+    With ``device_buffers=True`` (opt-in) a Tensor argument is put on the
+    device once and its ``jax.Array`` reused by later calls while the Tensor is
+    unchanged (same storage, same version counter: an in-place write through
+    castwise, through any view, puts it again), and each result's XLA buffer is
+    kept with it, so a result passed back in is not transferred
+    (``autodiff.jit_buffers``; a freed Tensor releases its buffer). Writes
+    castwise cannot count, into a NumPy array the user wrapped and still
+    writes, are not seen: write through castwise, or ``jit_buffers.forget(t)``.
+    That is why it is not the default: the default call reads each argument's
+    NumPy storage, which XLA on the CPU reads in place when it is 64-byte aligned,
+    so it always sees what eager execution sees.
+
     ``f`` may return ``None`` among its outputs (``vjp``'s cotangent for an
     integer input); it is passed through.
 
@@ -565,7 +620,9 @@ def jit(
     >>> f(rt.asarray(np.zeros(3, np.float32))).numpy()
     array([1., 1., 1.], dtype=float32)
     """
-    return Jitted(f, copy=copy, static_argnums=static_argnums, static_argnames=static_argnames)
+    return Jitted(
+        f, copy=copy, static_argnums=static_argnums, static_argnames=static_argnames, device_buffers=device_buffers
+    )
 
 
 # -- the ``castwise export`` command ----------------------------------------------------------------

@@ -12,15 +12,20 @@ For each: castwise ``autodiff.grad`` (eager); PyTorch eager
 machine; HIPS ``autograd.grad``; ``jax.grad`` eager; ``jax.jit(jax.grad)``
 (compile excluded, reported separately); and a NumPy-only forward plus a
 hand-written backward. Ratios are castwise / other, wall clock, measured in the
-same run, with the contenders taking turns block by block (best block of
-``--repeat`` rounds). PyTorch, autograd and JAX are optional (``pip install
+same run, with the contenders taking turns block by block: ``--rounds`` rounds
+(default 7), each contender one timed block per round, and each reported ratio
+is the median over the rounds of castwise / other in the same round, so a burst
+of load on a shared machine moves a round or two, not the figure. PyTorch's
+best thread count is found in the same run (lowest median time of each count
+in ``--threads``). PyTorch, autograd and JAX are optional (``pip install
 castwise[bench]`` installs them): a missing one prints "not installed" and its
 columns are skipped.
 
-Targets (issue 17; the last lines say which are met): castwise's eager
-``autodiff.grad`` at or below HIPS autograd and PyTorch (best thread count) on
-all three workloads; ``autodiff.jit(autodiff.grad(f))`` at or below
-``jax.jit(jax.grad(f))`` on the chain and the small MLP.
+Targets (issue 24; the last lines say which are met, as median ratios):
+castwise's eager ``autodiff.grad`` at most 1.0x the best of HIPS autograd and
+PyTorch (best thread count) on all three workloads (per round, the faster of the
+two); ``autodiff.jit(autodiff.grad(f))`` at most 1.0x ``jax.jit(jax.grad(f))`` on
+all three (also shown without ``autodiff.jit``'s device buffers).
 
 Two more rows explain the MLP's ratio to NumPy: castwise's compiled gradient
 (``autodiff.jit`` of the same ``autodiff.grad``, with JAX installed), and the
@@ -28,7 +33,7 @@ floor of any eager castwise gradient, the ops castwise's derivative program runs
 (the loss, a materialised broadcast, both sides of ``out * out``), written as
 plain NumPy calls with no framework code between them.
 
-    python benchmarks/backward.py [--repeat N] [--threads N,N,...]
+    python benchmarks/backward.py [--rounds N] [--threads N,N,...]
 """
 
 from __future__ import annotations
@@ -153,20 +158,31 @@ def autograd_grads(x_chain: np.ndarray, mlps: dict[str, tuple[np.ndarray, ...]])
 Contender = tuple[Callable[[], Any], int, Callable[[], Any] | None]
 
 
-def interleaved(contenders: dict[tuple[str, str], Contender], repeat: int) -> dict[tuple[str, str], float]:
-    """Best seconds per call of each contender over ``repeat`` rounds. In each round every
+def interleaved(contenders: dict[tuple[str, str], Contender], rounds: int) -> dict[tuple[str, str], list[float]]:
+    """Seconds per call of each contender in each of ``rounds`` rounds. In each round every
     contender runs one timed block of calls in turn, so all of them see the same machine state
-    (on a loaded machine, timing one contender after another compares different moments)."""
-    best_of = dict.fromkeys(contenders, float("inf"))
-    for _ in range(repeat):
+    (on a loaded machine, timing one contender after another compares different moments), and
+    a ratio of two contenders in one round compares the same moment."""
+    times: dict[tuple[str, str], list[float]] = {key: [] for key in contenders}
+    for _ in range(rounds):
         for key, (fn, number, setup) in contenders.items():
             if setup is not None:
                 setup()  # (PyTorch's thread count, outside the timed block)
             start = time.perf_counter()
             for _ in range(number):
                 fn()
-            best_of[key] = min(best_of[key], (time.perf_counter() - start) / number)
-    return best_of
+            times[key].append((time.perf_counter() - start) / number)
+    return times
+
+
+def median_ratio(num: list[float], den: list[float]) -> float:
+    """The median over rounds of ``num[r] / den[r]``: each ratio compares one moment, and the
+    median ignores the rounds a burst of load hit one side of."""
+    return float(np.median([a / b for a, b in zip(num, den, strict=True)]))
+
+
+def verdict(ratio: float) -> str:
+    return "met" if ratio <= 1.0 else "NOT met"
 
 
 # -- NumPy forward + hand-written backward -------------------------------------------------------
@@ -212,7 +228,7 @@ def np_mlp_ops_castwise_runs(w1, b1, w2, x):  # type: ignore[no-untyped-def]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (at least 7 for the targets)")
     parser.add_argument(
         "--threads",
         default=",".join(str(k) for k in range(1, (os.cpu_count() or 1) + 1)),
@@ -297,7 +313,11 @@ def main() -> None:
         cw_chain_jit = autodiff.jit(cw_chain_grad)
         cw_chain_jit(t_chain)
         contenders["chain", "castwise jit"] = (lambda: cw_chain_jit(t_chain), number["chain"], None)
+        cw_chain_plain = autodiff.jit(cw_chain_grad, device_buffers=False)
+        cw_chain_plain(t_chain)
+        contenders["chain", "castwise jit numpy"] = (lambda: cw_chain_plain(t_chain), number["chain"], None)
         cw_mlp_jit = autodiff.jit(cw_mlp_grad)
+        cw_mlp_plain = autodiff.jit(cw_mlp_grad, device_buffers=False)
         for name, arrays in mlps.items():
             jx_args = [jnp.asarray(a) for a in arrays]
             jax.block_until_ready(eager_mlp(*jx_args))
@@ -313,64 +333,80 @@ def main() -> None:
             t = t_mlps[name]
             cw_mlp_jit(*t)
             contenders[name, "castwise jit"] = (lambda t=t: cw_mlp_jit(*t), number[name], None)
+            cw_mlp_plain(*t)
+            contenders[name, "castwise jit numpy"] = (lambda t=t: cw_mlp_plain(*t), number[name], None)
 
-    timed = interleaved(contenders, args.repeat)
+    timed = interleaved(contenders, args.rounds)
     if torch_counts:
         torch.set_num_threads(torch_saved_threads)
-    rows: dict[str, dict[str, float]] = {"chain": {}, "mlp": {}, "mlp large": {}}
-    compiled: dict[str, float] = {}
-    torch_threads: dict[str, int] = {}
-    for (workload, name), seconds in timed.items():
-        if name == "castwise jit":
-            compiled[workload] = seconds
-        elif name != "floor" and not name.startswith("torch "):
-            rows[workload][name] = seconds
-    for workload in rows:
-        if torch_counts:
-            rows[workload]["torch 1 thr"] = timed[workload, "torch 1"]
-            rows[workload]["torch best"], torch_threads[workload] = min(
-                (timed[workload, f"torch {k}"], k) for k in torch_counts
-            )
-    floor = timed["mlp", "floor"]
+    report(timed, torch_counts, compile_times, args.rounds)
 
-    for workload, times in rows.items():
-        cw = times["castwise"]
-        print(f"{workload}: castwise {cw * 1e3:.3f} ms per gradient")
-        for name, t in times.items():
-            if name == "castwise":
-                continue
-            extra = f"   ({torch_threads[workload]} threads)" if name == "torch best" else ""
-            print(f"  vs {name:<12} {t * 1e3:9.3f} ms   castwise/{name} = {cw / t:.2f}x{extra}")
-        if workload in compile_times:
-            print(f"  (jax.jit compile time, excluded above: {compile_times[workload] * 1e3:.0f} ms)")
-        if workload in compiled:
-            c = compiled[workload]
+
+def report(
+    timed: dict[tuple[str, str], list[float]], torch_counts: list[int], compile_times: dict[str, float], rounds: int
+) -> None:
+    """Print per workload the median castwise/peer ratio of each peer, then the targets."""
+    med = {key: float(np.median(ts)) for key, ts in timed.items()}
+    workloads = ("chain", "mlp", "mlp large")
+    torch_best: dict[str, int] = {}
+    for workload in workloads:
+        if torch_counts:  # PyTorch's best thread count in this run: the lowest median time
+            torch_best[workload] = min(torch_counts, key=lambda k, w=workload: med[w, f"torch {k}"])
+    print(f"{rounds} interleaved rounds; ratios are medians over the rounds of castwise/peer in the same round")
+    for workload in workloads:
+        cw = timed[workload, "castwise"]
+        print(f"{workload}: castwise eager grad {med[workload, 'castwise'] * 1e3:.3f} ms (median)")
+        peers = [(name, name) for (w, name) in timed if w == workload and name in ("numpy", "autograd", "jax eager")]
+        if torch_counts:
+            peers += [(f"torch {k} thr", f"torch {k}") for k in torch_counts]
+        for label, key in peers:
+            extra = (
+                "   <- PyTorch's best thread count" if torch_counts and key == f"torch {torch_best[workload]}" else ""
+            )
             print(
-                f"  castwise autodiff.jit(grad): {c * 1e3:.3f} ms = {c / times['numpy']:.2f}x numpy, "
-                f"{c / times['jax.jit']:.2f}x jax.jit"
+                f"  vs {label:<12} {med[workload, key] * 1e3:9.3f} ms   castwise/{label} = "
+                f"{median_ratio(cw, timed[workload, key]):.2f}x{extra}"
+            )
+        if (workload, "castwise jit") in timed:
+            c, j = timed[workload, "castwise jit"], timed[workload, "jax.jit"]
+            print(
+                f"  castwise autodiff.jit(grad) {med[workload, 'castwise jit'] * 1e3:.3f} ms vs jax.jit(jax.grad) "
+                f"{med[workload, 'jax.jit'] * 1e3:.3f} ms: {median_ratio(c, j):.2f}x "
+                f"(without device buffers: {median_ratio(timed[workload, 'castwise jit numpy'], j):.2f}x; "
+                f"jax.jit compile, excluded: {compile_times[workload] * 1e3:.0f} ms)"
             )
         if workload == "mlp":
             print(
-                f"  floor of an eager castwise gradient (its ops as bare NumPy calls): {floor * 1e3:.3f} ms = "
-                f"{floor / times['numpy']:.2f}x numpy"
+                f"  floor of an eager castwise gradient (its ops as bare NumPy calls): "
+                f"{med['mlp', 'floor'] * 1e3:.3f} ms = "
+                f"{median_ratio(timed['mlp', 'floor'], timed['mlp', 'numpy']):.2f}x numpy"
             )
-    print("targets (issue 17):")
-    print("  1. eager autodiff.grad at or below HIPS autograd and PyTorch (best thread count):")
-    for workload, times in rows.items():
-        cw = times["castwise"]
-        for label, key in (("autograd", "autograd"), ("torch best", "torch best")):
-            if key not in times:
-                print(f"     {workload:<10} <= {label:<11} (not measured: not installed)")
-                continue
-            ratio = cw / times[key]
-            print(f"     {workload:<10} <= {label:<11} {ratio:5.2f}x  {'met' if ratio <= 1.0 else 'NOT met'}")
-    print("  2. autodiff.jit(autodiff.grad(f)) at or below jax.jit(jax.grad(f)):")
-    for workload in ("chain", "mlp"):
-        if workload not in compiled:
-            print(f"     {workload:<10} (not measured: jax not installed)")
+    print("targets (issue 24), median ratios:")
+    print("  1. eager autodiff.grad <= 1.0x the best of PyTorch (best thread count) and HIPS autograd:")
+    for workload in workloads:
+        against: dict[str, list[float]] = {}
+        if torch_counts:
+            against[f"torch {torch_best[workload]} thr"] = timed[workload, f"torch {torch_best[workload]}"]
+        else:
+            print(f"     {workload:<10} vs torch: not installed")
+        if (workload, "autograd") in timed:
+            against["autograd"] = timed[workload, "autograd"]
+        else:
+            print(f"     {workload:<10} vs autograd: not installed")
+        if not against:
             continue
-        ratio = compiled[workload] / rows[workload]["jax.jit"]
-        print(f"     {workload:<10} {ratio:5.2f}x  {'met' if ratio <= 1.0 else 'NOT met'}")
+        cw = timed[workload, "castwise"]
+        best_peer = [min(ts) for ts in zip(*against.values(), strict=True)]  # the faster peer in each round
+        ratio = median_ratio(cw, best_peer)
+        each = ", ".join(f"{name} {median_ratio(cw, ts):.2f}x" for name, ts in against.items())
+        print(f"     {workload:<10} {ratio:5.2f}x  {verdict(ratio):<8} ({each})")
+    print("  2. autodiff.jit(autodiff.grad(f)) <= 1.0x jax.jit(jax.grad(f)):")
+    for workload in workloads:
+        if (workload, "castwise jit") not in timed:
+            print(f"     {workload:<10} jax: not installed")
+            continue
+        ratio = median_ratio(timed[workload, "castwise jit"], timed[workload, "jax.jit"])
+        print(f"     {workload:<10} {ratio:5.2f}x  {verdict(ratio)}")
 
 
 if __name__ == "__main__":
