@@ -91,6 +91,7 @@ PACKING: Final[dict[str, Packing]] = {
             ("reduce", "3 of 80, VJPs of reduce_max/reduce_min (f64, c64, c128)"),
             ("scan", "2 of 100, the f32 cumlogsumexp JVP and VJP"),
             ("linalg", "10 of 105 JVPs/VJPs by an ulp (det c128, eigvals f32/c64, svd f64, qr c64)"),
+            ("fft", "8 of 100, hfft of bfloat16 and float8 (primal, vmap rows and JVP)"),
         )
     },
 }
