@@ -188,6 +188,10 @@ def specs() -> list[Spec]:
              plan_layout=(0,), gen=_gen_square),
         Spec("qr", "qr", lambda a: F.qr(a, full_matrices=False), lambda a: _lax().linalg.qr(a, full_matrices=False),
              ("x",), ((4, 3),), ("any",), plan_layout=(0,), gen=_gen_tall),
+        # complete Q of a tall matrix: JAX's rule since 0.8 (arXiv 2409.13374)
+        Spec("qr_complete", "qr", lambda a: F.qr(a, full_matrices=True),
+             lambda a: _lax().linalg.qr(a, full_matrices=True), ("x",), ((4, 3),), ("any",), plan_layout=(0,),
+             gen=_gen_tall),
         Spec("qr_wide", "qr", lambda a: F.qr(a, full_matrices=False),
              lambda a: _lax().linalg.qr(a, full_matrices=False), ("x",), ((3, 4),), ("any",), plan_layout=(0,),
              gen=_gen_wide),
