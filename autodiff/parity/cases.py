@@ -16,6 +16,7 @@ import numpy as np
 from autodiff.parity import (
     cases_binary,
     cases_calls,
+    cases_composed,
     cases_contraction,
     cases_conversion,
     cases_convolution,
@@ -151,6 +152,7 @@ def build_specs() -> tuple[Spec, ...]:
         *cases_windowed.specs(),
         *cases_convolution.specs(),
         *cases_fft.specs(),
+        *cases_composed.specs(),
     ]
     specs = [_with_family_jnp(s) for s in specs]
     specs.extend(broadcast_and_weak_specs())

@@ -155,11 +155,12 @@ def test_tall_complete_qr_has_jaxs_derivative_where_jax_once_refused() -> None:
     and the parts that only the completion carries (Q's last m - n columns) are held on their own."""
     a = general((5, 2), rt.float64, 5)
     t = _randn(np.random.default_rng(8), a.shape, rt.float64)
-    (_, r), (dq, dr) = jvp(lambda x: F.qr(x, full_matrices=True), [asarray(a)], [asarray(t)])
-    (_, jr), (jdq, jdr) = jax.jvp(lambda x: jnp.linalg.qr(x, mode="complete"), (jnp.asarray(a),), (jnp.asarray(t),))
+    _, (dq, dr) = jvp(lambda x: F.qr(x, full_matrices=True), [asarray(a)], [asarray(t)])
+    _, (jdq, jdr) = jax.jvp(lambda x: jnp.linalg.qr(x, mode="complete"), (jnp.asarray(a),), (jnp.asarray(t),))
     assert dq.shape == (5, 5) and dr.shape == (5, 2)
     close(dq.numpy()[:, 2:], np.asarray(jdq)[:, 2:], rt.float64, "dQ's completion")
     np.testing.assert_array_equal(dr.numpy()[2:], 0.0)  # R's last rows are 0 for every input
+    np.testing.assert_array_equal(np.asarray(jdr)[2:], 0.0)
 
 
 def test_complete_qr_gradient_jits_and_vmaps() -> None:
