@@ -318,8 +318,10 @@ def _quick_sample(cases: list[Case], seed: int, budget: int) -> list[Case]:
 
 
 def _matches(spec: Spec, patterns: Sequence[str]) -> bool:
-    """``--ops``: a glob over the spec name, the op name or the family."""
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns for name in (spec.name, spec.op, spec.family))
+    """``--ops``: a glob over the spec name, the op name or the family (a composed function's row,
+    ``Spec.targets``, is not that op: ``--ops add`` leaves ``lerp`` out, ``--ops lerp,binary`` takes it)."""
+    names = (spec.name, spec.family) if spec.targets is not None else (spec.name, spec.op, spec.family)
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns for name in names)
 
 
 def parse_dtypes(text: str | None) -> tuple[DType, ...]:

@@ -72,6 +72,9 @@ def test_rows_are_in_the_sweep_under_their_policies() -> None:
     by_row = {r: {c.policy for c in cases if c.spec.name == r} for r in ROWS}
     assert by_row == {"lerp": {"torch"}, "addcdiv": {"torch"}, "add_alpha": {"torch"}, "subtract_alpha": {"torch"},
                       "at_apply": {"jax", "torch"}}  # fmt: skip
+    # a composed row is not its op: --ops add leaves it out, its own name or family takes it
+    assert not {c.spec.name for c in build_cases(("torch",), ("add",), parity.CORE_DTYPES)} & set(ROWS)
+    assert "lerp" in {c.spec.name for c in build_cases(("torch",), ("binary",), (dt.float32,))}
 
 
 @pytest.mark.parametrize(
