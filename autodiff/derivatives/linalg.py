@@ -236,8 +236,7 @@ VJP_RULES["triangular_solve"] = triangular_solve_vjp
 
 class LinalgDerivativeError(CastwiseError, NotImplementedError):
     """A derivative castwise does not take: one JAX does not define either (svd with full matrices of a
-    non-square matrix, geqrf, eig's eigenvectors without ``enable_eigvec_derivs``), or, said so in
-    the message, qr's ``full_matrices=True`` of a tall matrix."""
+    non-square matrix, geqrf, eig's eigenvectors without ``enable_eigvec_derivs``)."""
 
 
 def _refuse(op: str, x: Any, why: str) -> LinalgDerivativeError:
@@ -341,16 +340,6 @@ VJP_RULES["lu"] = lu_vjp
 # -- qr -----------------------------------------------------------------------------------------
 
 
-def _qr_supported(x: Tensor, full_matrices: bool) -> None:
-    *_, m, n = x.shape
-    if full_matrices and m > n:
-        raise _refuse(
-            "qr", x,
-            "the derivative of full_matrices=True (mode='complete') of a tall matrix is not implemented in "
-            "castwise (jax.lax.linalg.qr has one since 0.8: arXiv 2409.13374); use mode='reduced'",
-        )  # fmt: skip
-
-
 def _thin_qr_jvp(q: Tensor, r: Tensor, t: Tensor) -> tuple[Tensor, Tensor]:
     """JAX's ``_thin_qr_jvp`` for ``x = q r`` with ``x`` ``[..., m, n]``, ``m >= n``, ``r`` square."""
     dx_rinv = F.triangular_solve(r, t, left_side=False, lower=False)  # dA R^-1
@@ -369,12 +358,38 @@ def _columns(x: Tensor, start: int, stop: int) -> Tensor:
     return F.slice(x, (*(0,) * (x.ndim - 1), start), (*x.shape[:-1], stop))
 
 
+def _rows(x: Tensor, start: int, stop: int) -> Tensor:
+    """``x[..., start:stop, :]``."""
+    return F.slice(x, (*(0,) * (x.ndim - 2), start, 0), (*x.shape[:-2], stop, x.shape[-1]))
+
+
+def _complete_parts(q: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """For complete ``q`` ``[..., m, m]`` of a tall ``[..., m, n]``: ``(q_mn, q_mp, Z, Z^H)`` with
+    ``q_mn = q[..., :, :n]``, ``q_mp = q[..., :, n:]`` and ``Z = Q_pn (Q_nn - I)^-1`` (eq. 33 of
+    arXiv 2409.13374, JAX's rule), ``Z^H`` solved as ``(Q_nn - I)^H Z^H = Q_pn^H`` (lu_solve, trans=2)."""
+    m = q.shape[-1]
+    q_mn, q_mp = _columns(q, 0, n), _columns(q, n, m)
+    q_nn, q_pn = _rows(q_mn, 0, n), _rows(q_mn, n, m)
+    eye = F.select(_mask(q_nn.shape, "eye"), F.full(q_nn.shape, 1, q.dtype), F.full(q_nn.shape, 0, q.dtype))
+    packed, _, permutation = F.lu(F.sub(q_nn, eye))
+    z_h = F.lu_solve(packed, permutation, _H(q_pn), trans=2)
+    return q_mn, q_mp, _H(z_h), z_h
+
+
 def qr_jvp(primals: Any, tangents: Any, outputs: Any, full_matrices: bool = True) -> list[TangentLike]:
     (x,), (t,), (q, r) = primals, tangents, outputs
     if is_zero(t):
         return [Zero.like(q), Zero.like(r)]
-    _qr_supported(x, full_matrices)
     *_, m, n = x.shape
+    if m > n and full_matrices:
+        # complete Q of a tall x (JAX's rule, arXiv 2409.13374 eqs. 32-33): the thin rule gives
+        # dQ_mn and dR_nn; the completion's dQ_mp follows from Q^H Q = I, R's last m - n rows stay 0
+        q_mn, q_mp, z, z_h = _complete_parts(q, n)
+        dq_mn, dr_nn = _thin_qr_jvp(q_mn, _rows(r, 0, n), t)
+        e = F.sub(_rows(dq_mn, n, m), _mm(z, _rows(dq_mn, 0, n)))  # dQ_pn - Z dQ_nn
+        dq_mp = F.sub(_mm(dq_mn, z_h), _mm(F.add(q_mn, _mm(q_mp, z)), _H(e)))
+        zeros = F.full((*r.shape[:-2], m - n, n), 0, r.dtype)
+        return [F.concatenate([dq_mn, dq_mp], q.ndim - 1), F.concatenate([dr_nn, zeros], r.ndim - 2)]
     if m >= n:
         dq, dr = _thin_qr_jvp(q, r, t)
         return [dq, dr]
@@ -408,8 +423,9 @@ def qr_vjp(cotangents: Any, primals: Any, outputs: Any, needs: Any, full_matrice
     (ct_q, ct_r), (x,), (q, r) = cotangents, primals, outputs
     if not needs[0] or (is_zero(ct_q) and is_zero(ct_r)):
         return [Zero.like(x)]
-    _qr_supported(x, full_matrices)
     *_, m, n = x.shape
+    if m > n and full_matrices:
+        return [_complete_qr_vjp(q, r, ct_q, ct_r)]
     if m >= n:
         return [_thin_qr_vjp(q, r, ct_q, ct_r)]
     # the adjoint of the wide rule: dR2 = dQ^H X2 + Q^H dX2 sends X2 ct_R2^H to dQ and Q ct_R2 to dX2
@@ -426,6 +442,23 @@ def qr_vjp(cotangents: Any, primals: Any, outputs: Any, needs: Any, full_matrice
 
 
 VJP_RULES["qr"] = qr_vjp
+
+
+def _complete_qr_vjp(q: Tensor, r: Tensor, ct_q: TangentLike, ct_r: TangentLike) -> Tensor:
+    """The adjoint of the complete tall rule in ``qr_jvp``: with ``W = Q_mn + Q_mp Z`` and
+    ``E = dQ_pn - Z dQ_nn``, ``dQ_mp = dQ_mn Z^H - W E^H`` sends ``G_mp`` (Q's last m - n columns'
+    cotangent) to ``G_mp Z`` on dQ_mn and ``-G_mp^H W`` on E, which gives ``-Z^H (that)`` to dQ_nn
+    and itself to dQ_pn; R's zero rows carry nothing. Then the thin rule's adjoint."""
+    *_, m, n = r.shape
+    q_mn, q_mp, z, z_h = _complete_parts(q, n)
+    ct_r_nn: TangentLike = _rows(ct_r, 0, n) if isinstance(ct_r, Tensor) else Zero(r.dtype, (*r.shape[:-2], n, n))
+    ct_dq: TangentLike = Zero(q.dtype, (*q.shape[:-1], n))
+    if isinstance(ct_q, Tensor):
+        g_mp = _columns(ct_q, n, m)
+        ct_e = F.neg(_mm(_H(g_mp), F.add(q_mn, _mm(q_mp, z))))  # [..., m - n, n]
+        from_e = F.concatenate([F.neg(_mm(z_h, ct_e)), ct_e], ct_e.ndim - 2)
+        ct_dq = F.add(F.add(_columns(ct_q, 0, n), _mm(g_mp, z)), from_e)
+    return _thin_qr_vjp(q_mn, _rows(r, 0, n), ct_dq, ct_r_nn)
 
 
 # -- svd ----------------------------------------------------------------------------------------

@@ -318,6 +318,10 @@ class Spec:
     policies: tuple[str, ...] = ()
     #: compare the values only: an op whose derivative both sides refuse (geqrf, as JAX has no rule)
     values_only: bool = False
+    #: a composed function (``rt.lerp``, ``rt.addcdiv``, ...), not one op: the dtypes its operands
+    #: take, from the case, in place of ``op``'s plan (``lax`` then computes the function's formula
+    #: at them); it raises ``PromotionError`` where the function's library refuses the dtypes
+    targets: Callable[[Case], list[DType]] | None = None
 
     @property
     def opdef(self) -> ops.OpDef:
@@ -478,6 +482,8 @@ def _plan_input(slot: Slot) -> PlanInput:
 def _planned(case: Case) -> list[DType]:
     """castwise's plan for the case's operands (raises PromotionError like eager execution)."""
     spec = case.spec
+    if spec.targets is not None:
+        return spec.targets(case)
     slots = case.operand_slots
     layout_inputs = [_plan_input(slots[e]) if isinstance(e, int) else _plan_input(e) for e in spec.plan_layout]
     targets = plan(spec.op, layout_inputs, case.policy)
@@ -525,11 +531,11 @@ def _jax_function(case: Case, operands: Sequence[Any], lax_only: bool = False) -
     if case.policy == "jax" and spec.jnp is not None and not lax_only:
         jnp_ref = spec.jnp
         return lambda *xs: jnp_ref(*xs, **kw)
-    if case.policy == "jax" and spec.family in PLAN_RULES:  # (per-op rules: castwise's plan, below)
+    if case.policy == "jax" and spec.family in PLAN_RULES and spec.targets is None:  # (per-op rules: below)
         targets = _jax_targets(case, operands)
     else:
         targets = _planned(case) if spec.arity else []
-    rewritten = _rewritten_reference(case, targets)
+    rewritten = None if spec.targets is not None else _rewritten_reference(case, targets)
     if rewritten is not None:
         return rewritten
     lax_ref = spec.lax

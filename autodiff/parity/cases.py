@@ -16,6 +16,7 @@ import numpy as np
 from autodiff.parity import (
     cases_binary,
     cases_calls,
+    cases_composed,
     cases_contraction,
     cases_conversion,
     cases_convolution,
@@ -151,6 +152,7 @@ def build_specs() -> tuple[Spec, ...]:
         *cases_windowed.specs(),
         *cases_convolution.specs(),
         *cases_fft.specs(),
+        *cases_composed.specs(),
     ]
     specs = [_with_family_jnp(s) for s in specs]
     specs.extend(broadcast_and_weak_specs())
@@ -316,8 +318,10 @@ def _quick_sample(cases: list[Case], seed: int, budget: int) -> list[Case]:
 
 
 def _matches(spec: Spec, patterns: Sequence[str]) -> bool:
-    """``--ops``: a glob over the spec name, the op name or the family."""
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns for name in (spec.name, spec.op, spec.family))
+    """``--ops``: a glob over the spec name, the op name or the family (a composed function's row,
+    ``Spec.targets``, is not that op: ``--ops add`` leaves ``lerp`` out, ``--ops lerp,binary`` takes it)."""
+    names = (spec.name, spec.family) if spec.targets is not None else (spec.name, spec.op, spec.family)
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns for name in names)
 
 
 def parse_dtypes(text: str | None) -> tuple[DType, ...]:

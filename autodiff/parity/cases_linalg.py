@@ -10,10 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from autodiff.parity._common import Slot, Spec, _jnp, _lax, draw
+from autodiff.parity._common import Case, Slot, Spec, _jax_modules, _jnp, _lax, draw
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
 from runtime.core.dtypes import DType
+from runtime.core.plan import plan
+from runtime.core.promotion import PromotionError
 from runtime.core.tensor import Tensor
 
 
@@ -173,6 +175,41 @@ def _eigvals_jax(a: Any) -> tuple[Any, Any]:
     return _jnp().sum(w), _jnp().sum(w * w)
 
 
+def _lu_solve_ours(trans: int) -> Any:
+    def f(a: Tensor, b: Tensor) -> Tensor:
+        packed, _, permutation = F.lu(a)
+        return F.lu_solve(packed, permutation, b, trans=trans)
+
+    return f
+
+
+def _lu_solve_jax(trans: int) -> Any:
+    def f(a: Any, b: Any) -> Any:
+        packed, pivots, _ = _lax().linalg.lu(a)
+        return _jax_modules()[0].scipy.linalg.lu_solve((packed, pivots), b, trans=trans)
+
+    return f
+
+
+def _invertible(values: list[Any]) -> bool:
+    """An integer or bool matrix drawn from the small-integer grid may be singular (inf and NaN
+    where the substitution divides by a zero pivot): keep to ones with ``|det| >= 1``."""
+    with np.errstate(all="ignore"):
+        return bool(abs(np.linalg.det(np.asarray(values[0]).astype(np.complex128))) >= 1)
+
+
+def _lu_solve_targets(case: Case) -> list[DType]:
+    """lax.lu_solve takes ``b`` in the dtype of ``a``'s factors (lu's planned dtype), as JAX's
+    lax-level ``_lu_solve`` does, or an integer or bool ``b`` whose float (the one the plan
+    converts it to, as ``a``) is the factors'; any other ``b`` is refused."""
+    a, b = case.operand_slots
+    assert isinstance(a, DType) and isinstance(b, DType)
+    (factors,) = plan("lu", [a], case.policy)
+    if b is not factors and (b.is_inexact or plan("lu", [b], case.policy)[0] is not factors):
+        raise PromotionError(f"{case.spec.name}: b is {b.name}, the factors {factors.name}")
+    return [factors, factors]
+
+
 def specs() -> list[Spec]:
     """The sweep's rows of the linear algebra ops."""
     return [
@@ -188,6 +225,10 @@ def specs() -> list[Spec]:
              plan_layout=(0,), gen=_gen_square),
         Spec("qr", "qr", lambda a: F.qr(a, full_matrices=False), lambda a: _lax().linalg.qr(a, full_matrices=False),
              ("x",), ((4, 3),), ("any",), plan_layout=(0,), gen=_gen_tall),
+        # complete Q of a tall matrix: JAX's rule since 0.8 (arXiv 2409.13374)
+        Spec("qr_complete", "qr", lambda a: F.qr(a, full_matrices=True),
+             lambda a: _lax().linalg.qr(a, full_matrices=True), ("x",), ((4, 3),), ("any",), plan_layout=(0,),
+             gen=_gen_tall),
         Spec("qr_wide", "qr", lambda a: F.qr(a, full_matrices=False),
              lambda a: _lax().linalg.qr(a, full_matrices=False), ("x",), ((3, 4),), ("any",), plan_layout=(0,),
              gen=_gen_wide),
@@ -199,6 +240,8 @@ def specs() -> list[Spec]:
         Spec("eigvals", "eig", _eigvals_ours, _eigvals_jax, ("x",), ((3, 3),), ("any",), plan_layout=(0,),
              gen=_gen_square),
         # functions on lu (jax.numpy.linalg's, which factor with lu as well)
+        *(Spec(f"lu_solve_trans{t}", "lu", _lu_solve_ours(t), _lu_solve_jax(t), ("a", "b"), ((3, 3), (3, 2)),
+               ("any", "any"), gen=_gen_triangular, targets=_lu_solve_targets, valid=_invertible) for t in (1, 2)),
         Spec("det", "lu", F.det, lambda a: _jnp().linalg.det(a), ("x",), ((4, 4),), ("any",), plan_layout=(0,),
              gen=_gen_square4),
         Spec("slogdet", "lu", F.slogdet, lambda a: tuple(_jnp().linalg.slogdet(a)), ("x",), ((3, 3),), ("any",),

@@ -193,7 +193,20 @@ def _triangular_solve_columns(case: Case, check: CheckResult) -> bool:
             and check.active == (1,) and _message_has(check, "operands (1,) batched") and non_finite)  # fmt: skip
 
 
+def _lerp_e8m0(case: Case, check: CheckResult) -> bool:
+    """torch.lerp's far-weight formula in float8_e8m0fnu, which has no zero and no negatives (see DEPARTURES)."""
+    return case.spec.name == "lerp" and _has(case, dt.float8_e8m0fnu) and _message_has(check, "NaN in different")
+
+
 DEPARTURES: Final[tuple[Departure, ...]] = (
+    Departure(
+        "lerp-e8m0",
+        "lerp computes end - (end - input) (1 - weight) where |weight| >= 0.5, as torch.lerp does; the "
+        "reference is the definition input + weight (end - input). float8_e8m0fnu has no zero and no "
+        "negative values, so each formula is NaN where its own differences are, at different positions",
+        "runtime/numpy/elementwise.py: lerp",
+        explains=_lerp_e8m0,
+    ),
     Departure(
         "narrow-int-python-int-range",
         "a Python int that does not fit a 2-bit int (2 in int2, whose range is -2..1) is refused, as int8 + 300 "

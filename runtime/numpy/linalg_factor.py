@@ -539,16 +539,20 @@ def _permutation_of_pivots(pivots: Tensor, m: int) -> Tensor:
 
 @named("linalg.lu_solve")
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0) -> Tensor:
-    """Solve ``a @ x == b`` from ``lu_factor(a)``, as ``jax.scipy.linalg.lu_solve`` with
-    ``trans=0``: ``b`` is a vector ``[n]`` (when 1-D) or matrices ``[..., n, k]`` whose batch
-    dims broadcast to ``lu``'s. The pivots become a permutation (int32 ops), then two
-    ``triangular_solve``\\ s read the packed factors."""
+    """Solve ``op(a) @ x == b`` from ``lu_factor(a)``, as ``jax.scipy.linalg.lu_solve``:
+    ``trans=0`` solves ``a x = b``, ``1`` ``a^T x = b`` and ``2`` ``a^H x = b``; ``b`` is a vector
+    ``[n]`` (when 1-D) or matrices ``[..., n, k]`` whose batch dims broadcast to ``lu``'s. The
+    pivots become a permutation (int32 ops), then two ``triangular_solve``\\ s read the packed
+    factors (``lax.lu_solve``)."""
     packed, pivots = _unpack_lu(lu_and_piv)
     _matrices("lu_solve", packed, square=True)
     _lapack("lu_solve", packed)
     (bt,) = _inexact("lu_solve", b)
-    if trans != 0:
-        raise _error(ShapeError, "lu_solve", (packed, bt), f"trans must be 0 (a @ x == b), got {trans!r}")
+    if isinstance(trans, builtins.bool) or not isinstance(trans, (int, np.integer)) or int(trans) not in (0, 1, 2):
+        raise _error(
+            OpValueError, "lu_solve", (packed, bt),
+            f"trans must be 0 (a x = b), 1 (a^T x = b) or 2 (a^H x = b), as jax.scipy.linalg.lu_solve's, got {trans!r}",
+        )  # fmt: skip
     n, batch = packed.shape[-1], packed.shape[:-2]
     if pivots.dtype.kind not in ("int", "uint") or pivots.shape != packed.shape[:-1]:
         raise _error(ShapeError, "lu_solve", (packed, pivots), "piv must be lu_factor's int32 pivots [..., n]")
@@ -587,7 +591,7 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0) -> Tensor:
     if matrix.dtype is not packed.dtype:
         matrix = F.convert(matrix, packed.dtype)
     matrix = F._broadcast_batch(matrix, batch)
-    x = F.lu_solve(packed, _permutation_of_pivots(F.convert(pivots, dt.int32), n), matrix)
+    x = F.lu_solve(packed, _permutation_of_pivots(F.convert(pivots, dt.int32), n), matrix, trans=int(trans))
     return F.reshape(x, x.shape[:-1]) if vector else x
 
 

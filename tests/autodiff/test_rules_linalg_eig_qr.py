@@ -6,6 +6,9 @@
   real inner product: ours(ct) == conj(jax_vjp(conj(ct)))) and finite differences.
 * ``qr`` of ``[..., m, n]`` with ``m < n``: JAX's rule (the square block's rule, then
   ``R2 = Q^H X2``), both ``full_matrices`` settings, against JAX and finite differences.
+* complete ``qr`` (``full_matrices=True``, ``mode='complete'``) of a tall ``m > n``: JAX's rule
+  (arXiv 2409.13374: the thin rule, then the completion's columns from ``Q^H Q = I``), against
+  JAX and finite differences, under jit and vmap.
 
 Every case runs in f32, f64, c64 and c128, unbatched and batched; the finite differences in f64
 and c128.
@@ -94,6 +97,18 @@ CASES: list[tuple[str, Any, Any, tuple[int, int]]] = [
         lambda a: tuple(jax.lax.linalg.qr(a, full_matrices=True)),
         (2, 4),
     ),
+    (
+        "qr-tall-complete",
+        lambda a: F.qr(a, full_matrices=True),
+        lambda a: tuple(jax.lax.linalg.qr(a, full_matrices=True)),
+        (5, 3),
+    ),
+    (
+        "qr-tall-complete-linalg",
+        lambda a: tuple(rt.linalg.qr(a, mode="complete")),
+        lambda a: tuple(jnp.linalg.qr(a, mode="complete")),
+        (4, 2),
+    ),
 ]
 CASE_IDS = [c[0] for c in CASES]
 
@@ -136,10 +151,36 @@ def test_eigenvectors_refused_without_the_opt_in_as_jax() -> None:
                 (jnp.asarray(a),))  # fmt: skip
 
 
-def test_tall_complete_qr_is_still_refused_and_says_jax_has_it() -> None:
-    a = general((4, 3), rt.float64, 5)
-    with pytest.raises(LinalgDerivativeError, match=r"qr: .*f64\[4,3\].*full_matrices=True.*jax"):
-        jvp(lambda x: F.qr(x, full_matrices=True), [asarray(a)], [asarray(a)])
+def test_tall_complete_qr_has_jaxs_derivative_where_jax_once_refused() -> None:
+    """JAX 0.10 differentiates complete QR of a tall matrix (it refused before 0.8); so does castwise,
+    and the parts that only the completion carries (Q's last m - n columns) are held on their own."""
+    a = general((5, 2), rt.float64, 5)
+    t = _randn(np.random.default_rng(8), a.shape, rt.float64)
+    _, (dq, dr) = jvp(lambda x: F.qr(x, full_matrices=True), [asarray(a)], [asarray(t)])
+    _, (jdq, jdr) = jax.jvp(lambda x: jnp.linalg.qr(x, mode="complete"), (jnp.asarray(a),), (jnp.asarray(t),))
+    assert dq.shape == (5, 5) and dr.shape == (5, 2)
+    close(dq.numpy()[:, 2:], np.asarray(jdq)[:, 2:], rt.float64, "dQ's completion")
+    np.testing.assert_array_equal(dr.numpy()[2:], 0.0)  # R's last rows are 0 for every input
+    np.testing.assert_array_equal(np.asarray(jdr)[2:], 0.0)
+
+
+def test_complete_qr_gradient_jits_and_vmaps() -> None:
+    a = general((3, 4, 2), rt.complex128, 9)
+    c = _randn(np.random.default_rng(10), (4, 4), rt.complex128)
+
+    def loss(x: Any) -> Any:
+        q, r = F.qr(x, full_matrices=True)
+        return F.real(F.add(F.reduce_sum(F.mul(q, asarray(c)), (0, 1)), F.reduce_sum(F.mul(r, r), (0, 1))))
+
+    def jloss(x: Any) -> Any:
+        q, r = jax.lax.linalg.qr(x, full_matrices=True)
+        return jnp.real(jnp.sum(q * c) + jnp.sum(r * r))
+
+    eager = autodiff.vmap(autodiff.grad(loss))(asarray(a))
+    jitted = autodiff.jit(autodiff.vmap(autodiff.grad(loss)))(asarray(a))
+    want = np.conj(np.asarray(jax.vmap(jax.grad(jloss))(jnp.asarray(a))))
+    np.testing.assert_allclose(eager.numpy(), want, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(jitted.numpy(), eager.numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_eigenvector_gradient_jits_vmaps_and_lowers() -> None:

@@ -211,15 +211,40 @@ def _check_permutation(packed: Tensor, permutation: Tensor, b: Tensor) -> None:
 
 
 @_named("lu_solve")
-def lu_solve(packed: Tensor, permutation: Tensor, b: Tensor) -> Tensor:
-    """Solve ``a @ x = b`` for matrices ``b`` from ``a``'s ``lu``: ``U^-1 L^-1 P b``, two
-    triangular solves reading the packed factors' triangles. A ``permutation`` that is not one
-    (a row out of range or repeated) is refused (``OpValueError``)."""
+def lu_solve(packed: Tensor, permutation: Tensor, b: Tensor, trans: int = 0) -> Tensor:
+    """Solve ``op(a) @ x = b`` for matrices ``b`` from ``a``'s ``lu``, as JAX's ``lu_solve``:
+    ``trans=0`` solves ``a x = b`` (``U^-1 L^-1 P b``), ``1`` solves ``a^T x = b`` and ``2``
+    ``a^H x = b`` (``P^T L^-T U^-T b``, conjugated for 2), each two triangular solves reading the
+    packed factors' triangles and one permutation matmul, so it records, differentiates, batches
+    and lowers as those ops. A ``permutation`` that is not one (a row out of range or repeated)
+    is refused (``OpValueError``), as is a ``trans`` outside ``{0, 1, 2}``."""
     packed, permutation, b = as_tensor(packed), as_tensor(permutation), as_tensor(b)
+    _check_trans("lu_solve", trans, (packed, permutation, b))
     _check_permutation(packed, permutation, b)
-    pb = _batch_matmul(_permutation_matrix(permutation, b.dtype), b)
-    y = triangular_solve(packed, pb, left_side=True, lower=True, unit_diagonal=True)
-    return triangular_solve(packed, y, left_side=True, lower=False)
+    p = _permutation_matrix(permutation, b.dtype)
+    if trans == 0:
+        pb = _batch_matmul(p, b)
+        y = triangular_solve(packed, pb, left_side=True, lower=True, unit_diagonal=True)
+        return triangular_solve(packed, y, left_side=True, lower=False)
+    # a = P^T L U, so a^T = U^T L^T P: solve with U^T, then L^T, then undo P (P^-1 = P^T); for
+    # trans=2 the triangles are conjugated as well (a^H = U^H L^H P), the permutation is real
+    conj = trans == 2 and packed.dtype.kind == "complex"
+    y = triangular_solve(packed, b, left_side=True, lower=False, transpose_a=True, conjugate_a=conj)
+    z = triangular_solve(packed, y, left_side=True, lower=True, transpose_a=True, conjugate_a=conj, unit_diagonal=True)
+    nd = p.ndim
+    return _batch_matmul(transpose(p, (*range(nd - 2), nd - 1, nd - 2)), z)
+
+
+def _check_trans(name: str, trans: Any, operands: Sequence[Tensor]) -> None:
+    """``trans`` must be 0, 1 or 2 (a bool or a float is not one), as scipy and JAX define it."""
+    if isinstance(trans, builtins.bool) or not isinstance(trans, (int, np.integer)) or int(trans) not in (0, 1, 2):
+        from runtime.core.promotion import get_policy
+
+        described = ", ".join(f"{t.dtype.short}{list(t.shape)}" for t in operands)
+        raise OpValueError(
+            f"{name}: trans must be 0 (a x = b), 1 (a^T x = b) or 2 (a^H x = b), got {trans!r} "
+            f"[{name} operands {described}; policy {get_policy()!r}]"
+        )
 
 
 def _common_inexact(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
