@@ -52,6 +52,16 @@ def assert_close(what: str, got: Any, want: Any, dtype: DType) -> None:
     np.testing.assert_allclose(got_a, want_a, rtol=tol, atol=tol * scale, err_msg=what)
 
 
+def close_within(got: Any, want: Any, rtol: float, what: str) -> None:
+    """``|got - want| <= rtol * max(1, max |want|)``, shapes equal: the linalg derivative tests'
+    comparison (their tolerances are per dtype, for results of a factorisation)."""
+    got_a, want_a = np.asarray(got), np.asarray(want)
+    assert got_a.shape == want_a.shape, (what, got_a.shape, want_a.shape)
+    scale = max(1.0, float(np.max(np.abs(want_a))))
+    err = float(np.max(np.abs(got_a.astype(np.complex128) - want_a)))
+    assert err <= rtol * scale, f"{what}: error {err:.3g}"
+
+
 def case_inputs(case: Any, dtype: DType) -> list[np.ndarray]:
     """The arrays a rule-test case makes for ``dtype`` (``case.inputs``: one maker per operand)."""
     return [make(dtype) for make in case.inputs]

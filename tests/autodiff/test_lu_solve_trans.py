@@ -30,6 +30,7 @@ from runtime.core import lax as F
 from runtime.core.executor import asarray
 from runtime.core.graph import collect
 from runtime.core.shapes import OpValueError
+from tests.autodiff.rule_helpers import close_within
 
 jax.config.update("jax_enable_x64", True)
 
@@ -59,11 +60,7 @@ def _inputs(dtype: rt.DType, shape: str, seed: int = 0) -> tuple[np.ndarray, np.
 
 
 def close(got: Any, want: Any, dtype: rt.DType, what: str) -> None:
-    got_a, want_a = np.asarray(got), np.asarray(want)
-    assert got_a.shape == want_a.shape, (what, got_a.shape, want_a.shape)
-    scale = max(1.0, float(np.max(np.abs(want_a))))
-    err = float(np.max(np.abs(got_a.astype(np.complex128) - want_a)))
-    assert err <= TOL[dtype.name] * scale, f"{what}: error {err:.3g}"
+    close_within(got, want, TOL[dtype.name], what)
 
 
 def ours(trans: int) -> Any:
