@@ -34,8 +34,10 @@ PRECISIONS: list[Any] = [
 ]  # fmt: skip
 
 #: 'DEFAULT' and 'F32_F32_F32' are lax.DotAlgorithmPreset names in jax, which castwise does not take
-BAD_PRECISIONS: list[Any] = ["DEFAULT", "F32_F32_F32", "fast", 3, 1.5, ("high",), ("high", "high", "high"), ("high", "nope"), object(),
-                            (lax.Precision.HIGH, "default"), ("high", None)]
+BAD_PRECISIONS: list[Any] = [
+    "DEFAULT", "F32_F32_F32", "fast", 3, 1.5, ("high",), ("high", "high", "high"), ("high", "nope"), object(),
+    (lax.Precision.HIGH, "default"), ("high", None),
+]  # fmt: skip
 
 DIMS = (((1,), (0,)), ((), ()))
 
@@ -91,8 +93,8 @@ CALLS: list[tuple[str, Callable[..., Any], Callable[..., Any], tuple[np.ndarray,
      lambda a, b, p: jnp.einsum("ij,jk->ik", a, b, precision=p), (A, B)),
     ("lax.conv_general_dilated", lambda a, b, p: rt.lax.conv_general_dilated(a, b, (1, 2), "SAME", precision=p),
      lambda a, b, p: lax.conv_general_dilated(a, b, (1, 2), "SAME", precision=p), (L4, R4)),
-    ("lax.conv", lambda a, b, p: rt.lax.conv(a, b, (1, 1), "VALID", p), lambda a, b, p: lax.conv(a, b, (1, 1), "VALID", p),
-     (L4, R4)),
+    ("lax.conv", lambda a, b, p: rt.lax.conv(a, b, (1, 1), "VALID", p),
+     lambda a, b, p: lax.conv(a, b, (1, 1), "VALID", p), (L4, R4)),
 ]  # fmt: skip
 CALL_IDS = [c[0] for c in CALLS]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from runtime.core import ops, shapes
 from runtime.core.lax._common import Operand, _index, _ints, _Invalid, _named, _one
-from runtime.core.lax.contraction import _with_preferred, _precision_param
+from runtime.core.lax.contraction import _precision_param, _with_preferred
 from runtime.core.lax.windowed import _pairs, _shape_of, padtype_to_pads
 from runtime.core.shapes import ShapeError
 from runtime.core.tensor import Tensor

@@ -69,7 +69,8 @@ def _precision_name(value: Any) -> str:
     if name is None:
         raise PrecisionError(
             f"precision {value!r} is not one of lax's: None, 'default', 'high', 'highest' (or lax.Precision's "
-            f"aliases 'fastest', 'bfloat16', 'bfloat16_3x', 'tensorfloat32', 'float32'), a lax.Precision, or a pair of them "
+            f"aliases 'fastest', 'bfloat16', 'bfloat16_3x', 'tensorfloat32', 'float32'), a lax.Precision, "
+            f"or a pair of them "
             f"(jax reads an upper-case name as a lax.DotAlgorithmPreset, which castwise does not take)"
         )
     return name
