@@ -61,6 +61,7 @@ def _products(graph: Graph) -> list[Any]:
 
 @pytest.mark.parametrize("p", PRECISIONS, ids=repr)
 def test_recorded_precision_is_jaxs(p: Any) -> None:
+    assert getattr(rt, "matmul") is rt.lax.matmul  # noqa: B009  (the top level's matmul is the op function)
     x, y = rt.asarray(np.ones((2, 3))), rt.asarray(np.ones((3, 4)))
     graph = rt.trace(lambda a, b: rt.lax.dot_general(a, b, DIMS, p), x, y)
     assert _products(graph) == [_jax_recorded(p)]
@@ -82,8 +83,8 @@ BATCH = rng.standard_normal((2, 3, 4)).astype(np.float32)
 CALLS: list[tuple[str, Callable[..., Any], Callable[..., Any], tuple[np.ndarray, ...]]] = [
     ("lax.dot_general", lambda a, b, p: rt.lax.dot_general(a, b, DIMS, p),
      lambda a, b, p: lax.dot_general(a, b, DIMS, p), (A, B)),
-    ("matmul", lambda a, b, p: rt.matmul(a, b, precision=p), lambda a, b, p: jnp.matmul(a, b, precision=p), (A, B)),
-    ("matmul batched", lambda a, b, p: rt.matmul(a, b, precision=p),
+    ("matmul", lambda a, b, p: rt.lax.matmul(a, b, precision=p), lambda a, b, p: jnp.matmul(a, b, precision=p), (A, B)),
+    ("matmul batched", lambda a, b, p: rt.lax.matmul(a, b, precision=p),
      lambda a, b, p: jnp.matmul(a, b, precision=p), (BATCH, B)),
     ("dot", lambda a, b, p: rt.dot(a, b, precision=p), lambda a, b, p: jnp.dot(a, b, precision=p), (A, V)),
     ("inner", lambda a, b, p: rt.inner(a, b, precision=p), lambda a, b, p: jnp.inner(a, b, precision=p), (A, V)),
@@ -143,7 +144,7 @@ def test_transforms_keep_precision(name: str, ours: Callable[..., Any], theirs: 
         return autodiff.vmap(lambda z: ours(z, ys[1], p))(rt.stack([ys[0], ys[0]]))
 
     def second_fn(*ys: Any) -> Any:
-        return autodiff.grad(lambda z: rt.sum(rt.square(ours(z, ys[1], p))))(ys[0])
+        return autodiff.grad(lambda z: rt.sum(rt.lax.square(ours(z, ys[1], p))))(ys[0])
 
     for fn in (jvp_fn, vjp_fn, vmap_fn, second_fn):
         graph = rt.trace(fn, *xs)
