@@ -333,6 +333,16 @@ ROWS: dict[str, list[Bad]] = {
         bad("str-operand", lambda: LAX.convert("abc", rt.float32), rt.OpTypeError),
     ],
     "lax.det": [bad("not-square", lambda: LAX.det(f64(2, 3)), rt.ShapeError), _no_array("lax.det")],
+    "lax.reduce": [
+        bad("init-dtype", lambda: LAX.reduce(f64(3), np.float32(0), LAX.add, (0,)), rt.OpTypeError, "float32"),
+        bad(
+            "not-a-monoid", lambda: LAX.reduce(f64(3), 0.0, lambda a, b: LAX.sub(a, b), (0,)), rt.OpTypeError, "monoid"
+        ),
+    ],
+    "lax.reduce_window": [
+        bad("no-windowed-mul", lambda: LAX.reduce_window(f64(3), 1.0, LAX.mul, (2,)), rt.OpTypeError, "mul"),
+        bad("init-not-0d", lambda: LAX.reduce_window(f64(3), f64(2), LAX.add, (2,)), rt.ShapeError, "0-d"),
+    ],
     "lax.dot_general": [
         bad(
             "contracting-mismatch",
