@@ -86,6 +86,7 @@ from runtime.core.shapes import (
     OpMemoryError,
     OpTypeError,
     OpValueError,
+    PrecisionError,
     ScatterDimensionNumbers,
     ShapeError,
 )
@@ -131,6 +132,7 @@ __all__ = [
     "AlphaError",
     "ApplyError",
     "OpValueError",
+    "PrecisionError",
     "SavedValueModifiedError",
     "ScatterDimensionNumbers",
     "ShapeError",

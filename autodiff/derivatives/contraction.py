@@ -33,7 +33,9 @@ from runtime.core.tensor import Tensor
 # -- dot_general ---------------------------------------------------------------------------
 
 
-def _dot_transpose(ct: Tensor, other: Tensor, x_ndim: int, dims: Any, x_is_lhs: bool) -> Tensor:
+def _dot_transpose(
+    ct: Tensor, other: Tensor, x_ndim: int, dims: Any, x_is_lhs: bool, precision: Any = None
+) -> Tensor:
     """The cotangent of one dot_general operand ``x`` given the other operand ``other``.
 
     ``ct`` has axes ``batch + lhs_free + rhs_free``. Contract its ``other``-free
@@ -42,7 +44,8 @@ def _dot_transpose(ct: Tensor, other: Tensor, x_ndim: int, dims: Any, x_is_lhs: 
     (other's contracting axes, ascending)``; for the rhs it is ``conj(other) . ct``,
     with axes ``batch + (other's contracting axes) + x_free``. Those are ``x``'s
     own axis orders for a plain matrix product (no transpose is recorded); other
-    contractions end with a transpose back to ``x``'s order.
+    contractions end with a transpose back to ``x``'s order. The product asks for the primal's
+    ``precision``, as JAX's transpose rule does.
     """
     try:
         key: Any = (dims, x_ndim, other.ndim, x_is_lhs)
@@ -57,9 +60,9 @@ def _dot_transpose(ct: Tensor, other: Tensor, x_ndim: int, dims: Any, x_is_lhs: 
             _DOT_TRANSPOSE_PLANS[key] = plan
     out_dims, perm = plan
     if x_is_lhs:
-        out = dot_general(ct, _conj(other), out_dims)
+        out = dot_general(ct, _conj(other), out_dims, precision)
     else:
-        out = dot_general(_conj(other), ct, out_dims)
+        out = dot_general(_conj(other), ct, out_dims, precision)
     return out if perm is None else transpose(out, perm)
 
 
@@ -93,27 +96,32 @@ def _dot_transpose_plan(
 
 
 def dot_general_jvp(
-    primals: Primals, tangents: Tangents, outputs: Primals, dimension_numbers: Any
+    primals: Primals, tangents: Tangents, outputs: Primals, dimension_numbers: Any, precision: Any = None
 ) -> list[TangentLike]:
     (lhs, rhs), (tl, tr), (out,) = primals, tangents, outputs
     t: TangentLike = Zero.like(out)
     if not is_zero(tl):
-        t = add_any(t, dot_general(tl, rhs, dimension_numbers))
+        t = add_any(t, dot_general(tl, rhs, dimension_numbers, precision))
     if not is_zero(tr):
-        t = add_any(t, dot_general(lhs, tr, dimension_numbers))
+        t = add_any(t, dot_general(lhs, tr, dimension_numbers, precision))
     return [t]  # d(l . r) = dl . r + l . dr
 JVP_RULES["dot_general"] = dot_general_jvp
 
 
 def dot_general_vjp(
-    cotangents: Tangents, primals: Primals, outputs: Primals, needs: Sequence[bool], dimension_numbers: Any
+    cotangents: Tangents,
+    primals: Primals,
+    outputs: Primals,
+    needs: Sequence[bool],
+    dimension_numbers: Any,
+    precision: Any = None,
 ) -> list[TangentLike]:
     ct, (lhs, rhs) = _single_ct_or_zero(cotangents), primals
     if is_zero(ct):
         return _zero_in(primals)
     assert isinstance(ct, Tensor)
-    gl = _dot_transpose(ct, rhs, lhs.ndim, dimension_numbers, True) if needs[0] else Zero.like(lhs)
-    gr = _dot_transpose(ct, lhs, rhs.ndim, dimension_numbers, False) if needs[1] else Zero.like(rhs)
+    gl = _dot_transpose(ct, rhs, lhs.ndim, dimension_numbers, True, precision) if needs[0] else Zero.like(lhs)
+    gr = _dot_transpose(ct, lhs, rhs.ndim, dimension_numbers, False, precision) if needs[1] else Zero.like(rhs)
     return [gl, gr]  # l-bar = ct . conj(r)^T, r-bar = conj(l)^T . ct (contracted over the free axes)
 VJP_RULES["dot_general"] = dot_general_vjp
 VJP_SAVES["dot_general"] = saves_other_operand

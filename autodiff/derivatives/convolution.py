@@ -52,8 +52,11 @@ def _axis_into(src: int, dst: int, x: Tensor) -> Tensor:
 
 
 def _conv_params(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: params[k] for k in ("window_strides", "padding", "lhs_dilation", "rhs_dilation", "dimension_numbers",
-                                   "feature_group_count", "batch_group_count")}  # fmt: skip
+    """The op function's keywords from an equation's params (``precision`` with them, so every
+    derived convolution asks for the primal's precision, as JAX's rules do)."""
+    return {k: params.get(k) for k in ("window_strides", "padding", "lhs_dilation", "rhs_dilation",
+                                       "dimension_numbers", "feature_group_count", "batch_group_count",
+                                       "precision")}  # fmt: skip
 
 
 def conv_transpose_lhs(ct: Tensor, lhs_shape: Sequence[int], rhs: Tensor, params: dict[str, Any]) -> Tensor:
@@ -73,7 +76,7 @@ def conv_transpose_lhs(ct: Tensor, lhs_shape: Sequence[int], rhs: Tensor, params
     flipped = F.reverse(kernel, rhs_spec[2:]) if rhs.ndim > 2 else kernel
     out = F.conv_general_dilated(
         ct, flipped, c.lhs_dilation, pads, c.window_strides, c.rhs_dilation,
-        (out_spec, _spec_transpose(rhs_spec), lhs_spec), groups, 1,
+        (out_spec, _spec_transpose(rhs_spec), lhs_spec), groups, 1, params.get("precision"),
     )  # fmt: skip
     if batch_groups > 1:
         out = _axis_into(lhs_spec[1], lhs_spec[0], _axis_out_of(lhs_spec[1], batch_groups, out))
@@ -95,7 +98,7 @@ def conv_transpose_rhs(ct: Tensor, lhs: Tensor, rhs_shape: Sequence[int], params
                                 c.lhs_dilation, c.rhs_dilation)  # fmt: skip
     dnums = (_spec_transpose(lhs_spec), _spec_transpose(out_spec), _spec_transpose(rhs_spec))
     return F.conv_general_dilated(lhs, ct, c.rhs_dilation, pads, c.lhs_dilation, c.window_strides, dnums,
-                                  groups, batch_groups)  # fmt: skip
+                                  groups, batch_groups, params.get("precision"))  # fmt: skip
 
 
 def conv_general_dilated_jvp(

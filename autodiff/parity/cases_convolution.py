@@ -30,9 +30,18 @@ _BATCH_GROUPED: Final[dict[str, Any]] = {
 }
 
 
+#: lax's default layout with a precision per operand (recorded, kept by the derivatives, lowered;
+#: the kernels and XLA's CPU backend compute at full precision whatever it asks)
+_PRECISION: Final[dict[str, Any]] = {
+    "window_strides": (1, 2),
+    "padding": ((1, 0), (0, 0)),
+    "precision": ("high", "highest"),
+}
+
+
 def _conv(lhs: Any, rhs: Any, p: dict[str, Any]) -> Any:
     lax = _lax()
-    return lax.conv_general_dilated(lhs, rhs, precision=lax.Precision.HIGHEST, **p)
+    return lax.conv_general_dilated(lhs, rhs, **{"precision": lax.Precision.HIGHEST, **p})
 
 
 def specs() -> list[Spec]:
@@ -45,5 +54,9 @@ def specs() -> list[Spec]:
         Spec("conv_general_dilated-batch_groups", "conv_general_dilated",
              lambda x, w: F.conv_general_dilated(x, w, **_BATCH_GROUPED), lambda x, w: _conv(x, w, _BATCH_GROUPED),
              ("lhs", "rhs"), ((2, 1, 3, 3), (2, 1, 2, 2)), ("any", "any"), promoted=(0, 1), plan_layout=(0, 1),
+             exact=_INT_EXACT),
+        Spec("conv_general_dilated-precision", "conv_general_dilated",
+             lambda x, w: F.conv_general_dilated(x, w, **_PRECISION), lambda x, w: _conv(x, w, _PRECISION),
+             ("lhs", "rhs"), ((1, 2, 3, 3), (2, 2, 2, 1)), ("any", "any"), promoted=(0, 1), plan_layout=(0, 1),
              exact=_INT_EXACT),
     ]  # fmt: skip

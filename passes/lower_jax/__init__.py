@@ -24,9 +24,9 @@ castwise's meaning with lax ops:
 * ``eigh`` / ``cholesky`` read one triangle (``symmetrize_input=False``);
 * ``qr`` / ``svd`` / ``eig`` give the same factors up to LAPACK's gauge (signs, phases),
   which castwise's kernels take from the same LAPACK routines;
-* ``dot_general`` asks for ``Precision.HIGHEST`` (castwise never uses reduced
-  precision such as TF32), and refuses mixed operand dtypes, which
-  lax.dot_general alone would promote.
+* ``dot_general`` and ``conv_general_dilated`` pass a recorded ``precision=`` on to lax and
+  otherwise ask for ``Precision.HIGHEST`` (castwise never picks reduced precision such as TF32
+  itself); ``dot_general`` refuses mixed operand dtypes, which lax.dot_general alone would promote.
 
 JAX is an optional dependency: it is imported inside functions only.
 ``LOWERINGS`` maps every op of the vocabulary to its rule; each rule is a named

@@ -41,6 +41,18 @@ def _param(eqn: Eqn, name: str) -> Any:
     return shapes.param(eqn.op, eqn.params, name)
 
 
+def _lax_precision(eqn: Eqn) -> Any:
+    """A dot's or convolution's ``precision`` param as lax's: the recorded pair of lax.Precision
+    members, or ``Precision.HIGHEST`` where none was asked for (castwise's kernels compute at full
+    precision, so its lowering never picks a reduced one such as TF32 by itself)."""
+    from jax import lax
+
+    pair = eqn.params.get("precision")
+    if pair is None:
+        return lax.Precision.HIGHEST
+    return (lax.Precision[pair[0].upper()], lax.Precision[pair[1].upper()])
+
+
 def _out_shape(eqn: Eqn, i: int = 0) -> tuple[int, ...]:
     return eqn.outputs[i].shape
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from passes.lower_jax._common import LOWERINGS, Lowered, _full_shape, _kind
+from passes.lower_jax._common import LOWERINGS, Lowered, _full_shape, _kind, _lax_precision
 from runtime.core import shapes
 from runtime.core.graph import Eqn
 
@@ -19,7 +19,8 @@ from runtime.core.graph import Eqn
 
 
 def dot_general_lowering(eqn: Eqn, lhs: Any, rhs: Any) -> Lowered:
-    """lax.dot_general at Precision.HIGHEST, result in the operand dtype.
+    """lax.dot_general at the recorded precision (Precision.HIGHEST without one), result in the
+    operand dtype.
 
     Unlike the elementwise ops, lax.dot_general accepts operands of different
     dtypes and promotes them itself; the lowering refuses them (as lax.add
@@ -33,7 +34,7 @@ def dot_general_lowering(eqn: Eqn, lhs: Any, rhs: Any) -> Lowered:
             f"{np.dtype(rhs.dtype)} (castwise lowers promoted graphs only; lax.dot_general would promote itself)"
         )
     dims = shapes.dot_dimension_numbers(eqn.params["dimension_numbers"])
-    return (lax.dot_general(lhs, rhs, dims, precision=lax.Precision.HIGHEST),)
+    return (lax.dot_general(lhs, rhs, dims, precision=_lax_precision(eqn)),)
 
 
 LOWERINGS["dot_general"] = dot_general_lowering

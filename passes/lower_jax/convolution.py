@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from passes.lower_jax._common import LOWERINGS, Lowered
+from passes.lower_jax._common import LOWERINGS, Lowered, _lax_precision
 from runtime.core import shapes
 from runtime.core.graph import Eqn
 
@@ -16,7 +16,8 @@ from runtime.core.graph import Eqn
 
 
 def conv_general_dilated_lowering(eqn: Eqn, lhs: Any, rhs: Any) -> Lowered:
-    """lax.conv_general_dilated at Precision.HIGHEST, the dimension numbers as lax.ConvDimensionNumbers."""
+    """lax.conv_general_dilated at the recorded precision (Precision.HIGHEST without one), the
+    dimension numbers as lax.ConvDimensionNumbers."""
     from jax import lax
 
     p = eqn.params
@@ -24,7 +25,7 @@ def conv_general_dilated_lowering(eqn: Eqn, lhs: Any, rhs: Any) -> Lowered:
     dnums = lax.ConvDimensionNumbers(*c.dimension_numbers)
     return (lax.conv_general_dilated(lhs, rhs, c.window_strides, c.padding, c.lhs_dilation, c.rhs_dilation, dnums,
                                      c.feature_group_count, c.batch_group_count,
-                                     precision=lax.Precision.HIGHEST),)  # fmt: skip
+                                     precision=_lax_precision(eqn)),)  # fmt: skip
 
 
 LOWERINGS["conv_general_dilated"] = conv_general_dilated_lowering

@@ -33,6 +33,11 @@ class OpValueError(CastwiseError, ValueError):
     runs or is recorded): a negative integer exponent under NumPy's rules, an out-of-range pivot."""
 
 
+class PrecisionError(ShapeError):
+    """A ``precision=`` of dot_general / conv_general_dilated that is none of lax's: ``None``,
+    ``'default'`` / ``'high'`` / ``'highest'`` (or lax's aliases), a ``lax.Precision``, or a pair."""
+
+
 class KernelDTypeError(CastwiseError, TypeError):
     """Operands that the plan promotes to one dtype arrived with different dtypes."""
 

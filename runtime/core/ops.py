@@ -108,7 +108,7 @@ logical_or = declare("or", LOGICAL, XY, differentiable=False)
 logical_xor = declare("xor", LOGICAL, XY, differentiable=False)
 
 # -- contraction, selection, joining --------------------------------------------------
-dot_general = declare("dot_general", DOT, ("lhs", "rhs"), ("dimension_numbers",))
+dot_general = declare("dot_general", DOT, ("lhs", "rhs"), ("dimension_numbers", "precision"))
 select = declare("select", SELECT, ("pred", "on_true", "on_false"))
 clamp = declare("clamp", CLAMP, ("min", "operand", "max"))
 concatenate = declare("concatenate", CONCATENATE, ("*operands",), ("dimension",))
@@ -272,7 +272,7 @@ conv_general_dilated = declare(
     CONV,
     ("lhs", "rhs"),
     ("window_strides", "padding", "lhs_dilation", "rhs_dilation", "dimension_numbers",
-     "feature_group_count", "batch_group_count"),
+     "feature_group_count", "batch_group_count", "precision"),
 )  # fmt: skip
 
 # -- structural -----------------------------------------------------------------------

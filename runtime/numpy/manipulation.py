@@ -37,7 +37,7 @@ from runtime.core import dtypes as dt
 from runtime.core import lax as F
 from runtime.core.executor import asarray
 from runtime.core.promotion import PromotionError, get_policy, result_type
-from runtime.core.shapes import ArityError, GatherDimensionNumbers, OpTypeError, ShapeError
+from runtime.core.shapes import ArityError, GatherDimensionNumbers, OpTypeError, PrecisionError, ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy import tensor_methods as tensor_api
 from runtime.numpy.params import as_operand, concrete_scalar, named
@@ -499,7 +499,13 @@ def _pair(fn: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
 
 
 def _contract(
-    fn: str, a: Tensor, b: Tensor, axes_a: Sequence[int], axes_b: Sequence[int], preferred: Any = None
+    fn: str,
+    a: Tensor,
+    b: Tensor,
+    axes_a: Sequence[int],
+    axes_b: Sequence[int],
+    preferred: Any = None,
+    precision: Any = None,
 ) -> Tensor:
     """``dot_general`` contracting ``axes_a`` of ``a`` with ``axes_b`` of ``b`` (sizes checked
     first, so the error names ``fn``): the result is ``a``'s free axes, then ``b``'s."""
@@ -510,9 +516,23 @@ def _contract(
                 f"(size {b.shape[j]}) are contracted and must have equal sizes",
             )  # fmt: skip
     try:
-        return F.dot_general(a, b, ((tuple(axes_a), tuple(axes_b)), ((), ())), preferred_element_type=preferred)
-    except (OpTypeError, PromotionError) as err:  # a refused preferred type: name the function too
+        dims = ((tuple(axes_a), tuple(axes_b)), ((), ()))
+        return F.dot_general(a, b, dims, precision, preferred_element_type=preferred)
+    except (OpTypeError, PromotionError, PrecisionError) as err:  # a refused preferred type: name the function too
         raise _restated(err, fn, (a, b)) from None
+
+
+def _check_precision(fn: str, operands: Sequence[Tensor], precision: Any) -> None:
+    """``dot_general``'s refusal of ``precision`` (``PrecisionError``), before anything is recorded
+    (a contraction of two empty constants, which records nothing), naming ``fn``; jax.numpy checks
+    it up front too, even where no product is computed (a 0-d operand)."""
+    if precision is None:
+        return
+    probe = Tensor(np.zeros(0, np.float32), dt.float32)
+    try:
+        F.dot_general(probe, probe, (((0,), (0,)), ((), ())), precision)
+    except PrecisionError as err:
+        raise _restated(err, fn, operands) from None
 
 
 def _check_preferred(fn: str, operands: Sequence[Tensor], preferred: Any) -> None:
@@ -573,38 +593,44 @@ def outer(a: Any, b: Any) -> Tensor:
 
 
 @named("inner")
-def inner(a: Any, b: Any, *, preferred_element_type: Any = None) -> Tensor:
+def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Tensor:
     """``jnp.inner`` / ``np.inner`` / ``torch.inner``: the sum over the last axes of ``a`` and
     ``b``; the result's shape is ``a.shape[:-1] + b.shape[:-1]``. A 0-d operand multiplies.
     ``preferred_element_type``: the result's dtype, the products accumulated in it (as
-    ``dot_general``'s)."""
+    ``dot_general``'s; ``precision`` too)."""
     x, y = _pair("inner", a, b)
+    _check_precision("inner", (x, y), precision)
     if x.ndim == 0 or y.ndim == 0:
         return _scale("inner", x, y, preferred_element_type)
-    return _contract("inner", x, y, (x.ndim - 1,), (y.ndim - 1,), preferred_element_type)
+    return _contract("inner", x, y, (x.ndim - 1,), (y.ndim - 1,), preferred_element_type, precision)
 
 
 @named("dot")
-def dot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Tensor:
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Tensor:
     """``jnp.dot`` / ``np.dot`` (``torch.dot`` for vectors): a 0-d operand multiplies; else the
     last axis of ``a`` with the only axis of a vector ``b``, or with ``b``'s second-to-last
     axis; the result's shape is ``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]`` (one
-    ``dot_general``; ``preferred_element_type`` as its). PyTorch's ``dot`` takes vectors only."""
+    ``dot_general``; ``precision`` and ``preferred_element_type`` as its). PyTorch's ``dot`` takes
+    vectors only."""
     x, y = _pair("dot", a, b)
+    _check_precision("dot", (x, y), precision)
     if tensor_api.library() == "torch" and (x.ndim != 1 or y.ndim != 1):
         raise _error(ShapeError, "dot", (x, y), "torch.dot takes 1-D operands (use matmul or tensordot)")
     if x.ndim == 0 or y.ndim == 0:
         return _scale("dot", x, y, preferred_element_type)
-    return _contract("dot", x, y, (x.ndim - 1,), (builtins.max(y.ndim - 2, 0),), preferred_element_type)
+    return _contract("dot", x, y, (x.ndim - 1,), (builtins.max(y.ndim - 2, 0),), preferred_element_type, precision)
 
 
 @named("tensordot")
-def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, preferred_element_type: Any = None) -> Tensor:
+def tensordot(
+    a: Any, b: Any, axes: int | Sequence[Any] = 2, *, precision: Any = None, preferred_element_type: Any = None
+) -> Tensor:
     """``jnp.tensordot`` / ``np.tensordot`` / ``torch.tensordot``: ``axes=N`` contracts the last
     ``N`` axes of ``a`` with the first ``N`` of ``b``; ``axes=(axes_a, axes_b)`` names them
     (ints or sequences, negative from the end). The result is ``a``'s free axes, then ``b``'s
-    (one ``dot_general``; ``preferred_element_type`` as its)."""
+    (one ``dot_general``; ``precision`` and ``preferred_element_type`` as its)."""
     x, y = _pair("tensordot", a, b)
+    _check_precision("tensordot", (x, y), precision)
     if _is_int(axes):
         n = operator.index(axes)  # type: ignore[arg-type]
         if not 0 <= n <= builtins.min(x.ndim, y.ndim):
@@ -620,7 +646,7 @@ def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, preferred_elemen
             raise _error(ShapeError, "tensordot", (x, y), f"axes {axes!r} name different numbers of axes")
         _unique("tensordot", x, pa, "axes of a", (y,))
         _unique("tensordot", y, pb, "axes of b", (x,))
-    return _contract("tensordot", x, y, pa, pb, preferred_element_type)
+    return _contract("tensordot", x, y, pa, pb, preferred_element_type, precision)
 
 
 # -- einsum ------------------------------------------------------------------------------------------
@@ -740,7 +766,7 @@ def _diagonal(t: Tensor, labels: list[Any]) -> tuple[Tensor, list[Any]]:
 
 
 @named("einsum")
-def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) -> Tensor:
+def einsum(subscripts: str, *operands: Any, precision: Any = None, preferred_element_type: Any = None) -> Tensor:
     """``jnp.einsum`` / ``np.einsum`` / ``torch.einsum``: Einstein summation over letter indices.
 
     Explicit (``"ij,jk->ik"``) and implicit (``"ij,jk"``: the indices used once, in character
@@ -751,13 +777,14 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
     the operands promote through ``dot_general``'s plan. The result is always new memory (a
     write into an operand never shows in it). ``preferred_element_type``: the
     result's dtype, the products and sums accumulated in it (each ``dot_general`` takes it;
-    an operand summed on its own is converted to it first).
+    an operand summed on its own is converted to it first). ``precision``: each ``dot_general``'s.
     """
     if not operands:
         raise _error(ArityError, "einsum", (), "needs at least one operand")
     ts = [as_operand("einsum", x, f"operand {i}") for i, x in enumerate(operands)]
     labels, output, sizes = _einsum_labels(subscripts, ts)
     _check_preferred("einsum", ts, preferred_element_type)
+    _check_precision("einsum", ts, precision)
     if len(ts) > 2 and len({t.dtype for t in ts}) > 1 and not builtins.any(t.weak for t in ts):
         # jax.numpy and NumPy: the result type of all the operands at once, which is not a
         # pairwise fold of the contractions (JAX: u64, i64, f32 -> f32; (u64, i64) -> f64)
@@ -797,7 +824,7 @@ def einsum(subscripts: str, *operands: Any, preferred_element_type: Any = None) 
             (tuple(acc_row.index(lab) for lab in contract), tuple(row.index(lab) for lab in contract)),
             (tuple(acc_row.index(lab) for lab in batch), tuple(row.index(lab) for lab in batch)),
         )
-        acc = F.dot_general(acc, t, dims, preferred_element_type=preferred_element_type)
+        acc = F.dot_general(acc, t, dims, precision, preferred_element_type=preferred_element_type)
         acc_row = batch + [lab for lab in acc_row if lab not in common] + [lab for lab in row if lab not in common]
     computed = len(prepared) > 1  # a dot_general, a sum or a convert writes new memory
     if len(prepared) == 1:

@@ -327,7 +327,7 @@ def test_filters(capsys: pytest.CaptureFixture[str]) -> None:
     assert {c.spec.op for c in by_family} == {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "argmax",
                                               "argmin", "reduce_and", "reduce_or", "reduce_xor"}  # fmt: skip
     globbed = build_cases(("jax",), ("dot_*",), (f32, c64))
-    assert {c.spec.name for c in globbed} == {"dot_general", "dot_general-batched"}
+    assert {c.spec.name for c in globbed} == {"dot_general", "dot_general-batched", "dot_general-precision"}
     for c in globbed:
         assert all(s in (f32, c64) for s in c.slots)
     assert parity.parse_dtypes("f32, complex64,float8") == (f32, c64, *parity.FLOAT8_DTYPES)

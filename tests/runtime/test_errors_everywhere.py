@@ -307,6 +307,12 @@ ROWS: dict[str, list[Bad]] = {
     "lax.conv": [
         bad("rank-mismatch", lambda: LAX.conv(f64(1, 1, 4), f64(1, 1, 2, 2), (1,), "VALID"), rt.ShapeError),
         bad("str-operand", lambda: LAX.conv("abc", f64(1, 1, 2), (1,), "VALID"), rt.OpTypeError),
+        bad(
+            "bad-precision",
+            lambda: LAX.conv(f64(1, 1, 4), f64(1, 1, 2), (1,), "VALID", "fast"),
+            rt.PrecisionError,
+            "'fast'",
+        ),
     ],
     "lax.conv_general_dilated": [
         bad(
@@ -315,12 +321,28 @@ ROWS: dict[str, list[Bad]] = {
             rt.ShapeError,
         ),
         bad("str-operand", lambda: LAX.conv_general_dilated("abc", f64(1, 1, 2), (1,), ((0, 0),)), rt.OpTypeError),
+        bad(
+            "bad-precision",
+            lambda: LAX.conv_general_dilated(f64(1, 1, 4), f64(1, 1, 2), (1,), ((0, 0),), precision=("high",)),
+            rt.PrecisionError,
+            "pair",
+        ),
     ],
     "lax.convert": [
         bad("unknown-dtype", lambda: LAX.convert(f64(3), "float99"), rt.OpTypeError, "float99"),
         bad("str-operand", lambda: LAX.convert("abc", rt.float32), rt.OpTypeError),
     ],
     "lax.det": [bad("not-square", lambda: LAX.det(f64(2, 3)), rt.ShapeError), _no_array("lax.det")],
+    "lax.reduce": [
+        bad("init-dtype", lambda: LAX.reduce(f64(3), np.float32(0), LAX.add, (0,)), rt.OpTypeError, "float32"),
+        bad(
+            "not-a-monoid", lambda: LAX.reduce(f64(3), 0.0, lambda a, b: LAX.sub(a, b), (0,)), rt.OpTypeError, "monoid"
+        ),
+    ],
+    "lax.reduce_window": [
+        bad("no-windowed-mul", lambda: LAX.reduce_window(f64(3), 1.0, LAX.mul, (2,)), rt.OpTypeError, "mul"),
+        bad("init-not-0d", lambda: LAX.reduce_window(f64(3), f64(2), LAX.add, (2,)), rt.ShapeError, "0-d"),
+    ],
     "lax.dot_general": [
         bad(
             "contracting-mismatch",
@@ -328,6 +350,12 @@ ROWS: dict[str, list[Bad]] = {
             rt.ShapeError,
         ),
         bad("str-operand", lambda: LAX.dot_general(f64(3), "abc", (((0,), (0,)), ((), ()))), rt.OpTypeError),
+        bad(
+            "bad-precision",
+            lambda: LAX.dot_general(f64(3), f64(3), (((0,), (0,)), ((), ())), "DEFAULT"),
+            rt.PrecisionError,
+            "DotAlgorithmPreset",
+        ),
     ],
     "lax.dynamic_slice": [
         bad("float-start", lambda: LAX.dynamic_slice(f64(5), [1.5], (2,)), rt.OpTypeError),
@@ -383,6 +411,7 @@ ROWS: dict[str, list[Bad]] = {
     "matmul": [
         bad("shape-mismatch", lambda: R.matmul(f64(2, 3), f64(2, 3)), rt.ShapeError),
         _no_array("matmul", lambda: f64(3)),
+        bad("bad-precision", lambda: R.matmul(f64(2, 2, 3), f64(3, 2), precision=3), rt.PrecisionError, "3"),
     ],
     "lax.pad": [
         bad("float-config", lambda: LAX.pad(f64(3), 0.0, [(1.5, 1, 0)]), rt.ShapeError),
@@ -662,19 +691,26 @@ ROWS: dict[str, list[Bad]] = {
         bad("incompatible", lambda: R.broadcast_to(f64(3), (4,)), rt.ShapeError),
         bad("str-operand", lambda: R.broadcast_to("abc", (3,)), rt.OpTypeError),
     ],
-    "dot": [bad("shape-mismatch", lambda: R.dot(f64(3), f64(4)), rt.ShapeError), _no_array("dot", lambda: f64(3))],
+    "dot": [
+        bad("shape-mismatch", lambda: R.dot(f64(3), f64(4)), rt.ShapeError),
+        _no_array("dot", lambda: f64(3)),
+        bad("bad-precision", lambda: R.dot(f64(), f64(3), precision="fast"), rt.PrecisionError, "'fast'"),
+    ],
     "inner": [
         bad("shape-mismatch", lambda: R.inner(f64(3), f64(4)), rt.ShapeError),
         _no_array("inner", lambda: f64(3)),
+        bad("bad-precision", lambda: R.inner(f64(3), f64(3), precision="fast"), rt.PrecisionError, "'fast'"),
     ],
     "outer": [_no_array("outer", lambda: f64(3))],
     "tensordot": [
         bad("shape-mismatch", lambda: R.tensordot(f64(3), f64(4), 1), rt.ShapeError),
         _no_array("tensordot", lambda: f64(3)),
+        bad("bad-precision", lambda: R.tensordot(f64(3), f64(3), 1, precision="x"), rt.PrecisionError, "'x'"),
     ],
     "einsum": [
         bad("shape-mismatch", lambda: R.einsum("i,i", f64(3), f64(4)), rt.ShapeError),
         bad("str-operand", lambda: R.einsum("i", "abc"), rt.OpTypeError, "operand 0"),
+        bad("bad-precision", lambda: R.einsum("i,i", f64(3), f64(3), precision="x"), rt.PrecisionError, "'x'"),
     ],
     "flip": [bad("float-axis", lambda: R.flip(f64(3), 0.5), rt.ShapeError), _no_array("flip")],
     "hstack": [bad("str-operand", lambda: R.hstack([f64(2), "abc"]), rt.OpTypeError)],

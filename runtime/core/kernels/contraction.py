@@ -16,8 +16,11 @@ from runtime.core import shapes
 from runtime.core.kernels._common import _WIDEN, KERNELS, Array, _back
 
 
-def dot_general_kernel(lhs: Array, rhs: Array, *, dimension_numbers: Any) -> tuple[Array, ...]:
+def dot_general_kernel(lhs: Array, rhs: Array, *, dimension_numbers: Any, precision: Any = None) -> tuple[Array, ...]:
     """lax.dot_general: batch dims + lhs free dims + rhs free dims, in the operand dtype.
+
+    ``precision`` is recorded for the lowering only: the CPU kernels compute at full precision
+    whatever it asks (XLA's CPU backend ignores it as well).
 
     Narrow floats accumulate in float32 and round once at the end (XLA CPU);
     integers wrap; bool is or-of-ands.

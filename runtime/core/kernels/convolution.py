@@ -37,7 +37,8 @@ def _dilate_pad_spatial(x: Array, padding: Any, dilation: Any) -> Array:
 
 
 def conv_general_dilated_kernel(lhs: Array, rhs: Array, **params: Any) -> tuple[Array, ...]:
-    """lax.conv_general_dilated (correlation, as lax: the kernel is not flipped)."""
+    """lax.conv_general_dilated (correlation, as lax: the kernel is not flipped). A ``precision``
+    param is for the lowering only: the kernel computes at full precision whatever it asks."""
     c = conv_geometry(params, lhs.ndim)
     out_shape = conv_output_shape(lhs.shape, rhs.shape, c)
     lspec, rspec, ospec = c.dimension_numbers

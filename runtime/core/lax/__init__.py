@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from runtime.core.lax import (
     binary,
+    computations,
     contraction,
     conversion,
     convolution,
@@ -32,6 +33,7 @@ from runtime.core.lax import fft as _fft_family  # (the module: its function ``f
 from runtime.core.lax._common import _is_index  # noqa: F401
 from runtime.core.lax.binary import *  # noqa: F403
 from runtime.core.lax.binary import check_integer_power  # noqa: F401
+from runtime.core.lax.computations import *  # noqa: F403
 from runtime.core.lax.contraction import *  # noqa: F403
 from runtime.core.lax.conversion import *  # noqa: F403
 from runtime.core.lax.convolution import *  # noqa: F403
@@ -52,6 +54,7 @@ __all__ = sorted(
         name
         for module in (
             binary,
+            computations,
             contraction,
             conversion,
             convolution,

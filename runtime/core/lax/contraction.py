@@ -24,7 +24,9 @@ from runtime.core.tensor import Tensor
 __all__ = ["clamp", "concatenate", "dot_general", "matmul", "select", "select_n"]
 
 
-def dot_general(lhs: Operand, rhs: Operand, dimension_numbers: Any, *, preferred_element_type: Any = None) -> Tensor:
+def dot_general(
+    lhs: Operand, rhs: Operand, dimension_numbers: Any, precision: Any = None, *, preferred_element_type: Any = None
+) -> Tensor:
     """Generalised contraction, as ``jax.lax.dot_general``.
 
     ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``;
@@ -33,19 +35,38 @@ def dot_general(lhs: Operand, rhs: Operand, dimension_numbers: Any, *, preferred
     operands summed in int32 do not wrap, bfloat16 ones accumulate in float32). Recorded as a
     ``convert`` of each promoted operand to it and the ordinary op; a type XLA would not
     accumulate in (one ranked below the operands', or one lax refuses) is refused.
+    ``precision``: as lax's (``None``, ``'default'`` / ``'high'`` / ``'highest'``, a
+    ``lax.Precision``, or a pair for lhs and rhs), recorded as the pair of member names and
+    kept by the derivatives, batching and the lowering; eager kernels compute at full precision
+    whatever it asks. Anything else raises ``PrecisionError``.
     """
     try:
         dims: Any = shapes.dot_dimension_numbers(dimension_numbers)
     except shapes.ShapeError:
         dims = _Invalid(dimension_numbers)  # malformed: the shape rule refuses it, naming the op and operands
+    params: dict[str, Any] = {"dimension_numbers": dims, **_precision_param(precision)}
     if preferred_element_type is not None:
-        return _with_preferred(ops.dot_general, lhs, rhs, preferred_element_type, {"dimension_numbers": dims})
-    return _one(ops.dot_general, lhs, rhs, dimension_numbers=dims)
+        return _with_preferred(ops.dot_general, lhs, rhs, preferred_element_type, params)
+    return _one(ops.dot_general, lhs, rhs, **params)
+
+
+def _precision_param(precision: Any) -> dict[str, Any]:
+    """``{"precision": pair}``, or nothing for ``None`` (the op's default, so a product without
+    one records and prints as before). A value lax would refuse goes on as ``_Invalid`` to the
+    shape rule, which raises ``PrecisionError`` naming the op, its operands and the policy."""
+    if precision is None:
+        return {}
+    try:
+        canon = shapes.canonical_precision(precision)
+    except shapes.PrecisionError:
+        return {"precision": _Invalid(precision)}
+    return {} if canon is None else {"precision": canon}
 
 
 @_named("matmul")
-def matmul(x: Operand, y: Operand, *, preferred_element_type: Any = None) -> Tensor:
-    """``x @ y`` as NumPy's and jax.numpy's ``matmul`` (``preferred_element_type`` as in ``dot_general``).
+def matmul(x: Operand, y: Operand, *, precision: Any = None, preferred_element_type: Any = None) -> Tensor:
+    """``x @ y`` as NumPy's and jax.numpy's ``matmul`` (``precision`` and ``preferred_element_type``
+    as in ``dot_general``).
 
     1-D and 2-D operands are one ``dot_general``. Batched operands broadcast their batch
     dimensions (``(2, 3, 4) @ (4, 5)``, ``(4,) @ (2, 4, 5)``, ``(2, 1, 3, 4) @ (5, 4, 6)``): an
@@ -58,11 +79,16 @@ def matmul(x: Operand, y: Operand, *, preferred_element_type: Any = None) -> Ten
     yt = as_tensor(y)
     if xt.ndim == 0 or yt.ndim == 0:
         raise op_error(ShapeError, ops.dot_general, (xt, yt), "matmul's operands must have at least one dimension")
-    pet = preferred_element_type
+    pet, prec = preferred_element_type, precision
+    if prec is not None:  # refused before a broadcast is recorded
+        try:
+            prec = shapes.canonical_precision(prec)
+        except shapes.PrecisionError as err:
+            raise op_error(shapes.PrecisionError, ops.dot_general, (xt, yt), f"matmul: {err}") from None
     if yt.ndim <= 2:  # x's leading dims (and rows) are dot_general's lhs free dims, in order
-        return dot_general(xt, yt, (((xt.ndim - 1,), (0,)), ((), ())), preferred_element_type=pet)
+        return dot_general(xt, yt, (((xt.ndim - 1,), (0,)), ((), ())), prec, preferred_element_type=pet)
     if xt.ndim == 1:  # (k,) @ (..., k, m) -> (..., m)
-        return dot_general(xt, yt, (((0,), (yt.ndim - 2,)), ((), ())), preferred_element_type=pet)
+        return dot_general(xt, yt, (((0,), (yt.ndim - 2,)), ((), ())), prec, preferred_element_type=pet)
     try:
         batch_shape = tuple(np.broadcast_shapes(xt.shape[:-2], yt.shape[:-2]))
     except ValueError:
@@ -73,7 +99,7 @@ def matmul(x: Operand, y: Operand, *, preferred_element_type: Any = None) -> Ten
     xb, yb = _broadcast_batch(xt, batch_shape), _broadcast_batch(yt, batch_shape)
     batch = tuple(range(len(batch_shape)))
     dims = (((xb.ndim - 1,), (yb.ndim - 2,)), (batch, batch))
-    return dot_general(xb, yb, dims, preferred_element_type=pet)
+    return dot_general(xb, yb, dims, prec, preferred_element_type=pet)
 
 
 def _broadcast_batch(t: Tensor, batch_shape: tuple[int, ...]) -> Tensor:

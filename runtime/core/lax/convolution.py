@@ -12,7 +12,7 @@ from typing import Any
 
 from runtime.core import ops, shapes
 from runtime.core.lax._common import Operand, _index, _ints, _Invalid, _named, _one
-from runtime.core.lax.contraction import _with_preferred
+from runtime.core.lax.contraction import _precision_param, _with_preferred
 from runtime.core.lax.windowed import _pairs, _shape_of, padtype_to_pads
 from runtime.core.shapes import ShapeError
 from runtime.core.tensor import Tensor
@@ -30,6 +30,7 @@ def conv_general_dilated(
     dimension_numbers: Any = None,
     feature_group_count: int = 1,
     batch_group_count: int = 1,
+    precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Tensor:
     """General dilated convolution, as ``jax.lax.conv_general_dilated`` (a correlation: rhs is not flipped).
@@ -42,7 +43,8 @@ def conv_general_dilated(
     Operands promote together, as dot_general's. ``preferred_element_type``: the result's dtype,
     the products accumulated in it, recorded as in ``dot_general`` (with lax's stricter rule for
     convolutions: integer to integer or float, float to float, complex to complex, signed stays
-    signed, never narrower).
+    signed, never narrower). ``precision`` as in ``dot_general``: recorded, kept by the
+    derivatives, batching and the lowering; eager kernels compute at full precision.
     """
     lshape, rshape = _shape_of(lhs), _shape_of(rhs)
     nsp = builtins.max(len(lshape) - 2, 0)
@@ -71,7 +73,7 @@ def conv_general_dilated(
     params = {
         "window_strides": strides, "padding": pads, "lhs_dilation": ldil, "rhs_dilation": rdil,
         "dimension_numbers": dnums, "feature_group_count": _index(feature_group_count),
-        "batch_group_count": _index(batch_group_count),
+        "batch_group_count": _index(batch_group_count), **_precision_param(precision),
     }  # fmt: skip
     if preferred_element_type is not None:
         return _with_preferred(ops.conv_general_dilated, lhs, rhs, preferred_element_type, params)
@@ -79,6 +81,15 @@ def conv_general_dilated(
 
 
 @_named("conv")
-def conv(lhs: Operand, rhs: Operand, window_strides: Sequence[int], padding: str | Sequence[tuple[int, int]]) -> Tensor:
+def conv(
+    lhs: Operand,
+    rhs: Operand,
+    window_strides: Sequence[int],
+    padding: str | Sequence[tuple[int, int]],
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Tensor:
     """``jax.lax.conv``: ``conv_general_dilated`` in the NCHW / OIHW layout without dilation or groups."""
-    return conv_general_dilated(lhs, rhs, window_strides, padding)
+    return conv_general_dilated(
+        lhs, rhs, window_strides, padding, precision=precision, preferred_element_type=preferred_element_type
+    )

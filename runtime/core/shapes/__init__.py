@@ -65,6 +65,7 @@ from runtime.core.shapes._common import (  # noqa: F401
     OpMemoryError,
     OpTypeError,
     OpValueError,
+    PrecisionError,
     Shape,
     ShapeError,
     ShapeRule,
@@ -103,7 +104,11 @@ from runtime.core.shapes.calls import (  # noqa: F401
     custom_call_rule,
 )
 from runtime.core.shapes.contraction import (  # noqa: F401
+    PRECISION_NAMES,
     DotDimensionNumbers,
+    Precision,
+    canonical_precision,
+    check_precision,
     clamp_rule,
     concatenate_rule,
     dot_dimension_numbers,

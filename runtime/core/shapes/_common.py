@@ -18,6 +18,7 @@ from runtime.core.errors import (  # noqa: F401  (the shape rules' errors, re-ex
     OpMemoryError,
     OpTypeError,
     OpValueError,
+    PrecisionError,
     ShapeError,
 )
 from runtime.core.ops import OpDef
@@ -229,6 +230,8 @@ PARAM_DEFAULTS: Final[dict[str, dict[str, Any]]] = {
     "slice": {"strides": None},
     "pad": {"padding_value": 0},
     "convert": {"weak_type": False},
+    "dot_general": {"precision": None},  # None: castwise's full precision (lowered at HIGHEST)
+    "conv_general_dilated": {"precision": None},
     "eigh": {"lower": True},
     "round": {"rounding_method": 0},  # lax.round's default: half away from zero
     "triangular_solve": {

@@ -16,6 +16,7 @@ from runtime.core.shapes._common import (
     SHAPE_RULES,
     ArityError,
     Aval,
+    PrecisionError,
     ShapeError,
     _accept,
     _axis,
@@ -44,6 +45,68 @@ def dot_dimension_numbers(obj: Any) -> DotDimensionNumbers:
     )
 
 
+# -- precision ---------------------------------------------------------------------------------
+
+#: lax.Precision's members (their names in lower case, as lax's strings spell them), and the
+#: aliases lax.Precision accepts for them (``Precision._missing_``)
+PRECISION_NAMES: Final = ("default", "high", "highest")
+_PRECISION_ALIASES: Final = {
+    "default": "default", "fastest": "default", "bfloat16": "default",
+    "high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
+    "highest": "highest", "float32": "highest",
+}  # fmt: skip
+
+#: A canonical precision: ``None`` or a pair (lhs's, rhs's) of ``PRECISION_NAMES``.
+Precision = tuple[str, str] | None
+
+
+def _precision_name(value: Any) -> str:
+    if isinstance(value, str):  # lower case only: jax reads 'DEFAULT', 'F32_F32_F32' ... as a DotAlgorithmPreset
+        name = _PRECISION_ALIASES.get(value)
+    else:  # lax.Precision, or any enum-like value whose .name is a member's (castwise does not import jax)
+        name = getattr(value, "name", None)
+        name = name.lower() if isinstance(name, str) and name.lower() in PRECISION_NAMES else None
+    if name is None:
+        raise PrecisionError(
+            f"precision {value!r} is not one of lax's: None, 'default', 'high', 'highest' (or lax.Precision's "
+            f"aliases 'fastest', 'bfloat16', 'bfloat16_3x', 'tensorfloat32', 'float32'), a lax.Precision, "
+            f"or a pair of them "
+            f"(jax reads an upper-case name as a lax.DotAlgorithmPreset, which castwise does not take)"
+        )
+    return name
+
+
+def canonical_precision(value: Any) -> Precision:
+    """lax's ``canonicalize_precision``: ``None`` stays ``None``; one precision becomes the pair
+    (it, it); a pair is each side's. Names are lax.Precision's member names in lower case
+    (``'highest'``), so the param hashes, prints and compares without JAX and is itself a valid
+    ``precision=``. ``PrecisionError`` for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, tuple | list):
+        if len(value) != 2 or len({isinstance(v, str) for v in value}) != 1:
+            raise PrecisionError(
+                f"precision {value!r} must be a pair (lhs, rhs) of two strings or two lax.Precision values "
+                "when it is a sequence (as in lax)"
+            )
+        return (_precision_name(value[0]), _precision_name(value[1]))
+    name = _precision_name(value)
+    return (name, name)
+
+
+def check_precision(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> None:
+    """The shape rules' check: a recorded ``precision`` is ``None`` or already canonical."""
+    value = params.get("precision")
+    if value is None:
+        return
+    try:
+        ok = canonical_precision(value) == value and type(value) is tuple
+    except PrecisionError as err:
+        raise _fail(PrecisionError, op, avals, str(err)) from None
+    if not ok:
+        raise _fail(PrecisionError, op, avals, f"precision param {value!r} is not canonical (call {op.name})")
+
+
 # -- small helpers ----------------------------------------------------------------------------
 
 _BOOL: Final = frozenset({"bool"})
@@ -56,6 +119,7 @@ _WHICH: Final = frozenset({"bool", "int", "uint"})
 def dot_general_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[str, Any]) -> tuple[Aval, ...]:
     """lax.dot_general: output is batch dims + lhs free dims + rhs free dims, operand dtype."""
     dtype = _same_dtype(op, avals, (0, 1))
+    check_precision(op, avals, params)
     (lhs_shape, rhs_shape) = (avals[0][1], avals[1][1])
     try:
         (lc, rc), (lb, rb) = dot_dimension_numbers(params["dimension_numbers"])

@@ -26,6 +26,7 @@ from runtime.core.shapes._common import (
     _ints,
     _same_dtype,
 )
+from runtime.core.shapes.contraction import check_precision
 from runtime.core.shapes.windowed import dilate_dim, stride_dim
 
 ConvDimensionNumbers = tuple[Shape, Shape, Shape]
@@ -144,6 +145,7 @@ def conv_general_dilated_rule(op: OpDef, avals: Sequence[Aval], params: Mapping[
     """lax.conv_general_dilated: operands of one dtype and rank >= 2 (1 + 1 + spatial); lax's output shape."""
     dtype = _same_dtype(op, avals, (0, 1))
     _accept(op, avals, 0, _ALL)
+    check_precision(op, avals, params)
     lhs, rhs = avals[0][1], avals[1][1]
     if len(lhs) != len(rhs) or len(lhs) < 2:
         raise _fail(ShapeError, op, avals, "lhs and rhs must have one rank, at least 2 (batch/feature + spatial)")
