@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff.rules import VJP_RULES
 from runtime.core import hooks, kernels, shapes
 from runtime.core.dtypes import DType
 from runtime.core.executor import _broadcast_arrays, convert_array
@@ -147,7 +148,8 @@ def signature(eqns: Sequence[Eqn], cotangents: dict[int, Any]) -> Signature | No
             if keep is not None:
                 keep = (tuple(keep[0]), tuple(keep[1]))
             params = shapes.freeze_params(eqn.params) if eqn.params else None
-            items.append((op, params, tuple(ins), tuple(outs), keep))
+            # the rule itself: a rule replaced (a test's monkeypatch, a user's registration) captures anew
+            items.append((op, params, tuple(ins), tuple(outs), keep, VJP_RULES.get(op.name)))
         seeds = []
         for seed_key, ct in cotangents.items():
             ref = index.get(seed_key)
@@ -301,7 +303,7 @@ def _step(
     """One kernel call as a closure over slots: each operand converted to its planned dtype and
     broadcast to its planned shape, as the executor's general path does (its in-loop casts are
     bit for bit this convert + kernel)."""
-    kernel = kernels.KERNELS[op.name]
+    table, name = kernels.KERNELS, op.name  # (looked up per call: a replaced kernel is the one that runs)
     converts = tuple(
         (i, src, dst) for i, (src, dst) in enumerate(zip(in_dtypes, targets, strict=True)) if src is not dst
     )
@@ -313,7 +315,7 @@ def _step(
         def binary(values: list[Any]) -> None:
             token = _fpe_set(FPE_IGNORE)
             try:
-                out = kernel(values[a_slot], values[b_slot], **params)[0]
+                out = table[name](values[a_slot], values[b_slot], **params)[0]
             finally:
                 _fpe_reset(token)
             values[single] = out if type(out) is np.ndarray else np.asarray(out)
@@ -328,7 +330,7 @@ def _step(
             arrays = _broadcast_arrays(arrays, bshapes)
         token = _fpe_set(FPE_IGNORE)
         try:
-            outs = kernel(*arrays, **params)
+            outs = table[name](*arrays, **params)
         finally:
             _fpe_reset(token)
         for slot, out in zip(out_slots, outs, strict=True):
@@ -368,9 +370,17 @@ class Plan:
         self.results = results
         self.released = released
 
-    def replay(self, eqns: Sequence[Eqn], cotangents: dict[int, Any], sig: Signature) -> list[Eqn]:
+    def replay(
+        self,
+        eqns: Sequence[Eqn],
+        cotangents: dict[int, Any],
+        sig: Signature,
+        poison: bool,
+        stand_in: Callable[[Var], Tensor],
+    ) -> list[Eqn]:
         """Run the plan on this recording's saved values and seeds; ``cotangents`` becomes the
-        leaves' cotangents, as the general walk leaves it. Returns the equations to release."""
+        leaves' cotangents, as the general walk leaves it. Returns the equations to release.
+        ``poison`` and ``stand_in``: the engine's ``poison_unsaved`` state and stand-in maker."""
         STATS["replayed"] += 1
         values = self.template.copy()
         seeds = list(cotangents.values()) if self.seeds else ()
@@ -379,7 +389,7 @@ class Plan:
         for slot, ei, kind, pos in self.primals:
             eqn = eqns[ei]
             var = (eqn.inputs if kind == 0 else eqn.outputs)[pos]
-            values[slot] = _primal_array(eqn, var, kind, pos)
+            values[slot] = _primal_array(eqn, var, kind, pos, poison, stand_in)
         for step, dead in self.steps:
             step(values)
             for slot in dead:
@@ -394,19 +404,19 @@ class Plan:
         return [eqns[i] for i in self.released]
 
 
-def _primal_array(eqn: Eqn, var: Var, kind: int, pos: int) -> np.ndarray:
+def _primal_array(
+    eqn: Eqn, var: Var, kind: int, pos: int, poison: bool, stand_in: Callable[[Var], Tensor]
+) -> np.ndarray:
     """The array ``engine._vjp_primals`` gives a rule for ``var``, poisoned as it poisons
     (``poison_unsaved``: the suite's rules run through plans with unsaved values NaN)."""
-    from autodiff.engine import _Poison, _stand_in
-
     value = var.value
     keep = eqn.keep
     saved = None if keep is None else keep[kind]
     if saved is None:
         return primal_value(var)
     declared = pos in saved or not var.dtype.is_inexact
-    if value is not None and (declared or not _Poison.active):
+    if value is not None and (declared or not poison):
         return value
-    if declared or (value is not None and not _Poison.active):
+    if declared or (value is not None and not poison):
         return primal_value(var)
-    return _stand_in(var)._array
+    return stand_in(var)._array

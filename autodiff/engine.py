@@ -245,7 +245,7 @@ def _replay(
 ) -> None:
     """Run a cached plan; release what the general walk would have released."""
     try:
-        done = plan.replay(eqns, cotangents, sig)
+        done = plan.replay(eqns, cotangents, sig, _Poison.active, _stand_in)
     except BaseException as err:
         _stopped(err, eqns, [], release)
         raise
