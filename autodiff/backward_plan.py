@@ -347,7 +347,11 @@ class Plan:
     def __init__(self, capture: Capture, results: list[tuple[int, int, DType, bool]], released: list[int]) -> None:
         template: list[Any] = [None] * capture.n
         for slot, array in capture.consts:
-            template[slot] = array
+            # a private read-only copy: every replay shares it, and a result that is (a view of)
+            # it must not be handed out writable (``api._unshared`` copies a read-only one)
+            frozen = np.array(array, copy=True)
+            frozen.flags.writeable = False
+            template[slot] = frozen
         self.template = template
         # only the sources something reads are filled at replay (a rule's unread primals are not)
         read = {slot for step in capture.steps for slot in step[2]} | {slot for _, slot, _, _ in results}

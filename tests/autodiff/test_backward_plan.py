@@ -306,3 +306,17 @@ def test_a_replaced_rule_is_what_runs_not_the_plan_of_the_old_one(monkeypatch: p
         monkeypatch.setitem(VJP_RULES, "tanh", lambda cts, p, o, needs: [F.mul(x, 2.0) for x in rule(cts, p, o, needs)])
         got = grads()
     np.testing.assert_allclose(got.numpy(), 2 * (1 - np.tanh(np.linspace(-1, 1, 3)) ** 2))
+
+
+def test_a_gradient_from_a_replay_is_the_users_to_write() -> None:
+    x = rt.asarray(np.ones(3))
+    with use_backward_plan(True):
+        for _ in range(3):
+            w = rt.asarray(np.full(3, 0.5), requires_grad=True)
+            _sum(x * w + w).backward()
+            assert w.grad is not None
+            w.grad.mul_(0.0)  # an in-place write into the gradient must not reach what the next replay reads
+        w = rt.asarray(np.full(3, 0.5), requires_grad=True)
+        _sum(x * w + w).backward()
+    assert w.grad is not None
+    np.testing.assert_array_equal(w.grad.numpy(), np.full(3, 2.0))
