@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from autodiff import backward_plan
+from autodiff.backward_plan import use_backward_plan as use_backward_plan
 from autodiff.record import _reads, enable_grad, no_grad
 from autodiff.rules import JVP_RULES, VJP_RULES
 from autodiff.zeros import TangentLike, Zero, add_any
@@ -200,18 +202,66 @@ def vjp_pass(
     """
     check_recording(eqns, "backward/vjp", forward=False)
     released: list[Eqn] = []
+    capture = None
+    if not create_graph and backward_plan._State.enabled and eqns:
+        # a training loop's every step: replay the plan the first pass of this signature captured
+        sig = backward_plan.signature(eqns, cotangents)
+        if sig is not None:
+            plan = backward_plan.lookup(sig)
+            if plan is backward_plan._MISSING:
+                capture = backward_plan.Capture(sig, eqns)
+                seeds = dict(cotangents)
+                capture.start(cotangents)
+            elif plan is not None:
+                _replay(plan, eqns, cotangents, sig, release)
+                return cotangents
+    replay_first = capture is not None and backward_plan._State.replay_first
     try:
-        _vjp_walk(eqns, cotangents, create_graph, released if release else None)
+        _vjp_walk(eqns, cotangents, create_graph, released if release and not replay_first else None, capture)
     except BaseException as err:
+        if capture is not None:
+            if replay_first and release:  # what the walk would have released: the equations before this one
+                released = [eqns[i] for i in capture.ran[:-1]]
+                for eqn in released:
+                    _release(eqn)
+            capture.abandon()
         _stopped(err, eqns, released, release)
         raise
+    if capture is not None:
+        plan = capture.finish(cotangents)
+        if replay_first:
+            if plan is not None:
+                cotangents.clear()
+                cotangents.update(seeds)
+                _replay(plan, eqns, cotangents, sig, release)
+            elif release:  # (the walk released nothing in this mode: what it would have)
+                for i in capture.ran:
+                    _release(eqns[i])
     return cotangents
 
 
-def _vjp_walk(
-    eqns: Sequence[Eqn], cotangents: dict[int, TangentLike], create_graph: bool, released: list[Eqn] | None
+def _replay(
+    plan: backward_plan.Plan, eqns: Sequence[Eqn], cotangents: dict[int, TangentLike], sig: Any, release: bool
 ) -> None:
-    with _recording(create_graph):
+    """Run a cached plan; release what the general walk would have released."""
+    try:
+        done = plan.replay(eqns, cotangents, sig, _Poison.active, _stand_in)
+    except BaseException as err:
+        _stopped(err, eqns, [], release)
+        raise
+    if release:
+        for eqn in done:
+            _release(eqn)
+
+
+def _vjp_walk(
+    eqns: Sequence[Eqn],
+    cotangents: dict[int, TangentLike],
+    create_graph: bool,
+    released: list[Eqn] | None,
+    capture: backward_plan.Capture | None = None,
+) -> None:
+    with _recording(create_graph) if capture is None else capture.recording():
         for eqn in reversed(eqns):
             out_vars = eqn.outputs
             if len(out_vars) == 1:  # the common case, without comprehensions
@@ -236,6 +286,8 @@ def _vjp_walk(
             keep = eqn.keep
             primals = _vjp_primals(eqn.inputs, None if keep is None else keep[0], create_graph)
             outputs = _vjp_primals(out_vars, None if keep is None else keep[1], create_graph)
+            if capture is not None:
+                capture.tag(eqn, primals, outputs)
             in_cts = rule(out_cts, primals, outputs, needs, **eqn.params)
             for var, ct, need in zip(eqn.inputs, in_cts, needs, strict=True):
                 if not need or ct is None or type(ct) is Zero:
