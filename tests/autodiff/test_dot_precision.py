@@ -38,6 +38,7 @@ BAD_PRECISIONS: list[Any] = [
     "DEFAULT", "F32_F32_F32", "fast", 3, 1.5, ("high",), ("high", "high", "high"), ("high", "nope"), object(),
     (lax.Precision.HIGH, "default"), ("high", None),
 ]  # fmt: skip
+# (ids: repr, but for the bare object, whose repr holds an address: xdist's workers must collect the same ids)
 
 DIMS = (((1,), (0,)), ((), ()))
 
@@ -177,7 +178,7 @@ def test_lowering_passes_precision(name: str, ours: Callable[..., Any], theirs: 
 
 
 @pytest.mark.parametrize(("name", "ours", "theirs", "args"), CALLS, ids=CALL_IDS)
-@pytest.mark.parametrize("bad", BAD_PRECISIONS, ids=repr)
+@pytest.mark.parametrize("bad", BAD_PRECISIONS, ids=lambda b: "object()" if type(b) is object else repr(b))
 def test_bad_precision_raises(name: str, ours: Callable[..., Any], theirs: Callable[..., Any],
                               args: tuple[np.ndarray, ...], bad: Any) -> None:  # fmt: skip
     """A precision lax refuses raises rt.PrecisionError (a ShapeError) naming the function called,
