@@ -16,6 +16,7 @@ Cotangents follow castwise's real-inner-product convention: ours(ct) == conj(jax
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import jax
@@ -297,3 +298,24 @@ def test_refused_derivatives() -> None:
     # eigenvectors computed but unused: the eigenvalues' cotangent alone is fine in reverse mode
     (g,) = vjp(lambda x: F.eig(x)[0], square)[1](T(np.ones(3, np.complex128)))
     assert g is not None and g.dtype is rt.float64
+
+
+def _exact_det(m: list[list[Fraction]]) -> Fraction:
+    """Laplace expansion in rational arithmetic (small matrices)."""
+    if len(m) == 1:
+        return m[0][0]
+    return sum(((-1) ** j * m[0][j] * _exact_det([r[:j] + r[j + 1 :] for r in m[1:]]) for j in range(len(m))),
+               Fraction(0))  # fmt: skip
+
+
+def test_det_jvp_is_within_a_few_ulps_of_the_exact_derivative() -> None:
+    # the parity departure det-jvp-rounding: JAX's rule rounds more than castwise's det(a) tr(a^-1 t)
+    rng = np.random.default_rng(12)
+    for _ in range(5):
+        a, t = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+        fa = [[Fraction(float(x)) for x in row] for row in a]
+        cof = [[(-1) ** (i + j) * _exact_det([r[:j] + r[j + 1 :] for k, r in enumerate(fa) if k != i])
+                for j in range(4)] for i in range(4)]  # fmt: skip
+        exact = float(sum(cof[i][j] * Fraction(float(t[i, j])) for i in range(4) for j in range(4)))
+        _, got = jvp(lambda x: F.det(x), (asarray(a),), (asarray(t),))
+        assert abs(float(got.numpy()) - exact) <= 16 * np.spacing(abs(exact)) * max(1.0, np.linalg.cond(a) / 10)
