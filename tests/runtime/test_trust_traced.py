@@ -272,6 +272,10 @@ CONCRETE = [
              lambda p: mp.tensordot(rt.asarray(X), rt.asarray(X), 1, preferred_element_type=p)),
     Concrete("einsum", "preferred_element_type",
              lambda p: mp.einsum("i,i", rt.asarray(X), rt.asarray(X), preferred_element_type=p)),
+    *[Concrete(name, "precision", _kw(getattr(mp, name), rt.asarray(X), rt.asarray(X))("precision"))
+      for name in ("dot", "inner")],
+    Concrete("tensordot", "precision", lambda p: mp.tensordot(rt.asarray(X), rt.asarray(X), 1, precision=p)),
+    Concrete("einsum", "precision", lambda p: mp.einsum("i,i", rt.asarray(X), rt.asarray(X), precision=p)),
 ]  # fmt: skip
 
 
