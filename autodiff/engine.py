@@ -203,7 +203,7 @@ def vjp_pass(
     check_recording(eqns, "backward/vjp", forward=False)
     released: list[Eqn] = []
     capture = None
-    if not create_graph and backward_plan._State.enabled and eqns:
+    if not create_graph and backward_plan._State.enabled and 0 < len(eqns) <= backward_plan.MAX_EQNS:
         # a training loop's every step: replay the plan the first pass of this signature captured
         sig = backward_plan.signature(eqns, cotangents)
         if sig is not None:

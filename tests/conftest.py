@@ -84,6 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
 #: 4 s of that per function. Rows that name an op family or a dtype family no kept row names yet
 #: are kept too, so each family keeps rows (``_sampled_rows``).
 SAMPLED: dict[str, int] = {
+    "tests/autodiff/test_lu_solve_trans.py::test_jvp_and_vjp_match_jax": 4,  # 23 (CPU s, loaded machine)
+    "tests/autodiff/test_lu_solve_trans.py::test_values_match_jax_eager_and_jitted": 4,  # 16
+    "tests/autodiff/test_lu_solve_trans.py::test_vmap_of_the_solve_and_of_its_gradient": 3,  # 10
     "tests/autodiff/test_rules_linalg_eig_qr.py::test_jvp_and_vjp_match_jax": 10,  # 380 (loaded machine)
     "tests/autodiff/test_rules_linalg_eig_qr.py::test_finite_differences": 4,  # 60
     "tests/runtime/test_linalg_functions.py::test_integer_inputs_follow_jax_numpy": 6,  # 30
