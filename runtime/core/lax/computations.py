@@ -25,7 +25,7 @@ from runtime.core import ops
 from runtime.core.errors import CastwiseError
 from runtime.core.executor import as_tensor, op_error
 from runtime.core.lax import binary, reductions, windowed
-from runtime.core.lax._common import Operand, _named
+from runtime.core.lax._common import _named
 from runtime.core.lax.conversion import convert
 from runtime.core.shapes import OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
@@ -134,16 +134,23 @@ def _is_identity(init: Tensor, monoid: str, d: dt.DType) -> bool:
     return bool(np.all(init.numpy() == np.asarray(ident).astype(d.storage)))
 
 
+def _reduction(
+    name: str, operands: Any, init_values: Any, computation: Callable[..., Any]
+) -> tuple[list[Tensor], list[Tensor], list[str], bool]:
+    """The operands as Tensors, their init values, the monoid ``computation`` is for each, and
+    whether they came as a tuple: what ``reduce`` and ``reduce_window`` check alike."""
+    leaves, tupled = _flat(operands)
+    xs = [as_tensor(x) for x in leaves]
+    return xs, _inits(name, xs, init_values, tupled), _monoids(name, computation, xs, tupled), tupled
+
+
 @_named("reduce")
 def reduce(operands: Any, init_values: Any, computation: Callable[..., Any], dimensions: Sequence[int]) -> Any:
     """``jax.lax.reduce``: ``operands`` (a Tensor or a tuple) reduced over ``dimensions`` with
     ``computation`` from ``init_values`` (a scalar per operand, of its dtype). A monoid
     computation is its reduce op (then ``op(init, result)`` where the init is not the monoid's
     identity); anything else raises ``ReduceComputationError``."""
-    leaves, tupled = _flat(operands)
-    xs = [as_tensor(x) for x in leaves]
-    inits = _inits("reduce", xs, init_values, tupled)
-    monoids = _monoids("reduce", computation, xs, tupled)
+    xs, inits, monoids, tupled = _reduction("reduce", operands, init_values, computation)
     outs = []
     for x, init, m in zip(xs, inits, monoids, strict=True):
         red, _, combine, _ = _MONOIDS[m]
@@ -166,11 +173,7 @@ def reduce_window(
     """``jax.lax.reduce_window`` with ``computation`` (add, max or min per operand: the
     ``reduce_window_*`` op, combined with the init value where it is not the identity; padding
     and base-dilation holes hold the init value, as in lax)."""
-    leaves, tupled = _flat(operand)
-    xs: list[Operand] = [as_tensor(x) for x in leaves]
-    ts = [as_tensor(x) for x in xs]
-    inits = _inits("reduce_window", ts, init_value, tupled)
-    monoids = _monoids("reduce_window", computation, ts, tupled)
+    ts, inits, monoids, tupled = _reduction("reduce_window", operand, init_value, computation)
     outs = []
     for x, init, m in zip(ts, inits, monoids, strict=True):
         _, win, combine, _ = _MONOIDS[m]

@@ -292,6 +292,11 @@ def inv(a: Operand) -> Tensor:
 def _lu_sign_and_diagonal(a: Operand, what: str) -> tuple[Tensor, Tensor]:
     """The permutation's sign (+-1, of ``lu``'s dtype) and U's diagonal."""
     packed, pivots, _ = lu(_square_matrix(a, what))
+    return _sign_and_diagonal(packed, pivots)
+
+
+def _sign_and_diagonal(packed: Tensor, pivots: Tensor) -> tuple[Tensor, Tensor]:
+    """The permutation's sign and U's diagonal, from ``lu``'s packed factors and pivots."""
     k = pivots.ndim - 1
     # each pivot that is not its own row is a swap: the sign is the product of -1 per swap (in the
     # factors' dtype, with no Python scalar: a policy without int32 arithmetic still computes it)
@@ -321,9 +326,9 @@ def _adjoint(x: Tensor) -> Tensor:
     return conj(t) if t.dtype.kind == "complex" else t
 
 
-def _cofactor(a: Operand) -> Tensor:
-    """The cofactor matrix of (a batch of) square matrices: ``adj(a)^T``, the derivative of
-    ``det`` (``d det(a) = sum(_cofactor(a) * da)``), of every rank.
+def _cofactor(at: Tensor, u: Tensor, s: Tensor, vh: Tensor) -> Tensor:
+    """The cofactor matrix of (a batch of) square matrices ``at`` from their SVD ``u, s, vh``:
+    ``adj(at)^T``, the derivative of ``det`` (``d det(a) = sum(_cofactor(a) * da)``), of every rank.
 
     ``det(a) * inv(a)^T`` is NaN at a singular matrix, where the cofactors are not (for rank
     ``n - 1`` they are a rank-1 matrix). From the SVD ``a = u @ diag(s) @ vh``, since
@@ -332,8 +337,6 @@ def _cofactor(a: Operand) -> Tensor:
     values other than ``s_i`` (a masked product, no division): exact at every rank, 0 for
     rank ``n - 2`` and below. Composed of ``svd``, ``lu`` (the unit determinants) and
     elementwise ops, so it records and differentiates like them."""
-    at = _square_matrix(a, "det")
-    u, s, vh = svd(at, full_matrices=False)
     n, nd = s.shape[-1], s.ndim
     pair = (*s.shape, n)
     # others[..., i, j] = s[..., j] for j != i, else 1; p[..., i] = prod_j others[..., i, j]
@@ -355,25 +358,27 @@ def _det_fun(a: Tensor) -> list[Tensor]:
 
 
 def _det_jvp(primals: Sequence[Tensor], tangents: Sequence[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
-    """``det``'s JVP, the recorded call's rule: ``d det = sum(_cofactor(a) * da)``, right at
-    singular matrices too (through ``lu`` it would be ``det * tr(a^-1 da)``: NaN there)."""
+    """``det``'s JVP, the recorded call's rule: ``det(a) tr(a^-1 t)`` with one LU solve away from
+    singular matrices, and ``sum(_cofactor(a) * t)`` at them (where the solve is NaN)."""
     (a,), (t,) = primals, tangents
-    by_cofactors = reduce_sum(mul(_cofactor(a), t), _matrix_axes(a))
+    u, s, vh = svd(a, full_matrices=False)
+    by_cofactors = reduce_sum(mul(_cofactor(a, u, s, vh), t), _matrix_axes(a))
     if a.shape[-1] == 0:
         return [_det_lu(a)], [by_cofactors]
-    # Away from singular matrices, ``det(a) tr(a^-1 t)`` with one LU solve, as JAX's rule
-    # computes it: the cofactors' products of singular values and unitary factors differ from
-    # it by tens of ulps there. A singular ``a`` never reaches the solve (``safe`` is the
-    # identity there): its derivative would be NaN, and NaN times the unused branch's zero
-    # cotangent is NaN.
-    _, s, _ = svd(a, full_matrices=False)
+    # Away from singular matrices the solve, as JAX's rule computes it: the cofactors' products
+    # of singular values and unitary factors differ from it by tens of ulps there. A singular
+    # ``a`` never reaches the solve (``safe`` is the identity there): its derivative would be
+    # NaN, and NaN times the unused branch's zero cotangent is NaN.
     nd = s.ndim
     eps = float(ml_dtypes.finfo(np.dtype(s.dtype.storage)).eps)
     smax, smin = reduce_max(s, (nd - 1,)), reduce_min(s, (nd - 1,))
     regular = gt(smin, mul(smax, full(smax.shape, eps**0.5, s.dtype)))
     mask = broadcast_in_dim(regular, a.shape, tuple(range(nd - 1)))
     safe = select(mask, a, convert(_mask_like(a.shape, eq), a.dtype))
-    by_solve = mul(_det_lu(safe), reduce_sum(_diagonal(solve(safe, t)), (nd - 1,)))
+    packed, pivots, permutation = lu(safe)  # one factorisation for det(safe) and the solve
+    sign, diagonal = _sign_and_diagonal(packed, pivots)
+    det_safe = mul(sign, reduce_prod(diagonal, (diagonal.ndim - 1,)))
+    by_solve = mul(det_safe, reduce_sum(_diagonal(lu_solve(packed, permutation, t)), (nd - 1,)))
     return [_det_lu(a)], [select(regular, by_solve, by_cofactors)]
 
 
