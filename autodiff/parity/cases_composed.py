@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import runtime as rt
-from autodiff.parity._common import PY_VALUES, Case, PyScalar, Spec, _jnp
+from autodiff.parity._common import PY_VALUES, Case, PyScalar, Spec, _jnp, _lax, draw_distinct
 from runtime.core.dtypes import DType
 from runtime.core.promotion import PromotionError, result_type
 
@@ -114,6 +114,55 @@ def _same(case: Case) -> list[DType]:
     return [d]
 
 
+def _plus_product(a: Any, b: Any) -> Any:
+    return a + b + a * b  # (1 + a)(1 + b) - 1: associative, 0 its identity; no monoid op of castwise's
+
+
+def _reduce_plus_product_ours(x: Any) -> Any:
+    return rt.lax.reduce(x, 0, _plus_product, (1,))
+
+
+def _reduce_plus_product_ref(x: Any) -> Any:
+    # Over 3 elements castwise's pairwise tree and XLA's fold combine in the same order:
+    # c(c(x0, x1), x2), the identity init making c(0, v) = v exact, so the values agree exactly.
+    return _lax().reduce(x, np.zeros((), x.dtype), _plus_product, (1,))
+
+
+def _window_plus_product_ours(x: Any) -> Any:
+    return rt.lax.reduce_window(x, 0, _plus_product, (1, 3), (1, 1), "VALID")
+
+
+def _window_plus_product_ref(x: Any) -> Any:
+    return _lax().reduce_window(x, np.zeros((), x.dtype), _plus_product, (1, 3), (1, 1), "VALID")
+
+
+def _argmax_pair(a: Any, b: Any) -> Any:
+    """(value, index): the larger value, the smaller index on a tie (lax.reduce's argmax)."""
+    take_a = rt.lax.logical_or(rt.lax.gt(a[0], b[0]), rt.lax.logical_and(rt.lax.eq(a[0], b[0]), rt.lax.lt(a[1], b[1])))
+    return rt.lax.select(take_a, a[0], b[0]), rt.lax.select(take_a, a[1], b[1])
+
+
+def _reduce_argmax_ours(x: Any) -> Any:
+    index = rt.lax.iota(rt.int32, x.shape, 1)
+    lowest = rt.lax.reduce_min(x, (0, 1))  # an init no row exceeds, its index after every real one
+    value, _ = rt.lax.reduce((x, index), (lowest, 2**31 - 1), _argmax_pair, (1,))
+    return value
+
+
+def _reduce_argmax_ref(x: Any) -> Any:
+    # The row's values are distinct (the generator), so the pair's value is the maximum; taken
+    # elementwise over the three columns (a max reduction would start from -inf, which
+    # float8_e8m0fnu lacks). lax.gt refuses complex operands, as the pair's comparison does.
+    jnp = _jnp()
+    _lax().gt(x[:, 0], x[:, 1])
+    return jnp.maximum(jnp.maximum(x[:, 0], x[:, 1]), x[:, 2])
+
+
+def _gen_distinct_rows(slots: Any, rng: np.random.Generator) -> list[Any]:
+    (slot,) = slots
+    return [draw_distinct(slot, (2, 3), 1, rng)]
+
+
 def specs() -> list[Spec]:
     """The sweep's rows of the composed functions."""
     return [
@@ -129,4 +178,10 @@ def specs() -> list[Spec]:
              targets=_alpha_targets(0.5, True)),
         Spec("at_apply", "scatter", _at_apply_ours, _at_apply_ref, ("x",), ((4,),), ("any",),
              policies=("jax", "torch"), targets=_same),
+        Spec("reduce_plus_product", "add", _reduce_plus_product_ours, _reduce_plus_product_ref, ("x",),
+             ((2, 3),), ("any",), policies=("jax",), targets=_same),
+        Spec("reduce_window_plus_product", "add", _window_plus_product_ours, _window_plus_product_ref, ("x",),
+             ((2, 4),), ("any",), policies=("jax",), targets=_same, values_only=True),
+        Spec("reduce_argmax", "select", _reduce_argmax_ours, _reduce_argmax_ref, ("x",), ((2, 3),), ("any",),
+             policies=("jax",), targets=_same, gen=_gen_distinct_rows),
     ]  # fmt: skip

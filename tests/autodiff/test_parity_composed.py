@@ -1,5 +1,6 @@
 """The parity sweep's rows of composed functions (``autodiff/parity/cases_composed.py``):
-torch's ``lerp``, ``addcdiv``, ``add``/``subtract(alpha=)`` and jax.numpy's ``.at[].apply``.
+torch's ``lerp``, ``addcdiv``, ``add``/``subtract(alpha=)``, jax.numpy's ``.at[].apply``, and
+``lax.reduce`` / ``lax.reduce_window`` with a computation that is no monoid.
 
 Each row runs through the sweep's own checks (primal, replay, vmap, JVP, VJP) against the
 function's definition in JAX, at the dtypes its library gives (``Spec.targets``). Held here:
@@ -24,7 +25,8 @@ from autodiff.parity.cases_composed import ADDCDIV_VALUE, _addcdiv_ref, _alpha_r
 from runtime.core import dtypes as dt
 
 f32, f64, c64, i32, b = dt.float32, dt.float64, dt.complex64, dt.int32, dt.bool_
-ROWS = ("lerp", "addcdiv", "add_alpha", "subtract_alpha", "at_apply")
+ROWS = ("lerp", "addcdiv", "add_alpha", "subtract_alpha", "at_apply", "reduce_plus_product",
+        "reduce_window_plus_product", "reduce_argmax")  # fmt: skip
 
 
 def _spec(name: str) -> parity.Spec:
@@ -49,6 +51,14 @@ EXPECTED: list[tuple[str, str, tuple[parity.Slot, ...], str]] = [
     ("at_apply", "jax", (f64,), "ok"),
     ("at_apply", "torch", (c64,), "ok"),
     ("at_apply", "jax", (i32,), "ok"),
+    ("reduce_plus_product", "jax", (f32,), "ok"),
+    ("reduce_plus_product", "jax", (c64,), "ok"),
+    ("reduce_plus_product", "jax", (i32,), "ok"),
+    ("reduce_window_plus_product", "jax", (f64,), "ok"),  # (values only: JAX has no derivative of it)
+    ("reduce_window_plus_product", "jax", (b,), "ok"),
+    ("reduce_argmax", "jax", (f64,), "ok"),
+    ("reduce_argmax", "jax", (i32,), "ok"),
+    ("reduce_argmax", "jax", (c64,), "unsupported"),  # complex values have no order: lax.gt refuses them
 ]
 
 
@@ -64,14 +74,16 @@ def test_composed_rows_pass_or_are_refused_on_both_sides(
     failed = [c for c in result.checks if not c.ok]
     assert result.status == status, (result.status, [(c.check, c.message) for c in failed])
     if status == "ok" and any(isinstance(s, dt.DType) and s.is_inexact for s in slots):
-        assert {"primal", "replay", "jvp", "vjp", "vmap"} <= {c.check for c in result.checks}
+        derivatives = {"jvp", "vjp"} if _spec(row).differentiable else set()
+        assert {"primal", "replay", "vmap", *derivatives} <= {c.check for c in result.checks}
 
 
 def test_rows_are_in_the_sweep_under_their_policies() -> None:
     cases = build_cases(parity.DEFAULT_POLICIES, ROWS, parity.CORE_DTYPES, seed=0)
     by_row = {r: {c.policy for c in cases if c.spec.name == r} for r in ROWS}
     assert by_row == {"lerp": {"torch"}, "addcdiv": {"torch"}, "add_alpha": {"torch"}, "subtract_alpha": {"torch"},
-                      "at_apply": {"jax", "torch"}}  # fmt: skip
+                      "at_apply": {"jax", "torch"}, "reduce_plus_product": {"jax"},
+                      "reduce_window_plus_product": {"jax"}, "reduce_argmax": {"jax"}}  # fmt: skip
     # a composed row is not its op: --ops add leaves it out, its own name or family takes it
     assert not {c.spec.name for c in build_cases(("torch",), ("add",), parity.CORE_DTYPES)} & set(ROWS)
     assert "lerp" in {c.spec.name for c in build_cases(("torch",), ("binary",), (dt.float32,))}
@@ -84,6 +96,12 @@ def test_rows_are_in_the_sweep_under_their_policies() -> None:
         ("addcdiv", lambda x, t1, t2: rt.addcdiv(x, t2, t1, value=ADDCDIV_VALUE)),
         ("add_alpha", lambda x, y: rt.add(x, y, alpha=3)),
         ("at_apply", lambda x: x.at[rt.asarray(np.array([0, 2]))].apply(lambda v: v * v)),  # 0 once, not twice
+        ("reduce_plus_product", lambda x: rt.lax.reduce(x, 0, lambda a, b: a + b + a * a, (1,))),
+        ("reduce_window_plus_product", lambda x: rt.lax.reduce_window(x, 0, lambda a, b: a + b, (1, 3))),
+        (
+            "reduce_argmax",
+            lambda x: rt.lax.reduce((x, x), (x[0, 0], x[0, 0]), lambda a, b: (a[0], rt.lax.max(a[1], b[1])), (1,))[0],
+        ),
     ],
 )
 def test_a_wrong_function_fails_its_row(row: str, wrong: Callable[..., Any]) -> None:

@@ -336,11 +336,19 @@ ROWS: dict[str, list[Bad]] = {
     "lax.reduce": [
         bad("init-dtype", lambda: LAX.reduce(f64(3), np.float32(0), LAX.add, (0,)), rt.OpTypeError, "float32"),
         bad(
-            "not-a-monoid", lambda: LAX.reduce(f64(3), 0.0, lambda a, b: LAX.sub(a, b), (0,)), rt.OpTypeError, "monoid"
+            "not-0d-values",
+            lambda: LAX.reduce(f64(3), 0.0, lambda a, b: LAX.reshape(a + b, (1,)), (0,)),
+            rt.OpTypeError,
+            "0-d value",
         ),
     ],
     "lax.reduce_window": [
-        bad("no-windowed-mul", lambda: LAX.reduce_window(f64(3), 1.0, LAX.mul, (2,)), rt.OpTypeError, "mul"),
+        bad(
+            "computation-dtype",
+            lambda: LAX.reduce_window(f64(3), 1.0, lambda a, b: LAX.convert(a * b, rt.float32), (2,)),
+            rt.OpTypeError,
+            "f32",
+        ),
         bad("init-not-0d", lambda: LAX.reduce_window(f64(3), f64(2), LAX.add, (2,)), rt.ShapeError, "0-d"),
     ],
     "lax.dot_general": [
