@@ -589,7 +589,11 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0) -> Tensor:
             f"b must be [{n}] or [..., {n}, k] with batch dims that broadcast to lu's {list(batch)}",
         )  # fmt: skip
     if matrix.dtype is not packed.dtype:
-        matrix = F.convert(matrix, packed.dtype)
+        # both to their common dtype, as jax.scipy's promote_dtypes_inexact (an f32 factorisation
+        # and an f64 b solve in f64): converting b down would silently drop its precision
+        common = result_type(packed, matrix)
+        packed = packed if packed.dtype is common else F.convert(packed, common)
+        matrix = matrix if matrix.dtype is common else F.convert(matrix, common)
     matrix = F._broadcast_batch(matrix, batch)
     x = F.lu_solve(packed, _permutation_of_pivots(F.convert(pivots, dt.int32), n), matrix, trans=int(trans))
     return F.reshape(x, x.shape[:-1]) if vector else x

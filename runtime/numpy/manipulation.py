@@ -47,7 +47,6 @@ __all__ = [
     "atleast_2d",
     "atleast_3d",
     "broadcast_to",
-    "dot",
     "einsum",
     "flip",
     "hstack",
@@ -603,22 +602,6 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
     if x.ndim == 0 or y.ndim == 0:
         return _scale("inner", x, y, preferred_element_type)
     return _contract("inner", x, y, (x.ndim - 1,), (y.ndim - 1,), preferred_element_type, precision)
-
-
-@named("dot")
-def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Tensor:
-    """``jnp.dot`` / ``np.dot`` (``torch.dot`` for vectors): a 0-d operand multiplies; else the
-    last axis of ``a`` with the only axis of a vector ``b``, or with ``b``'s second-to-last
-    axis; the result's shape is ``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]`` (one
-    ``dot_general``; ``precision`` and ``preferred_element_type`` as its). PyTorch's ``dot`` takes
-    vectors only."""
-    x, y = _pair("dot", a, b)
-    _check_precision("dot", (x, y), precision)
-    if tensor_api.library() == "torch" and (x.ndim != 1 or y.ndim != 1):
-        raise _error(ShapeError, "dot", (x, y), "torch.dot takes 1-D operands (use matmul or tensordot)")
-    if x.ndim == 0 or y.ndim == 0:
-        return _scale("dot", x, y, preferred_element_type)
-    return _contract("dot", x, y, (x.ndim - 1,), (builtins.max(y.ndim - 2, 0),), preferred_element_type, precision)
 
 
 @named("tensordot")

@@ -32,6 +32,7 @@ from runtime.core.tensor import Tensor, attach_methods
 from runtime.numpy import tensor_methods as tensor_api
 from runtime.numpy.alpha import add, subtract
 from runtime.numpy.common import is_int, keep_dims, library, normalize_axes
+from runtime.numpy.manipulation import _check_precision, _contract, _error, _pair, _scale
 from runtime.numpy.params import as_operand, concrete_flag, dtype_param, error, named
 
 Operand = Any  # Tensor | np.ndarray | Python scalar
@@ -78,6 +79,7 @@ __all__ = [
     "argmax",
     "argmin",
     "argsort",
+    "dot",  # NumPy's dot; rt.lax.dot is lax's (ranks 1 and 2, or dimension_numbers)
     "concatenate",
     "cumprod",
     "cumsum",
@@ -636,3 +638,19 @@ class _Methods(_Base):
 
 
 attach_methods(_Methods)
+
+
+@named("dot")
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Tensor:
+    """``jnp.dot`` / ``np.dot`` (``torch.dot`` for vectors): a 0-d operand multiplies; else the
+    last axis of ``a`` with the only axis of a vector ``b``, or with ``b``'s second-to-last
+    axis; the result's shape is ``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]`` (one
+    ``dot_general``; ``precision`` and ``preferred_element_type`` as its). PyTorch's ``dot`` takes
+    vectors only."""
+    x, y = _pair("dot", a, b)
+    _check_precision("dot", (x, y), precision)
+    if tensor_api.library() == "torch" and (x.ndim != 1 or y.ndim != 1):
+        raise _error(ShapeError, "dot", (x, y), "torch.dot takes 1-D operands (use matmul or tensordot)")
+    if x.ndim == 0 or y.ndim == 0:
+        return _scale("dot", x, y, preferred_element_type)
+    return _contract("dot", x, y, (x.ndim - 1,), (builtins.max(y.ndim - 2, 0),), preferred_element_type, precision)

@@ -191,3 +191,35 @@ def test_bad_precision_raises(name: str, ours: Callable[..., Any], theirs: Calla
     if not (isinstance(bad, str) and bad.isupper()):
         with pytest.raises((TypeError, ValueError, KeyError, AttributeError)):
             theirs(*args, bad)
+
+
+DOT_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4))]
+
+
+@pytest.mark.parametrize(("lhs", "rhs"), DOT_SHAPES, ids=str)
+def test_lax_dot_is_jaxs(lhs: tuple[int, ...], rhs: tuple[int, ...]) -> None:
+    """``rt.lax.dot``: values, dtypes (mixed operands promote, as lax.dot's) and the recorded
+    precision against ``jax.lax.dot``; general ranks take ``dimension_numbers``."""
+    gen = np.random.default_rng(0)
+    a, b = gen.standard_normal(lhs).astype(np.float32), gen.integers(-3, 4, rhs).astype(np.int32)
+    want = jax.lax.dot(a, b, precision="highest")
+    got = rt.lax.dot(rt.asarray(a), rt.asarray(b), precision="highest")
+    assert got.dtype.name == str(want.dtype)
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-6)
+    graph = rt.trace(lambda x, y: rt.lax.dot(x, y, precision="highest"), rt.asarray(a), rt.asarray(b))
+    dims = (((len(lhs) - 1,), (0,)), ((), ()))
+    general = rt.trace(lambda x, y: rt.lax.dot_general(x, y, dims, "highest"), rt.asarray(a), rt.asarray(b))
+    assert str(graph) == str(general) and "precision=('highest', 'highest')" in str(graph)
+
+
+def test_lax_dot_with_dimension_numbers_and_its_refusal() -> None:
+    gen = np.random.default_rng(1)
+    a, b = gen.standard_normal((2, 3, 4)), gen.standard_normal((2, 4, 5))
+    dims = (((2,), (1,)), ((0,), (0,)))
+    with jax.enable_x64(True):
+        want = jax.lax.dot(a, b, dimension_numbers=dims)
+    np.testing.assert_allclose(rt.lax.dot(rt.asarray(a), rt.asarray(b), dimension_numbers=dims).numpy(), want)
+    with pytest.raises(rt.ShapeError, match=r"^dot: dimension_numbers must be given.*policy"):
+        rt.lax.dot(rt.asarray(a), rt.asarray(b))
+    with pytest.raises(rt.ShapeError, match=r"^dot: "):
+        rt.lax.dot(rt.asarray(np.ones(3)), rt.asarray(np.ones(4)))

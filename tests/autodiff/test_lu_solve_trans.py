@@ -166,3 +166,17 @@ def test_trans_outside_0_1_2_is_refused_as_jax(trans: Any) -> None:
     if not isinstance(trans, (bool, float, str)):
         with pytest.raises(ValueError, match="'trans' value must be 0, 1, or 2"):
             jsl.lu_solve(jsl.lu_factor(jnp.asarray(a)), jnp.asarray(b), trans=trans)
+
+
+@pytest.mark.parametrize(("lu_dtype", "b_dtype"), [("float32", "float64"), ("float64", "float32"),
+                                                   ("float64", "int32"), ("complex64", "float64")])  # fmt: skip
+def test_b_of_another_dtype_is_promoted_as_jax(lu_dtype: str, b_dtype: str) -> None:
+    """jax.scipy.linalg.lu_solve promotes the factors and b to their common inexact dtype."""
+    gen = np.random.default_rng(3)
+    a = (gen.standard_normal((3, 3)) + 3 * np.eye(3)).astype(lu_dtype)
+    b = (gen.standard_normal((3, 2)) * 4).astype(b_dtype)
+    with jax.enable_x64(True):
+        want = jax.scipy.linalg.lu_solve(jax.scipy.linalg.lu_factor(a), b)
+    got = rt.linalg.lu_solve(rt.linalg.lu_factor(rt.asarray(a)), rt.asarray(b))
+    assert got.dtype.name == str(want.dtype)
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=2e-5)

@@ -351,6 +351,16 @@ ROWS: dict[str, list[Bad]] = {
         ),
         bad("init-not-0d", lambda: LAX.reduce_window(f64(3), f64(2), LAX.add, (2,)), rt.ShapeError, "0-d"),
     ],
+    "lax.dot": [
+        bad(
+            "rank-3-needs-dimension-numbers",
+            lambda: LAX.dot(f64(2, 2, 3), f64(3, 2)),
+            rt.ShapeError,
+            "dimension_numbers",
+        ),
+        bad("contracting-mismatch", lambda: LAX.dot(f64(2, 3), f64(4, 2)), rt.ShapeError),
+        _no_array("lax.dot", lambda: f64(3)),
+    ],
     "lax.dot_general": [
         bad(
             "contracting-mismatch",

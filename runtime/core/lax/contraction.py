@@ -21,7 +21,7 @@ from runtime.core.ops import OpDef
 from runtime.core.shapes import ArityError, OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
 
-__all__ = ["clamp", "concatenate", "dot_general", "matmul", "select", "select_n"]
+__all__ = ["clamp", "concatenate", "dot", "dot_general", "matmul", "select", "select_n"]
 
 
 def dot_general(
@@ -61,6 +61,30 @@ def _precision_param(precision: Any) -> dict[str, Any]:
     except shapes.PrecisionError:
         return {"precision": _Invalid(precision)}
     return {} if canon is None else {"precision": canon}
+
+
+@_named("dot")
+def dot(
+    lhs: Operand,
+    rhs: Operand,
+    *,
+    dimension_numbers: Any = None,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Tensor:
+    """``jax.lax.dot``: with ``dimension_numbers``, ``dot_general``; without, the vector/vector,
+    matrix/vector and matrix/matrix products of operands of rank 1 or 2 (lhs's last axis with
+    rhs's first). Other ranks need ``dimension_numbers``, as in lax."""
+    lt, rt_ = as_tensor(lhs), as_tensor(rhs)
+    if dimension_numbers is None:
+        if not (1 <= lt.ndim <= 2 and 1 <= rt_.ndim <= 2):
+            raise op_error(
+                ShapeError, ops.dot_general, (lt, rt_),
+                "dimension_numbers must be given unless both operands have rank 1 or 2 (lax.dot's "
+                "vector and matrix products)",
+            )  # fmt: skip
+        dimension_numbers = (((lt.ndim - 1,), (0,)), ((), ()))
+    return dot_general(lt, rt_, dimension_numbers, precision, preferred_element_type=preferred_element_type)
 
 
 @_named("matmul")
