@@ -95,6 +95,8 @@ from runtime.numpy import array_api, creation, linalg, manipulation, nn
 from runtime.numpy import fft as fft  # the namespace rt.fft, as jnp.fft (the op function is rt.lax.fft)
 from runtime.numpy import tensor_methods as _tensor_methods  # noqa: F401  (attaches Tensor's NumPy-named methods)
 from runtime.numpy.alpha import AlphaError
+from runtime.numpy.arrays import *  # noqa: F403
+from runtime.numpy.arrays import __all__ as _arrays_names
 from runtime.numpy.at_apply import ApplyError  # (importing it attaches .at[index].apply)
 from runtime.numpy.creation import *  # noqa: F403
 from runtime.numpy.creation import __all__ as _creation_names
@@ -102,6 +104,10 @@ from runtime.numpy.elementwise import *  # noqa: F403  (any/all/var/std/prod/cli
 from runtime.numpy.elementwise import __all__ as _elementwise_names
 from runtime.numpy.manipulation import *  # noqa: F403
 from runtime.numpy.manipulation import __all__ as _manipulation_names
+from runtime.numpy.math_functions import *  # noqa: F403
+from runtime.numpy.math_functions import __all__ as _math_names
+from runtime.numpy.nan_functions import *  # noqa: F403
+from runtime.numpy.nan_functions import __all__ as _nan_names
 from runtime.numpy.shared_names import *  # noqa: F403  (round, max, logical_and ...: NumPy's meaning)
 from runtime.numpy.shared_names import __all__ as _shared_names
 
@@ -112,6 +118,9 @@ __all__ = [
     *_creation_names,
     *_manipulation_names,
     *_elementwise_names,
+    *_arrays_names,
+    *_math_names,
+    *_nan_names,
     "array_api",
     "creation",
     "manipulation",

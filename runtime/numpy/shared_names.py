@@ -79,6 +79,7 @@ __all__ = [
     "argmax",
     "argmin",
     "argsort",
+    "broadcast_shapes",  # NumPy's: ints count as 1-D shapes (rt.lax.broadcast_shapes takes sequences)
     "dot",  # NumPy's dot; rt.lax.dot is lax's (ranks 1 and 2, or dimension_numbers)
     "concatenate",
     "cumprod",
@@ -654,3 +655,8 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
     if x.ndim == 0 or y.ndim == 0:
         return _scale("dot", x, y, preferred_element_type)
     return _contract("dot", x, y, (x.ndim - 1,), (builtins.max(y.ndim - 2, 0),), preferred_element_type, precision)
+
+
+def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    """The shape the given shapes broadcast to (``np.broadcast_shapes``; ints count as 1-D shapes)."""
+    return F.broadcast_shapes(*[(s,) if is_int(s) else tuple(s) for s in shapes])

@@ -949,6 +949,68 @@ ROWS: dict[str, list[Bad]] = {
     },
 }
 
+# -- NumPy's math functions, NaN-ignoring reductions and array helpers (runtime/numpy/math_functions.py,
+# nan_functions.py, arrays.py)
+NUMPY_UNARY = ["angle", "around", "deg2rad", "degrees", "fabs", "iscomplex", "isneginf", "isposinf", "isreal",
+               "iscomplexobj", "isrealobj", "positive", "rad2deg", "radians", "rint", "signbit", "sinc", "trunc",
+               "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "nanargmax", "nanargmin",
+               "nancumsum", "nancumprod", "nanmedian", "median", "ptp", "average", "ediff1d", "flipud", "diagflat",
+               "trapezoid", "ndim", "shape", "size"]  # fmt: skip
+NUMPY_BINARY = ["copysign", "float_power", "fmod", "heaviside", "hypot", "logaddexp", "logaddexp2"]
+ROWS.update({fn: [_no_array(fn)] for fn in NUMPY_UNARY})
+ROWS.update({fn: [_mismatch(fn), _no_array(fn, lambda: f64(3))] for fn in NUMPY_BINARY})
+ROWS.update(
+    {
+        "hypot": [*ROWS["hypot"], bad("complex", lambda: R.hypot(c128(3), c128(3)), rt.OpTypeError, "complex")],
+        "fabs": [*ROWS["fabs"], bad("complex", lambda: R.fabs(c128(3)), rt.OpTypeError, "complex")],
+        "positive": [*ROWS["positive"], bad("bool", lambda: R.positive(rt.asarray([True])), rt.OpTypeError, "bool")],
+        "size": [*ROWS["size"], bad("axis-out-of-range", lambda: R.size(f64(2, 3), 2), rt.ShapeError, "axis")],
+        "nanmax": [*ROWS["nanmax"], bad("complex", lambda: R.nanmax(c128(3)), rt.OpValueError, "complex")],
+        "median": [*ROWS["median"], bad("axis-out-of-range", lambda: R.median(f64(3), 1), rt.ShapeError)],
+        "average": [
+            *ROWS["average"],
+            bad("weights-shape", lambda: R.average(f64(2, 3), weights=f64(2)), rt.ShapeError, "weights"),
+        ],
+        **{
+            fn: [
+                bad("q-out-of-range", lambda fn=fn: _fn(fn)(f64(4), 250.0), rt.OpValueError, "q"),
+                bad("method", lambda fn=fn: _fn(fn)(f64(4), 0.5, method="nearest"), rt.OpValueError, "method"),
+                bad("str-operand", lambda fn=fn: _fn(fn)("abc", 0.5), rt.OpTypeError),
+            ]
+            for fn in ("quantile", "percentile", "nanquantile", "nanpercentile")
+        },
+        "diff": [bad("negative-n", lambda: R.diff(f64(3), -1), rt.ShapeError, "n"), _no_array("diff")],
+        "append": [_no_array("append", lambda: f64(3))],
+        "fliplr": [bad("1-d", lambda: R.fliplr(f64(3)), rt.ShapeError), _no_array("fliplr")],
+        "rot90": [
+            bad("same-axes", lambda: R.rot90(f64(2, 2), 1, (0, 0)), rt.ShapeError, "repeats"),
+            _no_array("rot90"),
+        ],
+        "column_stack": [bad("str-operand", lambda: R.column_stack(["abc"]), rt.OpTypeError)],
+        "dstack": [bad("str-operand", lambda: R.dstack(["abc"]), rt.OpTypeError)],
+        "array_split": [
+            bad("no-sections", lambda: R.array_split(f64(4), 0), rt.ShapeError, "sections"),
+            bad("str-operand", lambda: R.array_split("abc", 2), rt.OpTypeError),
+        ],
+        "hsplit": [
+            bad("uneven", lambda: R.hsplit(f64(2, 3), 2), rt.ShapeError),
+            bad("str-operand", lambda: R.hsplit("abc", 2), rt.OpTypeError),
+        ],
+        "vsplit": [
+            bad("1-d", lambda: R.vsplit(f64(4), 2), rt.ShapeError, "2 dimensions"),
+            bad("str-operand", lambda: R.vsplit("abc", 2), rt.OpTypeError),
+        ],
+        "dsplit": [
+            bad("2-d", lambda: R.dsplit(f64(2, 2), 2), rt.ShapeError, "3 dimensions"),
+            bad("str-operand", lambda: R.dsplit("abc", 2), rt.OpTypeError),
+        ],
+        "broadcast_shapes": [bad("incompatible", lambda: R.broadcast_shapes((2,), (3,)), rt.ShapeError)],
+        "broadcast_arrays": [bad("incompatible", lambda: R.broadcast_arrays(f64(2), f64(3)), rt.ShapeError)],
+        "kron": [_no_array("kron", lambda: f64(3))],
+        "vdot": [_mismatch("vdot"), _no_array("vdot", lambda: f64(3))],
+        "tri": [bad("float-n", lambda: R.tri(2.5), rt.OpTypeError, "N")],
+    }
+)
 ROWS.update(array_api_rows(bad, f64, i32))
 
 #: rows whose function still names another, or raises a builtin error, each with the file that owns

@@ -1,0 +1,109 @@
+"""Gradients, vmap and jit of NumPy's math functions, NaN-ignoring reductions, order statistics and
+array helpers (``runtime/numpy/math_functions.py``, ``nan_functions.py``, ``arrays.py``).
+
+Their values and dtypes are held against NumPy and jax.numpy in ``test_numpy_names.py``; here each
+differentiable one is held against ``jax.grad`` and ``jax.vmap`` of jax.numpy's function of the same
+name (x64), and ``autodiff.jit`` against eager execution. The inputs hold what the functions
+special-case: NaN for the nan-reductions (their cotangent there is 0), 0 for ``sinc`` (its
+derivative at 0 is the limit's), ties avoided for max/min-based ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import autodiff
+import runtime as rt
+
+jax.config.update("jax_enable_x64", True)
+
+X = np.array([[0.3, -1.2, 2.5, 0.7], [1.9, -0.4, 0.0, -2.2], [0.8, 1.1, -0.6, 1.4]])
+Y = np.array([[1.3, 0.2, -0.5, 2.7], [-0.9, 1.4, 0.6, 0.2], [1.8, -1.1, 0.4, 0.9]])
+XN = np.where(np.eye(3, 4, dtype=bool), np.nan, X)  # a NaN in each row
+W = np.array([0.5, 1.5, 2.0, 1.0])
+
+#: label -> (castwise function of one array, jax.numpy's, input)
+ROWS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any], np.ndarray]] = {
+    "logaddexp": (lambda x: rt.logaddexp(x, rt.asarray(Y)), lambda x: jnp.logaddexp(x, Y), X),
+    "logaddexp2": (lambda x: rt.logaddexp2(rt.asarray(Y), x), lambda x: jnp.logaddexp2(Y, x), X),
+    "hypot": (lambda x: rt.hypot(x, rt.asarray(Y)), lambda x: jnp.hypot(x, Y), X),
+    "copysign": (lambda x: rt.copysign(x, rt.asarray(Y)), lambda x: jnp.copysign(x, Y), X),
+    "deg2rad": (rt.deg2rad, jnp.deg2rad, X),
+    "sinc": (rt.sinc, jnp.sinc, X),  # X holds a 0
+    "float_power": (
+        lambda x: rt.float_power(rt.abs(x) + 0.5, 1.5),
+        lambda x: jnp.float_power(jnp.abs(x) + 0.5, 1.5),
+        X,
+    ),
+    "fmod": (lambda x: rt.fmod(x, 0.7), lambda x: jnp.fmod(x, 0.7), X),
+    "nansum": (lambda x: rt.nansum(x, axis=1), lambda x: jnp.nansum(x, axis=1), XN),
+    "nanmean": (lambda x: rt.nanmean(x, axis=0), lambda x: jnp.nanmean(x, axis=0), XN),
+    "nanmax": (lambda x: rt.nanmax(x, axis=1), lambda x: jnp.nanmax(x, axis=1), XN),
+    "nanvar": (lambda x: rt.nanvar(x, axis=1, ddof=1), lambda x: jnp.nanvar(x, axis=1, ddof=1), XN),
+    "nanstd": (rt.nanstd, jnp.nanstd, XN),
+    "nanprod": (lambda x: rt.nanprod(x, axis=1), lambda x: jnp.nanprod(x, axis=1), XN),
+    "nancumsum": (lambda x: rt.nancumsum(x, axis=1), lambda x: jnp.nancumsum(x, axis=1), XN),
+    "ptp": (lambda x: rt.ptp(x, axis=1), lambda x: jnp.ptp(x, axis=1), X),
+    "average": (
+        lambda x: rt.average(x, axis=1, weights=rt.asarray(W)),
+        lambda x: jnp.average(x, axis=1, weights=W),
+        X,
+    ),
+    "median": (lambda x: rt.median(x, axis=1), lambda x: jnp.median(x, axis=1), X),
+    "quantile": (
+        lambda x: rt.quantile(x, np.array([0.1, 0.5, 0.8]), axis=0),
+        lambda x: jnp.quantile(x, np.array([0.1, 0.5, 0.8]), axis=0),
+        X,
+    ),
+    "nanmedian": (lambda x: rt.nanmedian(x, axis=1), lambda x: jnp.nanmedian(x, axis=1), XN),
+    "trapezoid": (lambda x: rt.trapezoid(x, rt.asarray(W.cumsum())), lambda x: jnp.trapezoid(x, W.cumsum()), X),
+    "diff": (lambda x: rt.diff(x, 2, axis=1), lambda x: jnp.diff(x, 2, axis=1), X),
+    "kron": (lambda x: rt.kron(x, rt.asarray(Y[:2, :2])), lambda x: jnp.kron(x, Y[:2, :2]), X),
+    "vdot": (lambda x: rt.vdot(x, rt.asarray(Y)), lambda x: jnp.vdot(x, Y), X),
+    "rot90": (lambda x: rt.rot90(x, 3), lambda x: jnp.rot90(x, 3), X),
+    "append": (lambda x: rt.append(x, x[:1], axis=0), lambda x: jnp.append(x, x[:1], axis=0), X),
+}
+
+
+def _weighted_total(out: Any, lib: Any) -> Any:
+    weights = np.arange(1.0, 1.0 + int(np.prod(out.shape))).reshape(out.shape)
+    return lib.sum(out * (rt.asarray(weights) if lib is rt else weights))
+
+
+@pytest.mark.parametrize("label", list(ROWS))
+def test_gradient_matches_jax(label: str) -> None:
+    ours, theirs, x = ROWS[label]
+    want = jax.grad(lambda v: _weighted_total(theirs(v), jnp))(x)
+    got = autodiff.grad(lambda v: _weighted_total(ours(v), rt))(rt.asarray(x))
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-10, atol=1e-12, err_msg=label)
+
+
+@pytest.mark.parametrize("label", list(ROWS))
+def test_vmap_and_jit_match(label: str) -> None:
+    ours, theirs, x = ROWS[label]
+    batch = np.stack([x, x[::-1] * 0.5])
+    want = jax.vmap(theirs)(batch)
+    got = autodiff.vmap(ours)(rt.asarray(batch))
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=label)
+    eager = ours(rt.asarray(x))
+    np.testing.assert_allclose(autodiff.jit(ours)(rt.asarray(x)).numpy(), eager.numpy(), rtol=1e-14, atol=1e-15,
+                               equal_nan=True, err_msg=label)  # fmt: skip
+
+
+def test_sincs_derivative_at_zero_is_the_limit() -> None:
+    """d/dx sinc(x) = (cos(pi x) - sinc(x)) / x, whose limit at 0 is 0: no 0/0 leaks into it."""
+    g = autodiff.grad(lambda v: rt.sum(rt.sinc(v)))(rt.asarray(np.array([0.0, 1e-9, 0.5])))
+    want = jax.grad(lambda v: jnp.sum(jnp.sinc(v)))(np.array([0.0, 1e-9, 0.5]))
+    assert np.isfinite(g.numpy()).all() and g.numpy()[0] == 0.0
+    np.testing.assert_allclose(g.numpy(), np.asarray(want), rtol=1e-9, atol=1e-12)
+
+
+def test_a_nan_gets_no_cotangent() -> None:
+    g = autodiff.grad(lambda v: rt.nansum(v) + rt.nanmean(v) + rt.nanmax(v))(rt.asarray(XN))
+    assert (g.numpy()[np.isnan(XN)] == 0).all() and np.isfinite(g.numpy()).all()
