@@ -1,0 +1,275 @@
+"""Both cores for large elementwise kernels: the output split into contiguous parts, one per thread.
+
+NumPy releases the GIL inside a ufunc's inner loop, so two Python threads can run
+one ufunc's halves at the same time. An elementwise ufunc computes each output
+element from the input elements at the same index alone, so running it on parts of
+the output (with the matching parts of its inputs) gives the same bits as one
+call, whatever the split. Only such calls are split: the ufuncs of the float and
+complex kernels that write a cached large result (``kernels._common._KEEPS_DTYPE``,
+add/sub/mul, the executor's fast path), the mixed-dtype chunked loop
+(``runtime.core.chunked``) and large plain converts. Reductions are never split:
+their summation order would change. Matrix products are left to the BLAS NumPy
+links, which already runs them on every core (OpenBLAS; ``OPENBLAS_NUM_THREADS``
+controls it); running two GEMMs of a backward pass at once on top of that would
+only oversubscribe the cores.
+
+The pool is ``get_num_threads() - 1`` persistent worker threads; the calling thread
+runs parts too. Parts are claimed from a shared counter, so a worker the OS does not
+schedule in time (another process on the other core) costs the caller only the
+wake-up: the caller runs the unclaimed parts itself. One call uses the pool at a
+time; a call from a second Python thread while the pool is busy runs unsplit. Each
+worker runs its parts in a copy of the caller's context, so NumPy's floating-point
+error state (a context variable) is the caller's.
+
+With one thread (``set_num_threads(1)``, ``CASTWISE_NUM_THREADS=1`` or a one-core
+machine) there is no pool and no thread; each call site pays one flag test.
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextvars
+import itertools
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import numpy as np
+
+#: The environment variable that sets the thread count at import.
+ENV_VAR: Final = "CASTWISE_NUM_THREADS"
+#: Outputs with fewer elements run as one call. Measured on a 2-core VM (benchmarks/threads.py):
+#: waking a worker costs 10-20 us, so only calls of ~50 us and more gain.
+MIN_ELEMENTS: Final = 1 << 16
+#: The same for the ufuncs that cost one memory pass per element (add, mul, ...): at 64K float32
+#: elements they take ~5 us, less than the wake-up.
+CHEAP_MIN_ELEMENTS: Final = 1 << 20
+#: ufuncs that cost about a memory pass: split only from ``CHEAP_MIN_ELEMENTS``.
+CHEAP: Final[frozenset[Any]] = frozenset(
+    {np.add, np.subtract, np.multiply, np.negative, np.maximum, np.minimum, np.square, np.absolute, np.copyto}
+)
+#: Parts per thread. One: a worker the OS runs late leaves its part to the caller, which then
+#: runs both, so the worst case is one unsplit call plus the wake-up.
+PARTS_PER_THREAD: Final = 1
+
+#: True when the pool runs (more than one thread): the flag every call site tests first.
+ON = False
+
+
+class _Job:
+    """One split call: ``fn(*parts[i])`` for every part, claimed by whichever thread is free."""
+
+    __slots__ = ("claim", "context", "done", "error", "finish", "fn", "n", "parts")
+
+    def __init__(self, fn: Callable[..., Any], parts: Sequence[tuple[Any, ...]]) -> None:
+        self.fn = fn
+        self.parts = parts
+        self.n = len(parts)
+        # next() on itertools.count is atomic under the GIL: each part is claimed once
+        self.claim = itertools.count().__next__
+        self.finish = itertools.count().__next__
+        self.done = _thread.allocate_lock()
+        self.done.acquire()  # released by whoever finishes the last part
+        self.error: BaseException | None = None
+        self.context = contextvars.copy_context()
+
+    def drain(self) -> None:
+        """Run unclaimed parts until none is left."""
+        fn, parts, n = self.fn, self.parts, self.n
+        while (i := self.claim()) < n:
+            try:
+                fn(*parts[i])
+            except BaseException as err:  # re-raised in the caller
+                self.error = err
+            if self.finish() == n - 1:
+                self.done.release()
+
+
+class _Pool:
+    def __init__(self, workers: int) -> None:
+        self.busy = _thread.allocate_lock()  # one split call at a time
+        self.job: _Job | None = None
+        self.wakes: list[Any] = []
+        for _ in range(workers):
+            wake = _thread.allocate_lock()
+            wake.acquire()
+            self.wakes.append(wake)
+            threading.Thread(target=self._work, args=(wake,), name="castwise-kernel", daemon=True).start()
+
+    def _work(self, wake: Any) -> None:
+        while True:
+            wake.acquire()
+            job = self.job
+            if job is None:  # the pool was shut down
+                return
+            job.context.copy().run(job.drain)
+
+    def run(self, job: _Job) -> None:
+        self.job = job
+        for wake in self.wakes:
+            # only this method releases a wake lock: if it is unlocked, the worker has a
+            # pending wake-up already (it will find this job, or none left to claim)
+            if wake.locked():
+                wake.release()
+        job.drain()
+        job.done.acquire()
+        if job.error is not None:
+            raise job.error
+
+    def shutdown(self) -> None:
+        with self.busy:
+            self.job = None
+            for wake in self.wakes:
+                if wake.locked():
+                    wake.release()
+
+
+_POOL: _Pool | None = None
+_THREADS = 1
+
+
+def get_num_threads() -> int:
+    """The number of threads castwise's large elementwise kernels run on (1: no pool)."""
+    return _THREADS
+
+
+def set_num_threads(n: int) -> None:
+    """Run large elementwise kernels on ``n`` threads (the calling one and ``n - 1`` workers).
+
+    ``1`` runs every kernel on the calling thread with no pool. Results are the same
+    bits for every ``n``; only elementwise ufuncs on outputs of at least
+    ``MIN_ELEMENTS`` (``CHEAP_MIN_ELEMENTS`` for add, mul and the like) are split.
+    Matrix products use NumPy's BLAS threads, which this does not change.
+    """
+    global _POOL, _THREADS, ON
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: expected an int >= 1, got {n!r}")
+    if n == _THREADS:
+        return
+    old, _POOL, ON = _POOL, None, False
+    if old is not None:
+        old.shutdown()
+    _THREADS = n
+    if n > 1:
+        _POOL = _Pool(n - 1)
+        ON = True
+
+
+def _default_threads() -> int:
+    """``CASTWISE_NUM_THREADS`` if set, else min(2, the CPUs this process may run on)."""
+    value = os.environ.get(ENV_VAR)
+    if value:
+        try:
+            n = int(value)
+        except ValueError:
+            raise ValueError(f"{ENV_VAR}={value!r}: expected an int >= 1") from None
+        if n < 1:
+            raise ValueError(f"{ENV_VAR}={value!r}: expected an int >= 1")
+        return n
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on every platform)
+        cpus = os.cpu_count() or 1
+    return min(2, cpus)
+
+
+def _after_fork_in_child() -> None:
+    # the workers do not survive a fork: the child starts its own pool
+    global _POOL, _THREADS, ON
+    n, _POOL, _THREADS, ON = _THREADS, None, 1, False
+    set_num_threads(n)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# -- splitting calls ------------------------------------------------------------------------------
+
+
+def _bounds(length: int, parts: int) -> list[int]:
+    return [length * k // parts for k in range(parts + 1)]
+
+
+def _split_axis(shape: tuple[int, ...], parts: int) -> int:
+    """The outermost axis with at least ``parts`` entries (contiguous parts of a C-ordered
+    output), else the longest."""
+    for axis, length in enumerate(shape):
+        if length >= parts:
+            return axis
+    return max(range(len(shape)), key=shape.__getitem__)
+
+
+def _aliases(args: Sequence[Any], out: np.ndarray) -> bool:
+    """True if an input overlaps ``out`` other than as the very same elements (which an
+    elementwise call may read and write in place, part by part)."""
+    for a in args:
+        if (
+            isinstance(a, np.ndarray)
+            and a is not out
+            and np.may_share_memory(a, out)
+            and not (a.shape == out.shape and a.strides == out.strides and a.ctypes.data == out.ctypes.data)
+        ):
+            return True
+    return False
+
+
+def _parts(args: Sequence[Any], out: np.ndarray, parts: int) -> list[tuple[Any, ...]] | None:
+    """``(args_i, out_i)`` for each part of ``out`` along one axis; inputs broadcast along that
+    axis (or of lower rank) are passed whole. ``None`` if ``out`` cannot be split."""
+    shape = out.shape
+    if not shape:
+        return None
+    axis = _split_axis(shape, parts)
+    length = shape[axis]
+    parts = min(parts, length)
+    if parts < 2:
+        return None
+    cuts = _bounds(length, parts)
+    lead = (slice(None),) * axis
+    pieces: list[list[Any]] = [[] for _ in range(parts)]
+    for a in args:
+        in_axis = axis - (out.ndim - a.ndim) if isinstance(a, np.ndarray) else -1
+        if in_axis < 0 or a.shape[in_axis] == 1:
+            for piece in pieces:
+                piece.append(a)
+        else:
+            in_lead = (slice(None),) * in_axis
+            for k, piece in enumerate(pieces):
+                piece.append(a[(*in_lead, slice(cuts[k], cuts[k + 1]))])
+    return [(tuple(piece), out[(*lead, slice(cuts[k], cuts[k + 1]))]) for k, piece in enumerate(pieces)]
+
+
+def run(fn: Callable[..., Any], parts: Sequence[tuple[Any, ...]]) -> bool:
+    """Run ``fn(*part)`` for every part on the pool; False (nothing run) if the pool is off or busy."""
+    pool = _POOL
+    if pool is None or not pool.busy.acquire(blocking=False):
+        return False
+    try:
+        pool.run(_Job(fn, parts))
+    finally:
+        pool.busy.release()
+    return True
+
+
+def ufunc(f: Any, args: tuple[Any, ...], out: np.ndarray, **kwargs: Any) -> np.ndarray:
+    """``f(*args, out=out, **kwargs)`` for an elementwise ufunc, bit for bit, split across the pool's
+    threads when ``out`` is large enough (and no input overlaps it partially)."""
+    if out.size >= (CHEAP_MIN_ELEMENTS if f in CHEAP else MIN_ELEMENTS) and not _aliases(args, out):
+        parts = _parts(args, out, _THREADS * PARTS_PER_THREAD)
+        if parts is not None and run(lambda a, o: f(*a, out=o, **kwargs), parts):
+            return out
+    return f(*args, out=out, **kwargs)
+
+
+def copyto(out: np.ndarray, array: np.ndarray) -> None:
+    """``np.copyto(out, array, casting="unsafe")``, split as ``ufunc`` splits (a cast is elementwise)."""
+    if out.size >= CHEAP_MIN_ELEMENTS and not _aliases((array,), out):
+        parts = _parts((array,), out, _THREADS * PARTS_PER_THREAD)
+        if parts is not None and run(lambda a, o: np.copyto(o, a[0], casting="unsafe"), parts):
+            return
+    np.copyto(out, array, casting="unsafe")
+
+
+set_num_threads(_default_threads())

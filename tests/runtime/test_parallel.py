@@ -1,0 +1,390 @@
+"""Large elementwise kernels split across threads (runtime.core.parallel): the same bits as one call.
+
+Most tests lower the size gates (``memory.POOL_MIN_BYTES``, ``parallel.MIN_ELEMENTS``) so that
+small arrays take the split path, and count the splits, so that every comparison below is
+one of a split result against the unsplit one.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+import zlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import autodiff
+import runtime as rt
+from runtime.core import chunked, memory, ops, parallel
+from runtime.core import dtypes as dt
+from runtime.core import lax as F
+from runtime.core.executor import apply
+from tests.runtime.bit_helpers import bits
+
+#: The op families whose kernels may split (elementwise), and the ones that never may.
+ELEMENTWISE = ("unary", "binary", "compare", "logical", "select", "clamp", "convert")
+#: Params for the elementwise ops that take some.
+PARAMS: dict[str, dict[str, Any]] = {
+    "round": {"rounding_method": 1},
+    "integer_pow": {"y": 3},
+    "reduce_precision": {"exponent_bits": 5, "mantissa_bits": 7},
+}
+
+
+class Splits:
+    """Counts the calls the pool ran split."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+@pytest.fixture
+def split_all(monkeypatch: pytest.MonkeyPatch) -> Iterator[Splits]:
+    """Two threads, every size gate at its lowest, and a count of the split calls."""
+    before = rt.get_num_threads()
+    rt.set_num_threads(2)
+    monkeypatch.setattr(memory, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS", 2)
+    monkeypatch.setattr(parallel, "CHEAP_MIN_ELEMENTS", 2)
+    splits = Splits()
+    run = parallel.run
+
+    def counting(fn: Callable[..., Any], parts: Any) -> bool:
+        ran = False
+        try:
+            ran = run(fn, parts)
+        except BaseException:
+            ran = True  # (a part raised: it ran split)
+            raise
+        finally:
+            splits.count += ran
+        return ran
+
+    monkeypatch.setattr(parallel, "run", counting)
+    yield splits
+    rt.set_num_threads(before)
+
+
+def both_ways(f: Callable[[], Any]) -> tuple[Any, Any]:
+    """``f()`` with one thread and with two (the pool's size is all that differs)."""
+    rt.set_num_threads(1)
+    try:
+        one = f()
+    finally:
+        rt.set_num_threads(2)
+    return one, f()
+
+
+def same_bits(got: Any, want: Any, what: str = "") -> None:
+    """Equal dtype, shape and bits, NaN payloads included: the split call ran the same loop."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert (got.dtype, got.shape) == (want.dtype, want.shape), what
+    assert np.array_equal(bits(got), bits(want)), what
+
+
+# -- inputs -----------------------------------------------------------------------------------
+
+
+def values(d: dt.DType, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Fixed-seed values of ``d`` with its special values (inf, NaN, -0.0, extremes) at the front."""
+    rng = np.random.default_rng(zlib.crc32(f"{d.name}/{shape}/{seed}".encode()))
+    n = int(np.prod(shape))
+    if d.kind == "bool":
+        return rng.random(shape) < 0.5
+    if d.kind in ("int", "uint"):
+        lo, hi = (-8, 7) if d.bits <= 4 and d.kind == "int" else (0, 15) if d.bits <= 4 else (-100, 100)
+        if d.kind == "uint":
+            lo = 0
+        ints = rng.integers(lo, hi, size=n, endpoint=True)
+        return np.asarray(ints).astype(d.storage).reshape(shape)
+    v = rng.standard_normal(n) * 2
+    v[:4] = [np.inf, -np.inf, np.nan, -0.0][: min(4, n)]
+    if d.kind == "complex":
+        w = v + 1j * rng.standard_normal(n)
+        return np.asarray(w.astype(np.complex128)).astype(d.storage).reshape(shape)
+    return v.astype(d.storage).reshape(shape)
+
+
+def _tensor(a: np.ndarray, d: dt.DType) -> rt.Tensor:
+    return rt.asarray(a, dtype=d)
+
+
+def _run(op: ops.OpDef, arrays: list[np.ndarray], ds: list[dt.DType], params: dict[str, Any]) -> np.ndarray | None:
+    """The op on fresh Tensors of ``arrays``; ``None`` where castwise refuses the dtypes."""
+    try:
+        out = apply(op, [_tensor(a, d) for a, d in zip(arrays, ds, strict=True)], params)
+    except rt.CastwiseError:
+        return None
+    assert isinstance(out, rt.Tensor)
+    return out.numpy()
+
+
+def _cases() -> list[Any]:
+    cases = []
+    for name, op in sorted(ops.OPS.items()):
+        if op.family not in ELEMENTWISE or name in ("bitcast_convert_type", "select_n"):
+            continue
+        for d in dt.ALL_DTYPES:
+            cases.append(pytest.param(name, d, id=f"{name}-{d.short}"))
+    return cases
+
+
+#: The calls that must split (float32 through a ufunc kernel): the count proves the path ran.
+MUST_SPLIT = {"add", "sub", "mul", "div", "tanh", "exp", "log", "sin", "cos", "sqrt", "square"}
+
+
+@pytest.mark.parametrize(("name", "d"), _cases())
+def test_every_elementwise_op_and_dtype_gives_the_unsplit_bits(split_all: Splits, name: str, d: dt.DType) -> None:
+    op = ops.OPS[name]
+    shape = (6, 5)
+    params = dict(PARAMS.get(name, {}))
+    if op.family == "convert":
+        params = {"new_dtype": dt.float32 if d is not dt.float32 else dt.float64, "weak_type": False}
+    n = len(op.operands)
+    if op.family == "select":
+        ds = [dt.bool_, d, d]
+    else:
+        ds = [d] * n
+    arrays = [values(x, shape, seed) for seed, x in enumerate(ds)]
+    one, two = both_ways(lambda: _run(op, arrays, ds, params))
+    if one is None:
+        assert two is None  # the same refusal either way
+        return
+    same_bits(two, one, f"{name} {d.name}")
+    if name in MUST_SPLIT and d is dt.float32:
+        assert split_all.count > 0
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul"])
+@pytest.mark.parametrize(
+    ("low", "high"), [(dt.float32, dt.float64), (dt.int32, dt.float64), (dt.float32, dt.complex64)]
+)
+@pytest.mark.parametrize("low_first", [True, False])
+def test_mixed_dtype_chunked_loop_gives_the_unsplit_bits(
+    split_all: Splits, monkeypatch: pytest.MonkeyPatch, name: str, low: dt.DType, high: dt.DType, low_first: bool
+) -> None:
+    monkeypatch.setattr(chunked, "CHUNK_BYTES", 64)  # many chunks in each thread's range
+    shape = (9, 13)
+    x, y = values(low, shape, 0), values(high, shape, 1)
+    pair = [(x, low), (y, high)] if low_first else [(y, high), (x, low)]
+    f = getattr(F, name)
+    with rt.use_policy("jax"):
+        one, two = both_ways(lambda: f(*(_tensor(a, d) for a, d in pair)).numpy())
+    same_bits(two, one, name)
+    assert split_all.count > 0
+
+
+@pytest.mark.parametrize(("source", "target"), [(dt.float64, dt.float32), (dt.int64, dt.float32), (dt.int32, dt.int8)])
+def test_large_plain_converts_give_the_unsplit_bits(split_all: Splits, source: dt.DType, target: dt.DType) -> None:
+    x = values(source, (40, 50), 0)
+    if source is dt.float64:
+        x[:, :5] *= 1e39  # overflows to float32's inf
+    one, two = both_ways(lambda: chunked.convert_array(x, source, target))
+    same_bits(two, one)
+    assert split_all.count > 0
+
+
+# -- shapes, strides, broadcasting, aliasing ----------------------------------------------------------
+
+
+_FLOATS = st.sampled_from([np.float32, np.float64, np.complex64])
+_UFUNCS = st.sampled_from([np.add, np.multiply, np.subtract, np.true_divide, np.maximum, np.power])
+
+
+@st.composite
+def _views(draw: st.DrawFn, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """An array of ``shape``: contiguous, transposed, a strided slice of a bigger one, or reversed."""
+    kind = draw(st.sampled_from(["plain", "transposed", "strided", "reversed"]))
+    elements = st.floats(-10, 10, width=32) if np.dtype(dtype).kind == "f" else st.complex_numbers(max_magnitude=10)
+    if not shape:
+        return np.asarray(draw(elements), dtype)
+    if kind == "transposed":
+        return draw(hnp.arrays(dtype, shape[::-1], elements=elements)).T
+    if kind == "strided":
+        big = draw(hnp.arrays(dtype, tuple(2 * s for s in shape), elements=elements))
+        return big[tuple(slice(None, None, 2) for _ in shape)]
+    a = draw(hnp.arrays(dtype, shape, elements=elements))
+    return a[tuple(slice(None, None, -1) for _ in shape)] if kind == "reversed" else a
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), dtype=_FLOATS, ufunc=_UFUNCS, shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3))
+def test_split_ufunc_is_bit_for_bit_one_call(data: st.DataObject, dtype: Any, ufunc: Any, shapes: Any) -> None:
+    """Any layout of inputs and output, broadcasting included, in place or not."""
+    (sx, sy), result = shapes.input_shapes, shapes.result_shape
+    x, y = data.draw(_views(dtype, sx), label="x"), data.draw(_views(dtype, sy), label="y")
+    out = data.draw(_views(dtype, result), label="out")
+    where = data.draw(st.sampled_from(["fresh", "into x", "into y"]), label="out")
+    if where == "into x" and x.shape == result:
+        out = x
+    elif where == "into y" and y.shape == result:
+        out = y
+    want_x, want_y, want_out = x.copy(), y.copy(), out.copy()
+    with np.errstate(all="ignore"):
+        want = ufunc(want_x if out is not x else want_out, want_y if out is not y else want_out, out=want_out)
+        before = rt.get_num_threads()
+        rt.set_num_threads(2)
+        try:
+            old = parallel.MIN_ELEMENTS, parallel.CHEAP_MIN_ELEMENTS
+            parallel.MIN_ELEMENTS = parallel.CHEAP_MIN_ELEMENTS = 2  # type: ignore[misc]
+            try:
+                got = parallel.ufunc(ufunc, (x, y), out)
+            finally:
+                parallel.MIN_ELEMENTS, parallel.CHEAP_MIN_ELEMENTS = old  # type: ignore[misc]
+        finally:
+            rt.set_num_threads(before)
+    assert got is out
+    same_bits(got, want)
+
+
+def test_an_input_overlapping_the_output_runs_unsplit(split_all: Splits) -> None:
+    """A shifted view of the output: NumPy's own overlap handling decides, in one call."""
+    a = np.arange(64, dtype=np.float64)
+    want = a.copy()
+    np.add(want[:-1], 1.0, out=want[1:])
+    parallel.ufunc(np.add, (a[:-1], 1.0), a[1:])
+    same_bits(a, want)
+    assert split_all.count == 0
+
+
+def test_the_same_view_as_input_and_output_splits(split_all: Splits) -> None:
+    a = np.linspace(-3, 3, 64).reshape(8, 8)
+    want = np.tanh(a)
+    parallel.ufunc(np.tanh, (a,), a)
+    same_bits(a, want)
+    assert split_all.count == 1
+
+
+@pytest.mark.parametrize(
+    "make", [lambda x: F.reduce_sum(x, (0, 1)), lambda x: F.reduce_max(x, (1,)), lambda x: F.reduce_prod(x, (0,))]
+)
+def test_reductions_never_split(split_all: Splits, make: Callable[[rt.Tensor], rt.Tensor]) -> None:
+    x = rt.asarray(values(dt.float32, (64, 64), 0))
+    make(x)
+    assert split_all.count == 0
+
+
+def test_errors_in_a_worker_reach_the_caller(split_all: Splits) -> None:
+    x = np.ones((8, 8))
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        parallel.ufunc(np.true_divide, (x, np.zeros_like(x)), np.empty_like(x))
+    assert split_all.count == 1
+
+
+def test_the_callers_error_state_holds_in_the_workers(split_all: Splits) -> None:
+    """Kernels ignore floating-point errors, on the workers too: 0/0 warns nowhere."""
+    x = rt.asarray(np.zeros((16, 16), np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.div(x, x)
+    assert split_all.count > 0
+
+
+# -- threads, the recorder, eager programs -----------------------------------------------------------
+
+
+def _chain(x: rt.Tensor) -> rt.Tensor:
+    for _ in range(5):
+        x = F.add(F.mul(F.tanh(x), 1.01), 0.1)
+    return F.reduce_sum(x, (0, 1))
+
+
+def test_tracked_ops_from_two_python_threads(split_all: Splits) -> None:
+    """Two threads record and differentiate at once, sharing the one pool (the busy one runs unsplit)."""
+    inputs = [values(dt.float32, (32, 32), seed) for seed in range(2)]
+    for a in inputs:
+        a[~np.isfinite(a)] = 0.5
+    g = autodiff.grad(_chain)
+    rt.set_num_threads(1)
+    want = [g(rt.asarray(a)).numpy() for a in inputs]
+    rt.set_num_threads(2)
+    got: list[list[np.ndarray]] = [[], []]
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for _ in range(20):
+                got[k].append(g(rt.asarray(inputs[k])).numpy())
+        except BaseException as err:  # reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k in range(2):
+        assert len(got[k]) == 20
+        for r in got[k]:
+            same_bits(r, want[k])
+    assert split_all.count > 0
+
+
+def test_a_program_writing_through_a_view_agrees_with_one_thread(split_all: Splits) -> None:
+    def program() -> np.ndarray:
+        x = rt.asarray(values(dt.float32, (16, 16), 3))
+        y = F.tanh(x)  # a cached large result (the gates are lowered)
+        v = y[::2]  # a view of it
+        v += 1.0  # writes through the view into y
+        column = y[:, 3:4]
+        column *= 7.0  # a strided view
+        z = F.mul(F.exp(F.neg(y)), y)
+        v *= z[::2]
+        return F.add(y, z).numpy()
+
+    one, two = both_ways(program)
+    same_bits(two, one)
+    assert split_all.count > 0
+    x = values(dt.float32, (16, 16), 3)  # the same program in NumPy
+    with np.errstate(all="ignore"):
+        y = np.tanh(x)
+        y[::2] += np.float32(1.0)
+        y[:, 3:4] *= np.float32(7.0)
+        z = np.exp(-y) * y
+        y[::2] *= z[::2]
+        want = y + z
+    same_bits(one, want)
+
+
+# -- the setting ---------------------------------------------------------------------------------
+
+
+def test_set_num_threads_round_trips_and_refuses_bad_counts() -> None:
+    before = rt.get_num_threads()
+    try:
+        for n in (1, 3, 2):
+            rt.set_num_threads(n)
+            assert rt.get_num_threads() == n
+            assert parallel.ON is (n > 1)
+        for bad in (0, -1, 1.5, True, "2"):
+            with pytest.raises(ValueError, match="set_num_threads"):
+                rt.set_num_threads(bad)  # type: ignore[arg-type]
+    finally:
+        rt.set_num_threads(before)
+
+
+def test_one_thread_has_no_pool_and_no_worker() -> None:
+    before = rt.get_num_threads()
+    try:
+        rt.set_num_threads(1)
+        assert parallel._POOL is None
+        assert not parallel.run(print, [("not run",)])
+    finally:
+        rt.set_num_threads(before)
+
+
+def test_the_environment_variable_sets_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(parallel.ENV_VAR, "3")
+    assert parallel._default_threads() == 3
+    monkeypatch.setenv(parallel.ENV_VAR, "0")
+    with pytest.raises(ValueError, match=parallel.ENV_VAR):
+        parallel._default_threads()
+    monkeypatch.delenv(parallel.ENV_VAR)
+    assert 1 <= parallel._default_threads() <= 2
