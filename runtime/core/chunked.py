@@ -21,6 +21,7 @@ of the cache (``runtime.core.memory``) instead of fresh pages from the C allocat
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Final
 
 import numpy as np
@@ -61,13 +62,13 @@ def ufunc_into(ufunc: np.ufunc, a: np.ndarray, b: np.ndarray, out: np.ndarray | 
     n = flat_out.shape[0]
     step = max(1, CHUNK_BYTES // storage.itemsize)
     if parallel.ON and n >= parallel.CHEAP_MIN_ELEMENTS:
-        # each thread runs the chunk loop over its own range of the output
-        cuts = [n * k // parallel.get_num_threads() for k in range(parallel.get_num_threads() + 1)]
+        # each thread runs the chunk loop over its own range of the output, cut at chunk
+        # boundaries: every ufunc call is the one the unsplit loop makes
+        at = parallel.cuts(n, parallel.get_num_threads(), step)
         ranges = [
-            (ufunc, flat_cast, other, flat_other, flat_out, cast_a, step, cuts[k], cuts[k + 1])
-            for k in range(len(cuts) - 1)
+            (ufunc, flat_cast, other, flat_other, flat_out, cast_a, step, lo, hi) for lo, hi in itertools.pairwise(at)
         ]
-        if parallel.run(_chunks, ranges):
+        if len(ranges) > 1 and parallel.run(_chunks, ranges):
             return out
     _chunks(ufunc, flat_cast, other, flat_other, flat_out, cast_a, step, 0, n)
     return out

@@ -1,17 +1,32 @@
 """Both cores for large elementwise kernels: the output split into contiguous parts, one per thread.
 
 NumPy releases the GIL inside a ufunc's inner loop, so two Python threads can run
-one ufunc's halves at the same time. An elementwise ufunc computes each output
-element from the input elements at the same index alone, so running it on parts of
-the output (with the matching parts of its inputs) gives the same bits as one
-call, whatever the split. Only such calls are split: the ufuncs of the float and
-complex kernels that write a cached large result (``kernels._common._KEEPS_DTYPE``,
-add/sub/mul, the executor's fast path), the mixed-dtype chunked loop
-(``runtime.core.chunked``) and large plain converts. Reductions are never split:
-their summation order would change. Matrix products are left to the BLAS NumPy
-links, which already runs them on every core (OpenBLAS; ``OPENBLAS_NUM_THREADS``
-controls it); running two GEMMs of a backward pass at once on top of that would
-only oversubscribe the cores.
+one ufunc's parts at the same time. An elementwise ufunc computes each output
+element from the input elements at the same index, but *how* it computes one can
+depend on where the element falls in the loop: NumPy's SIMD loops treat the last
+few elements of a call (the tail) with scalar code or masked vectors, and the
+complex multiply's scalar and vector formulas round differently. A split that
+moved an element into a tail could change its bits. So a call is split only where
+each part runs exactly the loop the whole call ran over those elements:
+
+* the output is C-contiguous and every array operand is 0-d or C-contiguous of the
+  output's shape (one flat 1-D loop over all of them; anything else runs unsplit);
+* the cuts fall on multiples of ``BLOCK`` elements (8,192: NumPy's buffer size, and a
+  multiple of every SIMD width and unrolling), so a part starts at the same
+  alignment, its vector steps cover the same elements, and only the last part has a
+  tail, the whole call's;
+* no operand overlaps the output except as the very same elements.
+
+Only elementwise calls are split: the ufuncs of the float and complex kernels that
+write a cached large result (``kernels._common._KEEPS_DTYPE``, add/sub/mul, the
+executor's fast path), the mixed-dtype chunked loop (``runtime.core.chunked``, cut at
+its own chunk boundaries) and large plain converts. Reductions are never split:
+their summation order would change.
+
+Matrix products stay with the BLAS NumPy links (OpenBLAS in NumPy's wheels), which
+threads each GEMM itself (one thread per CPU by default): running the two GEMMs of a
+dense layer's VJP at once on top of that would oversubscribe the cores.
+``set_num_threads`` sets OpenBLAS's count too (``runtime.core.blas``).
 
 The pool is ``get_num_threads() - 1`` persistent worker threads; the calling thread
 runs parts too. Parts are claimed from a shared counter, so a worker the OS does not
@@ -32,10 +47,13 @@ import contextvars
 import itertools
 import os
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import numpy as np
+
+from runtime.core.blas import set_blas_threads
 
 #: The environment variable that sets the thread count at import.
 ENV_VAR: Final = "CASTWISE_NUM_THREADS"
@@ -49,6 +67,8 @@ CHEAP_MIN_ELEMENTS: Final = 1 << 20
 CHEAP: Final[frozenset[Any]] = frozenset(
     {np.add, np.subtract, np.multiply, np.negative, np.maximum, np.minimum, np.square, np.absolute, np.copyto}
 )
+#: Cuts fall on multiples of this many elements: NumPy's buffer size, a multiple of every SIMD step.
+BLOCK: Final = 8192
 #: Parts per thread. One: a worker the OS runs late leaves its part to the caller, which then
 #: runs both, so the worst case is one unsplit call plus the wake-up.
 PARTS_PER_THREAD: Final = 1
@@ -134,17 +154,25 @@ def get_num_threads() -> int:
     return _THREADS
 
 
-def set_num_threads(n: int) -> None:
+def set_num_threads(n: int, *, blas: bool = True) -> None:
     """Run large elementwise kernels on ``n`` threads (the calling one and ``n - 1`` workers).
 
     ``1`` runs every kernel on the calling thread with no pool. Results are the same
     bits for every ``n``; only elementwise ufuncs on outputs of at least
     ``MIN_ELEMENTS`` (``CHEAP_MIN_ELEMENTS`` for add, mul and the like) are split.
-    Matrix products use NumPy's BLAS threads, which this does not change.
+    With ``blas`` (the default), NumPy's OpenBLAS, which runs the matrix products, is
+    set to ``n`` threads too (``runtime.core.blas``; other BLAS builds keep their own
+    setting), so one call is the process's thread budget, as ``torch.set_num_threads``.
     """
-    global _POOL, _THREADS, ON
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: expected an int >= 1, got {n!r}")
+    if blas:
+        set_blas_threads(n)
+    _set_pool(n)
+
+
+def _set_pool(n: int) -> None:
+    global _POOL, _THREADS, ON
     if n == _THREADS:
         return
     old, _POOL, ON = _POOL, None, False
@@ -157,16 +185,19 @@ def set_num_threads(n: int) -> None:
 
 
 def _default_threads() -> int:
-    """``CASTWISE_NUM_THREADS`` if set, else min(2, the CPUs this process may run on)."""
+    """``CASTWISE_NUM_THREADS`` if set to an int >= 1, else min(2, the CPUs this process may run on).
+
+    A value that is not such an int warns and takes the default: a typo in the environment
+    should not make ``import runtime`` fail."""
     value = os.environ.get(ENV_VAR)
     if value:
         try:
             n = int(value)
         except ValueError:
-            raise ValueError(f"{ENV_VAR}={value!r}: expected an int >= 1") from None
-        if n < 1:
-            raise ValueError(f"{ENV_VAR}={value!r}: expected an int >= 1")
-        return n
+            n = 0
+        if n >= 1:
+            return n
+        warnings.warn(f"{ENV_VAR}={value!r} is not an int >= 1: ignored", RuntimeWarning, stacklevel=2)
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # (not on every platform)
@@ -178,7 +209,7 @@ def _after_fork_in_child() -> None:
     # the workers do not survive a fork: the child starts its own pool
     global _POOL, _THREADS, ON
     n, _POOL, _THREADS, ON = _THREADS, None, 1, False
-    set_num_threads(n)
+    _set_pool(n)
 
 
 if hasattr(os, "register_at_fork"):
@@ -188,17 +219,14 @@ if hasattr(os, "register_at_fork"):
 # -- splitting calls ------------------------------------------------------------------------------
 
 
-def _bounds(length: int, parts: int) -> list[int]:
-    return [length * k // parts for k in range(parts + 1)]
-
-
-def _split_axis(shape: tuple[int, ...], parts: int) -> int:
-    """The outermost axis with at least ``parts`` entries (contiguous parts of a C-ordered
-    output), else the longest."""
-    for axis, length in enumerate(shape):
-        if length >= parts:
-            return axis
-    return max(range(len(shape)), key=shape.__getitem__)
+def _flat(a: Any, shape: tuple[int, ...]) -> Any:
+    """``a`` as a flat view to cut (an array of the output's shape, C-contiguous), ``a`` itself to
+    pass whole (a scalar or 0-d array), or ``None``: the call runs unsplit."""
+    if not isinstance(a, np.ndarray) or a.ndim == 0:
+        return a
+    if a.shape == shape and a.flags.c_contiguous:
+        return a.reshape(-1)
+    return None
 
 
 def _aliases(args: Sequence[Any], out: np.ndarray) -> bool:
@@ -215,30 +243,37 @@ def _aliases(args: Sequence[Any], out: np.ndarray) -> bool:
     return False
 
 
-def _parts(args: Sequence[Any], out: np.ndarray, parts: int) -> list[tuple[Any, ...]] | None:
-    """``(args_i, out_i)`` for each part of ``out`` along one axis; inputs broadcast along that
-    axis (or of lower rank) are passed whole. ``None`` if ``out`` cannot be split."""
-    shape = out.shape
-    if not shape:
-        return None
-    axis = _split_axis(shape, parts)
-    length = shape[axis]
-    parts = min(parts, length)
+def cuts(n: int, parts: int, block: int) -> list[int]:
+    """``parts + 1`` cut points of ``range(n)`` on multiples of ``block`` (fewer parts when ``n``
+    holds fewer blocks); ``[0, n]`` when it holds fewer than two."""
+    blocks = n // block
+    parts = min(parts, blocks)
     if parts < 2:
+        return [0, n]
+    return [blocks * k // parts * block for k in range(parts)] + [n]
+
+
+def _parts(args: Sequence[Any], out: np.ndarray) -> list[tuple[Any, ...]] | None:
+    """``(args_i, out_i)`` for each part of ``out``'s flat elements; ``None`` if the call must run
+    whole (see the module docstring)."""
+    if not out.flags.c_contiguous or _aliases(args, out):
         return None
-    cuts = _bounds(length, parts)
-    lead = (slice(None),) * axis
-    pieces: list[list[Any]] = [[] for _ in range(parts)]
+    shape = out.shape
+    flat: list[Any] = []
     for a in args:
-        in_axis = axis - (out.ndim - a.ndim) if isinstance(a, np.ndarray) else -1
-        if in_axis < 0 or a.shape[in_axis] == 1:
-            for piece in pieces:
-                piece.append(a)
-        else:
-            in_lead = (slice(None),) * in_axis
-            for k, piece in enumerate(pieces):
-                piece.append(a[(*in_lead, slice(cuts[k], cuts[k + 1]))])
-    return [(tuple(piece), out[(*lead, slice(cuts[k], cuts[k + 1]))]) for k, piece in enumerate(pieces)]
+        f = _flat(a, shape)
+        if f is None:
+            return None
+        flat.append(f)
+    at = cuts(out.size, _THREADS * PARTS_PER_THREAD, BLOCK)
+    if len(at) < 3:
+        return None
+    cut = [isinstance(f, np.ndarray) and f.ndim == 1 and f is not a for f, a in zip(flat, args, strict=True)]
+    flat_out = out.reshape(-1)
+    return [
+        (tuple(f[lo:hi] if c else f for f, c in zip(flat, cut, strict=True)), flat_out[lo:hi])
+        for lo, hi in itertools.pairwise(at)
+    ]
 
 
 def run(fn: Callable[..., Any], parts: Sequence[tuple[Any, ...]]) -> bool:
@@ -255,9 +290,9 @@ def run(fn: Callable[..., Any], parts: Sequence[tuple[Any, ...]]) -> bool:
 
 def ufunc(f: Any, args: tuple[Any, ...], out: np.ndarray, **kwargs: Any) -> np.ndarray:
     """``f(*args, out=out, **kwargs)`` for an elementwise ufunc, bit for bit, split across the pool's
-    threads when ``out`` is large enough (and no input overlaps it partially)."""
-    if out.size >= (CHEAP_MIN_ELEMENTS if f in CHEAP else MIN_ELEMENTS) and not _aliases(args, out):
-        parts = _parts(args, out, _THREADS * PARTS_PER_THREAD)
+    threads when ``out`` is large enough and the split keeps every element's loop (module docstring)."""
+    if out.size >= (CHEAP_MIN_ELEMENTS if f in CHEAP else MIN_ELEMENTS):
+        parts = _parts(args, out)
         if parts is not None and run(lambda a, o: f(*a, out=o, **kwargs), parts):
             return out
     return f(*args, out=out, **kwargs)
@@ -265,11 +300,11 @@ def ufunc(f: Any, args: tuple[Any, ...], out: np.ndarray, **kwargs: Any) -> np.n
 
 def copyto(out: np.ndarray, array: np.ndarray) -> None:
     """``np.copyto(out, array, casting="unsafe")``, split as ``ufunc`` splits (a cast is elementwise)."""
-    if out.size >= CHEAP_MIN_ELEMENTS and not _aliases((array,), out):
-        parts = _parts((array,), out, _THREADS * PARTS_PER_THREAD)
+    if out.size >= CHEAP_MIN_ELEMENTS:
+        parts = _parts((array,), out)
         if parts is not None and run(lambda a, o: np.copyto(o, a[0], casting="unsafe"), parts):
             return
     np.copyto(out, array, casting="unsafe")
 
 
-set_num_threads(_default_threads())
+_set_pool(_default_threads())  # (NumPy's BLAS keeps its own default: OPENBLAS_NUM_THREADS, else every CPU)

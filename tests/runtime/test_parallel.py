@@ -7,10 +7,15 @@ one of a split result against the unsplit one.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import warnings
 import zlib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,7 +26,7 @@ from hypothesis.extra import numpy as hnp
 
 import autodiff
 import runtime as rt
-from runtime.core import chunked, memory, ops, parallel
+from runtime.core import blas, chunked, memory, ops, parallel
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
 from runtime.core.executor import apply
@@ -48,10 +53,11 @@ class Splits:
 def split_all(monkeypatch: pytest.MonkeyPatch) -> Iterator[Splits]:
     """Two threads, every size gate at its lowest, and a count of the split calls."""
     before = rt.get_num_threads()
-    rt.set_num_threads(2)
+    rt.set_num_threads(2, blas=False)
     monkeypatch.setattr(memory, "POOL_MIN_BYTES", 0)
     monkeypatch.setattr(parallel, "MIN_ELEMENTS", 2)
     monkeypatch.setattr(parallel, "CHEAP_MIN_ELEMENTS", 2)
+    monkeypatch.setattr(parallel, "BLOCK", 64)  # small arrays hold two blocks
     splits = Splits()
     run = parallel.run
 
@@ -68,16 +74,16 @@ def split_all(monkeypatch: pytest.MonkeyPatch) -> Iterator[Splits]:
 
     monkeypatch.setattr(parallel, "run", counting)
     yield splits
-    rt.set_num_threads(before)
+    rt.set_num_threads(before, blas=False)
 
 
 def both_ways(f: Callable[[], Any]) -> tuple[Any, Any]:
     """``f()`` with one thread and with two (the pool's size is all that differs)."""
-    rt.set_num_threads(1)
+    rt.set_num_threads(1, blas=False)
     try:
         one = f()
     finally:
-        rt.set_num_threads(2)
+        rt.set_num_threads(2, blas=False)
     return one, f()
 
 
@@ -142,7 +148,7 @@ MUST_SPLIT = {"add", "sub", "mul", "div", "tanh", "exp", "log", "sin", "cos", "s
 @pytest.mark.parametrize(("name", "d"), _cases())
 def test_every_elementwise_op_and_dtype_gives_the_unsplit_bits(split_all: Splits, name: str, d: dt.DType) -> None:
     op = ops.OPS[name]
-    shape = (6, 5)
+    shape = (8, 20)  # 160 elements: cut at 64 (the fixture's block) and a tail in the last part
     params = dict(PARAMS.get(name, {}))
     if op.family == "convert":
         params = {"new_dtype": dt.float32 if d is not dt.float32 else dt.float64, "weak_type": False}
@@ -170,7 +176,7 @@ def test_mixed_dtype_chunked_loop_gives_the_unsplit_bits(
     split_all: Splits, monkeypatch: pytest.MonkeyPatch, name: str, low: dt.DType, high: dt.DType, low_first: bool
 ) -> None:
     monkeypatch.setattr(chunked, "CHUNK_BYTES", 64)  # many chunks in each thread's range
-    shape = (9, 13)
+    shape = (9, 13)  # with 64-byte chunks, 8 or 16 chunks cut between two threads
     x, y = values(low, shape, 0), values(high, shape, 1)
     pair = [(x, low), (y, high)] if low_first else [(y, high), (x, low)]
     f = getattr(F, name)
@@ -213,33 +219,67 @@ def _views(draw: st.DrawFn, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
     return a[tuple(slice(None, None, -1) for _ in shape)] if kind == "reversed" else a
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), dtype=_FLOATS, ufunc=_UFUNCS, shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3))
+@contextmanager
+def forced_split(block: int) -> Iterator[None]:
+    """Two threads, the size gates at their lowest and cuts on multiples of ``block``."""
+    before = rt.get_num_threads()
+    saved = parallel.MIN_ELEMENTS, parallel.CHEAP_MIN_ELEMENTS, parallel.BLOCK
+    rt.set_num_threads(2, blas=False)
+    parallel.MIN_ELEMENTS = parallel.CHEAP_MIN_ELEMENTS = 2  # type: ignore[misc]
+    parallel.BLOCK = block  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        parallel.MIN_ELEMENTS, parallel.CHEAP_MIN_ELEMENTS, parallel.BLOCK = saved  # type: ignore[misc]
+        rt.set_num_threads(before, blas=False)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    dtype=_FLOATS,
+    ufunc=_UFUNCS,
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=12),
+)
 def test_split_ufunc_is_bit_for_bit_one_call(data: st.DataObject, dtype: Any, ufunc: Any, shapes: Any) -> None:
-    """Any layout of inputs and output, broadcasting included, in place or not."""
+    """Any layout of inputs and output, broadcasting included, in place or not: the same bits as
+    one call (a layout that cannot be cut runs as one call)."""
     (sx, sy), result = shapes.input_shapes, shapes.result_shape
     x, y = data.draw(_views(dtype, sx), label="x"), data.draw(_views(dtype, sy), label="y")
     out = data.draw(_views(dtype, result), label="out")
-    where = data.draw(st.sampled_from(["fresh", "into x", "into y"]), label="out")
+    where = data.draw(st.sampled_from(["fresh", "into x", "into y"]), label="where")
     if where == "into x" and x.shape == result:
         out = x
     elif where == "into y" and y.shape == result:
         out = y
-    want_x, want_y, want_out = x.copy(), y.copy(), out.copy()
+    want_out = out.copy()
+    want_x = want_out if out is x else x.copy()
+    want_y = want_out if out is y else y.copy()
     with np.errstate(all="ignore"):
-        want = ufunc(want_x if out is not x else want_out, want_y if out is not y else want_out, out=want_out)
-        before = rt.get_num_threads()
-        rt.set_num_threads(2)
-        try:
-            old = parallel.MIN_ELEMENTS, parallel.CHEAP_MIN_ELEMENTS
-            parallel.MIN_ELEMENTS = parallel.CHEAP_MIN_ELEMENTS = 2  # type: ignore[misc]
-            try:
-                got = parallel.ufunc(ufunc, (x, y), out)
-            finally:
-                parallel.MIN_ELEMENTS, parallel.CHEAP_MIN_ELEMENTS = old  # type: ignore[misc]
-        finally:
-            rt.set_num_threads(before)
+        want = ufunc(want_x, want_y, out=want_out)
+        with forced_split(64):
+            got = parallel.ufunc(ufunc, (x, y), out)
     assert got is out
+    same_bits(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("ufunc", [np.multiply, np.true_divide, np.add, np.exp, np.tanh, np.sin, np.log, np.sqrt])
+def test_the_production_block_keeps_every_simd_tail(dtype: Any, ufunc: Any) -> None:
+    """Cuts on multiples of the real ``BLOCK``: the complex multiply (whose vector and scalar
+    formulas round differently) and the SIMD transcendentals give one call's bits."""
+    n = 3 * parallel.BLOCK + 13
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(n) * 3 + (1j * rng.standard_normal(n) if np.dtype(dtype).kind == "c" else 0)).astype(dtype)
+    y = (rng.standard_normal(n) + 2).astype(dtype)
+    args = (x, y) if ufunc.nin == 2 else (x,)
+    with np.errstate(all="ignore"):
+        want = ufunc(*args)
+        got = np.empty_like(want)
+        with forced_split(parallel.BLOCK):
+            parts = parallel._parts(args, got)
+            assert parts is not None and len(parts) == 2
+            parallel.ufunc(ufunc, args, got)
     same_bits(got, want)
 
 
@@ -254,7 +294,7 @@ def test_an_input_overlapping_the_output_runs_unsplit(split_all: Splits) -> None
 
 
 def test_the_same_view_as_input_and_output_splits(split_all: Splits) -> None:
-    a = np.linspace(-3, 3, 64).reshape(8, 8)
+    a = np.linspace(-3, 3, 256).reshape(16, 16)
     want = np.tanh(a)
     parallel.ufunc(np.tanh, (a,), a)
     same_bits(a, want)
@@ -271,7 +311,7 @@ def test_reductions_never_split(split_all: Splits, make: Callable[[rt.Tensor], r
 
 
 def test_errors_in_a_worker_reach_the_caller(split_all: Splits) -> None:
-    x = np.ones((8, 8))
+    x = np.ones((16, 16))
     with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
         parallel.ufunc(np.true_divide, (x, np.zeros_like(x)), np.empty_like(x))
     assert split_all.count == 1
@@ -301,9 +341,9 @@ def test_tracked_ops_from_two_python_threads(split_all: Splits) -> None:
     for a in inputs:
         a[~np.isfinite(a)] = 0.5
     g = autodiff.grad(_chain)
-    rt.set_num_threads(1)
+    rt.set_num_threads(1, blas=False)
     want = [g(rt.asarray(a)).numpy() for a in inputs]
-    rt.set_num_threads(2)
+    rt.set_num_threads(2, blas=False)
     got: list[list[np.ndarray]] = [[], []]
     errors: list[BaseException] = []
 
@@ -360,31 +400,56 @@ def test_set_num_threads_round_trips_and_refuses_bad_counts() -> None:
     before = rt.get_num_threads()
     try:
         for n in (1, 3, 2):
-            rt.set_num_threads(n)
+            rt.set_num_threads(n, blas=False)
             assert rt.get_num_threads() == n
             assert parallel.ON is (n > 1)
         for bad in (0, -1, 1.5, True, "2"):
             with pytest.raises(ValueError, match="set_num_threads"):
                 rt.set_num_threads(bad)  # type: ignore[arg-type]
     finally:
-        rt.set_num_threads(before)
+        rt.set_num_threads(before, blas=False)
 
 
 def test_one_thread_has_no_pool_and_no_worker() -> None:
     before = rt.get_num_threads()
     try:
-        rt.set_num_threads(1)
+        rt.set_num_threads(1, blas=False)
         assert parallel._POOL is None
         assert not parallel.run(print, [("not run",)])
     finally:
-        rt.set_num_threads(before)
+        rt.set_num_threads(before, blas=False)
 
 
 def test_the_environment_variable_sets_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(parallel.ENV_VAR, "3")
     assert parallel._default_threads() == 3
-    monkeypatch.setenv(parallel.ENV_VAR, "0")
-    with pytest.raises(ValueError, match=parallel.ENV_VAR):
-        parallel._default_threads()
-    monkeypatch.delenv(parallel.ENV_VAR)
-    assert 1 <= parallel._default_threads() <= 2
+    monkeypatch.delenv(parallel.ENV_VAR, raising=False)
+    default = parallel._default_threads()
+    assert 1 <= default <= 2
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(parallel.ENV_VAR, bad)
+        with pytest.warns(RuntimeWarning, match=parallel.ENV_VAR):
+            assert parallel._default_threads() == default
+
+
+def test_the_environment_variable_reaches_a_fresh_interpreter() -> None:
+    code = "import runtime as rt; print(rt.get_num_threads())"
+    env = {**os.environ, parallel.ENV_VAR: "1", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
+
+
+def test_set_num_threads_sets_numpys_openblas_too() -> None:
+    before, blas_before = rt.get_num_threads(), blas.blas_threads()
+    if blas_before is None:
+        pytest.skip("NumPy's BLAS is not an OpenBLAS castwise can reach")
+    try:
+        rt.set_num_threads(1)
+        assert blas.blas_threads() == 1
+        rt.set_num_threads(3)
+        assert blas.blas_threads() == 3
+        rt.set_num_threads(2, blas=False)
+        assert blas.blas_threads() == 3
+    finally:
+        rt.set_num_threads(before, blas=False)
+        blas.set_blas_threads(blas_before)
