@@ -96,10 +96,12 @@ class _Job:
 
     def drain(self) -> None:
         """Run unclaimed parts until none is left."""
-        fn, parts, n = self.fn, self.parts, self.n
+        fn, n = self.fn, self.n
+        # (no local name for the parts: once they are done, the caller drops them, and with
+        # them the last views of its output, whose cached memory is then free for reuse)
         while (i := self.claim()) < n:
             try:
-                fn(*parts[i])
+                fn(*self.parts[i])
             except BaseException as err:  # re-raised in the caller
                 self.error = err
             if self.finish() == n - 1:
@@ -134,6 +136,7 @@ class _Pool:
                 wake.release()
         job.drain()
         job.done.acquire()
+        job.parts = ()  # every part is done: no thread indexes them again
         if job.error is not None:
             raise job.error
 
@@ -165,7 +168,11 @@ def set_num_threads(n: int, *, blas: bool = True) -> None:
     setting), so one call is the process's thread budget, as ``torch.set_num_threads``.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"set_num_threads: expected an int >= 1, got {n!r}")
+        from runtime.core.errors import OpTypeError, OpValueError  # (no import cycle at load)
+        from runtime.core.promotion import get_policy
+
+        cls = OpValueError if isinstance(n, int) and not isinstance(n, bool) else OpTypeError
+        raise cls(f"set_num_threads: expected an int >= 1 (a thread count), got {n!r} [policy {get_policy()!r}]")
     if blas:
         set_blas_threads(n)
     _set_pool(n)
