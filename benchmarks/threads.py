@@ -6,16 +6,18 @@ GEMM, and two gradients of ``benchmarks/backward.py``: the 150-op elementwise
 chain on 256x256 float32 and the large MLP (x[256,784] -> 512 -> 10).
 
 Contenders, taking turns block by block over ``--rounds`` rounds (default 9), so
-that each ratio compares one moment of a shared machine: NumPy (the same calls,
-one thread of castwise's pool is not involved; its BLAS keeps its own threads),
-castwise with ``rt.set_num_threads(1)`` and with ``rt.set_num_threads(N)`` for each
-N of ``--threads``. Each ratio printed is the median over the rounds of the two
-times in the same round. On a 2-core machine other processes share, a worker
-thread often waits for a core: the medians move from run to run, and only
+that each ratio compares one moment of a shared machine: NumPy (the same calls),
+castwise with ``rt.set_num_threads(1, blas=False)``, and castwise with ``N`` kernel
+threads for each N of ``--threads``; the BLAS keeps its thread count in every
+column. Each ratio printed is the median over the rounds of the two times in the
+same round ("best": the fastest round of each). On a 2-core machine other
+processes share, a worker thread often waits for a core, and castwise then pauses
+splitting (``runtime.core.parallel``): the medians move from run to run, and only
 their direction over several runs means much.
 
 The GEMM rows show NumPy's BLAS (OpenBLAS in NumPy's wheels), which threads by
-itself: run once with ``OPENBLAS_NUM_THREADS=1`` to see its single-thread time.
+itself: run again with ``OPENBLAS_NUM_THREADS=1`` to see the matrix products, and
+the MLP gradient, on one BLAS thread (``rt.set_num_threads(1)`` sets both).
 
     python benchmarks/threads.py [--rounds N] [--threads 2,...]
 
@@ -52,12 +54,12 @@ import runtime as rt
 from runtime.core import lax as F
 
 HAS_THREADS = hasattr(rt, "set_num_threads")
+try:
+    from runtime.core.blas import blas_threads
+except ImportError:  # a tree before kernel threads
 
-
-def _set_threads(n: int) -> Callable[[], None] | None:
-    if not HAS_THREADS:
+    def blas_threads() -> int | None:
         return None
-    return lambda: rt.set_num_threads(n)
 
 
 def workloads() -> dict[str, tuple[Callable[[], Any], Callable[[], Any], int]]:
@@ -107,38 +109,47 @@ def workloads() -> dict[str, tuple[Callable[[], Any], Callable[[], Any], int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (at least 7)")
-    parser.add_argument("--threads", default="2", help="castwise thread counts to time besides 1")
+    parser.add_argument("--threads", default="2", help="castwise kernel thread counts to time besides 1")
     args = parser.parse_args()
     counts = [int(k) for k in args.threads.split(",") if int(k) != 1] if HAS_THREADS else []
     saved = rt.get_num_threads() if HAS_THREADS else 1
     cases = workloads()
+
+    def kernels(k: int) -> Callable[[], None] | None:
+        # the BLAS is left alone: (re)setting OpenBLAS's count wakes its threads, which then
+        # spin for a while and take a core from whatever runs next
+        return (lambda: rt.set_num_threads(k, blas=False)) if HAS_THREADS else None
+
     contenders: dict[tuple[str, str], Contender] = {}
     for name, (cw, npy, number) in cases.items():
         contenders[name, "numpy"] = (npy, number, None)
         for k in [1, *counts]:
-            contenders[name, f"castwise {k}"] = (cw, number, _set_threads(k))
+            contenders[name, f"castwise {k}"] = (cw, number, kernels(k))
     timed = interleaved(contenders, args.rounds)
     if HAS_THREADS:
-        rt.set_num_threads(saved)
+        rt.set_num_threads(saved, blas=False)
 
-    blas = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
     print(
         f"{args.rounds} interleaved rounds on {os.cpu_count()} CPUs (load average "
-        f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}); OPENBLAS_NUM_THREADS={blas}; "
-        f"ratios are medians over rounds of the two times in one round"
+        f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}); NumPy's BLAS threads: {blas_threads()} "
+        f"(OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}) in every column"
     )
-    head = f"{'workload':<34}{'numpy':>10}{'cw 1':>10}" + "".join(f"{f'cw {k}':>10}" for k in counts)
-    head += f"{'cw1/np':>8}" + "".join(f"{f'cw{k}/np':>8}{f'cw{k}/cw1':>9}" for k in counts)
+    print(
+        "times are medians; ratios are medians over rounds of the two times in one round "
+        "('best': the fastest round of each)"
+    )
+    head = f"{'workload':<34}{'numpy':>9}{'cw 1':>9}" + "".join(f"{f'cw {k}':>9}" for k in counts)
+    head += f"{'cw1/np':>8}" + "".join(f"{f'cw{k}/np':>8}{f'cw{k}/cw1':>9}{'best':>6}" for k in counts)
     print(head)
     print("-" * len(head))
     for name in cases:
         base, one = timed[name, "numpy"], timed[name, "castwise 1"]
-        row = f"{name:<34}{np.median(base) * 1e6:>8.0f}us{np.median(one) * 1e6:>8.0f}us"
-        row += "".join(f"{np.median(timed[name, f'castwise {k}']) * 1e6:>8.0f}us" for k in counts)
+        row = f"{name:<34}{np.median(base) * 1e6:>7.0f}us{np.median(one) * 1e6:>7.0f}us"
+        row += "".join(f"{np.median(timed[name, f'castwise {k}']) * 1e6:>7.0f}us" for k in counts)
         row += f"{median_ratio(one, base):>8.2f}"
         for k in counts:
             many = timed[name, f"castwise {k}"]
-            row += f"{median_ratio(many, base):>8.2f}{median_ratio(many, one):>9.2f}"
+            row += f"{median_ratio(many, base):>8.2f}{median_ratio(many, one):>9.2f}{min(many) / min(one):>6.2f}"
         print(row)
 
 

@@ -31,7 +31,12 @@ dense layer's VJP at once on top of that would oversubscribe the cores.
 The pool is ``get_num_threads() - 1`` persistent worker threads; the calling thread
 runs parts too. Parts are claimed from a shared counter, so a worker the OS does not
 schedule in time (another process on the other core) costs the caller only the
-wake-up: the caller runs the unclaimed parts itself. One call uses the pool at a
+wake-up: the caller runs the unclaimed parts itself. A worker that claims its part
+and then waits for a core makes the caller wait too, so each split is judged by the
+time it saved (``_Pool.judge``): while recent splits lose, calls run unsplit, and a
+split is tried again every ``PAUSE`` seconds. Measured on a 2-core machine shared
+with other processes (``benchmarks/threads.py``), a split then lost 1.1-1.6x at
+every size from 64K to 1M elements. One call uses the pool at a
 time; a call from a second Python thread while the pool is busy runs unsplit. Each
 worker runs its parts in a copy of the caller's context, so NumPy's floating-point
 error state (a context variable) is the caller's.
@@ -47,6 +52,7 @@ import contextvars
 import itertools
 import os
 import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -73,6 +79,9 @@ BLOCK: Final = 8192
 #: runs both, so the worst case is one unsplit call plus the wake-up.
 PARTS_PER_THREAD: Final = 1
 
+#: Seconds splitting pauses after recent splits lost (see ``_Pool.judge``).
+PAUSE: Final = 0.5
+
 #: True when the pool runs (more than one thread): the flag every call site tests first.
 ON = False
 
@@ -94,9 +103,9 @@ class _Job:
         self.error: BaseException | None = None
         self.context = contextvars.copy_context()
 
-    def drain(self) -> None:
-        """Run unclaimed parts until none is left."""
-        fn, n = self.fn, self.n
+    def drain(self) -> int:
+        """Run unclaimed parts until none is left; how many this thread ran."""
+        fn, n, ran = self.fn, self.n, 0
         # (no local name for the parts: once they are done, the caller drops them, and with
         # them the last views of its output, whose cached memory is then free for reuse)
         while (i := self.claim()) < n:
@@ -104,14 +113,20 @@ class _Job:
                 fn(*self.parts[i])
             except BaseException as err:  # re-raised in the caller
                 self.error = err
+            ran += 1
             if self.finish() == n - 1:
                 self.done.release()
+        return ran
 
 
 class _Pool:
     def __init__(self, workers: int) -> None:
         self.busy = _thread.allocate_lock()  # one split call at a time
         self.job: _Job | None = None
+        #: the recent splits' time over one call's (estimated): above 1, splitting loses
+        self.score = 1.0
+        #: splits are paused until this ``perf_counter`` time
+        self.resume_at = 0.0
         self.wakes: list[Any] = []
         for _ in range(workers):
             wake = _thread.allocate_lock()
@@ -128,17 +143,34 @@ class _Pool:
             job.context.copy().run(job.drain)
 
     def run(self, job: _Job) -> None:
+        start = time.perf_counter()
         self.job = job
         for wake in self.wakes:
             # only this method releases a wake lock: if it is unlocked, the worker has a
             # pending wake-up already (it will find this job, or none left to claim)
             if wake.locked():
                 wake.release()
-        job.drain()
+        mine = job.drain()
+        mid = time.perf_counter()
         job.done.acquire()
+        end = time.perf_counter()
         job.parts = ()  # every part is done: no thread indexes them again
+        self.judge(end - start, mid - start, mine, job.n, end)
         if job.error is not None:
             raise job.error
+
+    def judge(self, elapsed: float, own: float, mine: int, n: int, now: float) -> None:
+        """Score a split that took ``elapsed`` seconds, ``own`` of them running ``mine`` of its
+        ``n`` parts on the calling thread: those parts' time, scaled to all ``n``, is what one
+        call would have taken. When the recent splits lose on average (the workers start or
+        finish late: another process has the other core), pause splitting for ``PAUSE``."""
+        if mine == 0 or own <= 0.0:
+            return  # (the workers ran every part: nothing to compare)
+        ratio = elapsed / (own * n / mine) if mine < n else 1.05  # (all on the caller: the wake lost)
+        self.score = 0.75 * self.score + 0.25 * ratio
+        if self.score > 1.0:
+            self.resume_at = now + PAUSE
+            self.score = 1.0  # the next split, after the pause, is judged afresh
 
     def shutdown(self) -> None:
         with self.busy:
@@ -283,10 +315,17 @@ def _parts(args: Sequence[Any], out: np.ndarray) -> list[tuple[Any, ...]] | None
     ]
 
 
-def run(fn: Callable[..., Any], parts: Sequence[tuple[Any, ...]]) -> bool:
-    """Run ``fn(*part)`` for every part on the pool; False (nothing run) if the pool is off or busy."""
+def splitting() -> bool:
+    """Whether a call may split now: a pool runs and recent splits did not lose."""
     pool = _POOL
-    if pool is None or not pool.busy.acquire(blocking=False):
+    return pool is not None and time.perf_counter() >= pool.resume_at
+
+
+def run(fn: Callable[..., Any], parts: Sequence[tuple[Any, ...]]) -> bool:
+    """Run ``fn(*part)`` for every part on the pool; False (nothing run) if the pool is off, busy
+    or paused."""
+    pool = _POOL
+    if pool is None or time.perf_counter() < pool.resume_at or not pool.busy.acquire(blocking=False):
         return False
     try:
         pool.run(_Job(fn, parts))
@@ -298,7 +337,7 @@ def run(fn: Callable[..., Any], parts: Sequence[tuple[Any, ...]]) -> bool:
 def ufunc(f: Any, args: tuple[Any, ...], out: np.ndarray, **kwargs: Any) -> np.ndarray:
     """``f(*args, out=out, **kwargs)`` for an elementwise ufunc, bit for bit, split across the pool's
     threads when ``out`` is large enough and the split keeps every element's loop (module docstring)."""
-    if out.size >= (CHEAP_MIN_ELEMENTS if f in CHEAP else MIN_ELEMENTS):
+    if out.size >= (CHEAP_MIN_ELEMENTS if f in CHEAP else MIN_ELEMENTS) and splitting():
         parts = _parts(args, out)
         if parts is not None and run(lambda a, o: f(*a, out=o, **kwargs), parts):
             return out
@@ -307,7 +346,7 @@ def ufunc(f: Any, args: tuple[Any, ...], out: np.ndarray, **kwargs: Any) -> np.n
 
 def copyto(out: np.ndarray, array: np.ndarray) -> None:
     """``np.copyto(out, array, casting="unsafe")``, split as ``ufunc`` splits (a cast is elementwise)."""
-    if out.size >= CHEAP_MIN_ELEMENTS:
+    if out.size >= CHEAP_MIN_ELEMENTS and splitting():
         parts = _parts((array,), out)
         if parts is not None and run(lambda a, o: np.copyto(o, a[0], casting="unsafe"), parts):
             return

@@ -58,6 +58,7 @@ def split_all(monkeypatch: pytest.MonkeyPatch) -> Iterator[Splits]:
     monkeypatch.setattr(parallel, "MIN_ELEMENTS", 2)
     monkeypatch.setattr(parallel, "CHEAP_MIN_ELEMENTS", 2)
     monkeypatch.setattr(parallel, "BLOCK", 64)  # small arrays hold two blocks
+    monkeypatch.setattr(parallel, "PAUSE", 0.0)  # a split that lost (a busy machine) pauses nothing
     splits = Splits()
     run = parallel.run
 
@@ -238,14 +239,14 @@ def _views(draw: st.DrawFn, dtype: Any, shape: tuple[int, ...]) -> tuple[np.ndar
 def forced_split(block: int) -> Iterator[None]:
     """Two threads, the size gates at their lowest and cuts on multiples of ``block``."""
     before = rt.get_num_threads()
-    saved = parallel.MIN_ELEMENTS, parallel.CHEAP_MIN_ELEMENTS, parallel.BLOCK
+    saved = parallel.MIN_ELEMENTS, parallel.CHEAP_MIN_ELEMENTS, parallel.BLOCK, parallel.PAUSE
     rt.set_num_threads(2, blas=False)
     parallel.MIN_ELEMENTS = parallel.CHEAP_MIN_ELEMENTS = 2  # type: ignore[misc]
-    parallel.BLOCK = block  # type: ignore[misc]
+    parallel.BLOCK, parallel.PAUSE = block, 0.0  # type: ignore[misc]
     try:
         yield
     finally:
-        parallel.MIN_ELEMENTS, parallel.CHEAP_MIN_ELEMENTS, parallel.BLOCK = saved  # type: ignore[misc]
+        parallel.MIN_ELEMENTS, parallel.CHEAP_MIN_ELEMENTS, parallel.BLOCK, parallel.PAUSE = saved  # type: ignore[misc]
         rt.set_num_threads(before, blas=False)
 
 
@@ -470,3 +471,29 @@ def test_set_num_threads_sets_numpys_openblas_too() -> None:
     finally:
         rt.set_num_threads(before, blas=False)
         blas.set_blas_threads(blas_before)
+
+
+def test_splits_that_lose_pause_splitting_and_splits_that_gain_keep_it() -> None:
+    pool = parallel._Pool(0)  # no worker: judge alone is under test
+    for _ in range(20):  # 2 parts, the caller's one took 5 us: one call ~10 us, the split 6 us
+        pool.judge(6e-6, 5e-6, 1, 2, now=100.0)
+    assert pool.score < 0.7 and pool.resume_at == 0.0
+    pool.judge(14e-6, 5e-6, 1, 2, now=100.0)  # one slow split (a late worker) among good ones
+    assert pool.resume_at == 0.0
+    for _ in range(3):  # a loaded machine: the caller waits for the worker's part
+        pool.judge(14e-6, 5e-6, 1, 2, now=100.0)
+    assert pool.resume_at == 100.0 + parallel.PAUSE
+    assert pool.score == 1.0  # judged afresh after the pause
+
+
+def test_a_paused_pool_runs_calls_unsplit(monkeypatch: pytest.MonkeyPatch) -> None:
+    with forced_split(64):
+        pool = parallel._POOL
+        assert pool is not None
+        monkeypatch.setattr(pool, "resume_at", float("inf"))
+        assert not parallel.splitting()
+        a = np.linspace(0, 1, 256)
+        out = np.empty_like(a)
+        assert not parallel.run(np.exp, [((a,), out)])
+        parallel.ufunc(np.exp, (a,), out)  # unsplit, the same bits
+        same_bits(out, np.exp(a))
