@@ -497,3 +497,30 @@ def test_a_paused_pool_runs_calls_unsplit(monkeypatch: pytest.MonkeyPatch) -> No
         assert not parallel.run(np.exp, [((a,), out)])
         parallel.ufunc(np.exp, (a,), out)  # unsplit, the same bits
         same_bits(out, np.exp(a))
+
+
+_FORK_CHILD = """
+import os, threading, numpy as np, runtime as rt
+from runtime.core import parallel
+rt.set_num_threads(2, blas=False)
+parallel.MIN_ELEMENTS = 2
+pid = os.fork()
+if pid == 0:
+    a = np.linspace(0, 1, 4 * parallel.BLOCK)
+    out = np.empty_like(a)
+    ran = parallel.run(lambda x, o: np.exp(x[0], out=o), [((a[:8192],), out[:8192]), ((a[8192:],), out[8192:])])
+    workers = [t for t in threading.enumerate() if t.name == "castwise-kernel"]
+    ok = ran and rt.get_num_threads() == 2 and len(workers) == 1 and np.array_equal(out, np.exp(a))
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_starts_its_own_pool() -> None:
+    """The workers do not survive a fork: the child makes a pool of the same size, which runs
+    (in a fresh interpreter: forking this one, with JAX's threads, could deadlock)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = subprocess.run([sys.executable, "-c", _FORK_CHILD], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0", out.stderr
