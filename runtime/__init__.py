@@ -65,6 +65,7 @@ from runtime.core.graph import (
 from runtime.core.inplace import InPlaceError, SavedValueModifiedError
 from runtime.core.interop import CPU as cpu
 from runtime.core.interop import Device, from_dlpack, register_with_jax
+from runtime.core.parallel import get_num_threads, set_num_threads
 from runtime.core.plan import plan
 from runtime.core.promotion import (
     DEFAULT_POLICY,
@@ -200,6 +201,8 @@ __all__ = [
     "result_type",
     "set_default_dtype",
     "get_default_dtype",
+    "set_num_threads",
+    "get_num_threads",
     "DefaultDtypeError",
     "uint1",
     "uint2",

@@ -21,12 +21,13 @@ of the cache (``runtime.core.memory``) instead of fresh pages from the C allocat
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Final
 
 import numpy as np
 
 from runtime.core import dtypes as dt
-from runtime.core import memory
+from runtime.core import memory, parallel
 
 #: Output bytes per chunk: both steps of a chunk run in cache (measured best at 1-4 MiB on a 2 MiB L2).
 CHUNK_BYTES: Final = 2 << 20
@@ -43,25 +44,57 @@ def ufunc_into(ufunc: np.ufunc, a: np.ndarray, b: np.ndarray, out: np.ndarray | 
     ufunc as given.
     """
     if out is None or out.dtype != storage or not out.flags.c_contiguous:
-        return ufunc(a, b, out=out, dtype=storage, casting="unsafe")
+        return _whole(ufunc, a, b, out, storage)
     cast_a = a.dtype != storage
     if cast_a == (b.dtype != storage):  # both cast (or neither): NumPy's loop
-        return ufunc(a, b, out=out, dtype=storage, casting="unsafe")
+        return _whole(ufunc, a, b, out, storage)
     cast, other = (a, b) if cast_a else (b, a)
     shape = out.shape
     if cast.shape != shape or not cast.flags.c_contiguous:
-        return ufunc(a, b, out=out, dtype=storage, casting="unsafe")
+        return _whole(ufunc, a, b, out, storage)
     if other.ndim == 0:
         flat_other = None
     elif other.shape == shape and other.flags.c_contiguous:
         flat_other = other.reshape(-1)
     else:
-        return ufunc(a, b, out=out, dtype=storage, casting="unsafe")
+        return _whole(ufunc, a, b, out, storage)
     flat_cast, flat_out = cast.reshape(-1), out.reshape(-1)
     n = flat_out.shape[0]
     step = max(1, CHUNK_BYTES // storage.itemsize)
-    for start in range(0, n, step):
-        stop = start + step
+    if parallel.ON and n >= parallel.CHEAP_MIN_ELEMENTS:
+        # each thread runs the chunk loop over its own range of the output, cut at chunk
+        # boundaries: every ufunc call is the one the unsplit loop makes
+        at = parallel.cuts(n, parallel.get_num_threads(), step)
+        ranges = [
+            (ufunc, flat_cast, other, flat_other, flat_out, cast_a, step, lo, hi) for lo, hi in itertools.pairwise(at)
+        ]
+        if len(ranges) > 1 and parallel.run(_chunks, ranges):
+            return out
+    _chunks(ufunc, flat_cast, other, flat_other, flat_out, cast_a, step, 0, n)
+    return out
+
+
+def _whole(ufunc: np.ufunc, a: np.ndarray, b: np.ndarray, out: np.ndarray | None, storage: np.dtype[Any]) -> Any:
+    """The ufunc as given, casting inside NumPy's loop (split across threads when large)."""
+    if parallel.ON and out is not None:
+        return parallel.ufunc(ufunc, (a, b), out, dtype=storage, casting="unsafe")
+    return ufunc(a, b, out=out, dtype=storage, casting="unsafe")
+
+
+def _chunks(
+    ufunc: np.ufunc,
+    flat_cast: np.ndarray,
+    other: np.ndarray,
+    flat_other: np.ndarray | None,
+    flat_out: np.ndarray,
+    cast_a: bool,
+    step: int,
+    begin: int,
+    end: int,
+) -> None:
+    """Elements ``begin:end`` of ``ufunc_into``'s chunked form, ``step`` output elements at a time."""
+    for start in range(begin, end, step):
+        stop = min(start + step, end)
         chunk = flat_out[start:stop]
         np.copyto(chunk, flat_cast[start:stop], casting="unsafe")
         rest = other if flat_other is None else flat_other[start:stop]
@@ -69,7 +102,6 @@ def ufunc_into(ufunc: np.ufunc, a: np.ndarray, b: np.ndarray, out: np.ndarray | 
             ufunc(chunk, rest, out=chunk)
         else:
             ufunc(rest, chunk, out=chunk)
-    return out
 
 
 # -- converts -------------------------------------------------------------------------------------
@@ -101,5 +133,8 @@ def convert_array(array: np.ndarray, source: dt.DType, target: dt.DType) -> np.n
         return None
     out = memory.empty(array.shape, storage)
     with np.errstate(over="ignore", invalid="ignore"):  # float64 -> float32 overflows to inf, as the kernel's
-        np.copyto(out, array, casting="unsafe")
+        if parallel.ON:
+            parallel.copyto(out, array)
+        else:
+            np.copyto(out, array, casting="unsafe")
     return out

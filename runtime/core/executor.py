@@ -16,7 +16,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from runtime.core import chunked, hooks, kernels, memory, ops, shapes
+from runtime.core import chunked, hooks, kernels, memory, ops, parallel, shapes
 from runtime.core import dtypes as dt
 from runtime.core import weak as weak_rules
 from runtime.core.dtypes import DType
@@ -90,7 +90,12 @@ def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
                 array = ufunc(a, b) if cast is None else ufunc(a, b, dtype=cast, casting="unsafe")
             else:  # a large result goes to a cached buffer (both operands share the output storage)
                 out = memory.empty_like_broadcast(a, b, cast)
-                array = ufunc(a, b, out=out) if cast is None else chunked.ufunc_into(ufunc, a, b, out, cast)
+                if cast is not None:
+                    array = chunked.ufunc_into(ufunc, a, b, out, cast)
+                elif parallel.ON and out is not None:
+                    array = parallel.ufunc(ufunc, (a, b), out)
+                else:
+                    array = ufunc(a, b, out=out)
         finally:
             _fpe_reset(token)
         result = Tensor(array, plan.out_dtype)

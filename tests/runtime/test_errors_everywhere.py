@@ -46,6 +46,7 @@ EXCLUDED: dict[str, str] = {
     "get_policy": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "policies": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "get_default_dtype": "takes no arguments: nothing to get wrong but the arity, which Python checks",
+    "get_num_threads": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "register_with_jax": "takes no arguments: nothing to get wrong but the arity, which Python checks",
     "array_api.__array_namespace_info__": "takes no arguments: nothing to get wrong but the arity, which Python checks",
 }
@@ -455,6 +456,13 @@ ROWS: dict[str, list[Bad]] = {
         bad("float8-dtype", lambda: R.set_default_dtype(rt.float8_e4m3fn), rt.DefaultDtypeError, "float8_e4m3fn"),
         bad("complex-dtype", lambda: R.set_default_dtype(rt.complex128), rt.DefaultDtypeError, "complex128"),
         bad("unknown-dtype", lambda: R.set_default_dtype("float99"), rt.DefaultDtypeError, "float99"),
+    ],
+    "set_num_threads": [
+        bad("zero-threads", lambda: R.set_num_threads(0), rt.OpValueError, "got 0"),
+        bad("negative-threads", lambda: R.set_num_threads(-2), rt.OpValueError, "got -2"),
+        bad("float-count", lambda: R.set_num_threads(1.5), rt.OpTypeError, "got 1.5"),
+        bad("bool-count", lambda: R.set_num_threads(True), rt.OpTypeError, "got True"),
+        bad("str-count", lambda: R.set_num_threads("2"), rt.OpTypeError, "got '2'"),
     ],
     "can_cast": [
         bad("unknown-dtype", lambda: R.can_cast(rt.float32, "float99"), rt.OpTypeError, "float99"),

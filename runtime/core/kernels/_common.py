@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 
 from runtime.core import dtypes as dt
-from runtime.core import memory
+from runtime.core import memory, parallel
 
 Array = np.ndarray[Any, Any]
 Kernel = Callable[..., tuple[Array, ...]]
@@ -139,7 +139,8 @@ def _map1(f: Callable[..., Any], x: Array) -> Any:
     wide = _WIDEN.get(x.dtype)
     if wide is None:
         if x.nbytes >= memory.POOL_MIN_BYTES and f in _KEEPS_DTYPE and x.dtype.kind in "fc":
-            return f(x, out=memory.empty(x.shape, x.dtype))
+            out = memory.empty(x.shape, x.dtype)
+            return parallel.ufunc(f, (x,), out) if parallel.ON else f(x, out=out)
         return f(x)
     return _back(f(x.astype(wide)), x.dtype)
 
@@ -150,7 +151,10 @@ def _map2(f: Callable[..., Any], x: Array, y: Array) -> Any:
     if wide is None:
         big = x.nbytes >= memory.POOL_MIN_BYTES or y.nbytes >= memory.POOL_MIN_BYTES
         if big and f in _KEEPS_DTYPE and x.dtype.kind in "fc":
-            return f(x, y, out=memory.empty_like_broadcast(x, y))
+            out = memory.empty_like_broadcast(x, y)
+            if parallel.ON and out is not None:
+                return parallel.ufunc(f, (x, y), out)
+            return f(x, y, out=out)
         return f(x, y)
     return _back(f(x.astype(wide), y.astype(wide)), x.dtype)
 

@@ -14,7 +14,7 @@ from typing import Any, Final
 import numpy as np
 
 from runtime.core import dtypes as dt
-from runtime.core import memory
+from runtime.core import memory, parallel
 from runtime.core.kernels._common import (
     _F32,
     _NARROW_FLOAT,
@@ -54,7 +54,10 @@ def add_kernel(x: Array, y: Array) -> tuple[Array, ...]:
     if x.dtype not in _WIDEN:  # the common case, without a helper call
         if x.nbytes < memory.POOL_MIN_BYTES and y.nbytes < memory.POOL_MIN_BYTES:
             return (np.add(x, y),)
-        return (np.add(x, y, out=memory.empty_like_broadcast(x, y)),)  # same dtype in, same out
+        out = memory.empty_like_broadcast(x, y)  # same dtype in, same out
+        if parallel.ON and out is not None:
+            return (parallel.ufunc(np.add, (x, y), out),)
+        return (np.add(x, y, out=out),)
     return (_map2(np.add, x, y),)
 
 
@@ -66,7 +69,10 @@ def sub_kernel(x: Array, y: Array) -> tuple[Array, ...]:
     if x.dtype not in _WIDEN:  # the common case, without a helper call
         if x.nbytes < memory.POOL_MIN_BYTES and y.nbytes < memory.POOL_MIN_BYTES:
             return (np.subtract(x, y),)
-        return (np.subtract(x, y, out=memory.empty_like_broadcast(x, y)),)  # same dtype in, same out
+        out = memory.empty_like_broadcast(x, y)  # same dtype in, same out
+        if parallel.ON and out is not None:
+            return (parallel.ufunc(np.subtract, (x, y), out),)
+        return (np.subtract(x, y, out=out),)
     return (_map2(np.subtract, x, y),)
 
 
@@ -78,7 +84,10 @@ def mul_kernel(x: Array, y: Array) -> tuple[Array, ...]:
     if x.dtype not in _WIDEN:  # the common case, without a helper call
         if x.nbytes < memory.POOL_MIN_BYTES and y.nbytes < memory.POOL_MIN_BYTES:
             return (np.multiply(x, y),)
-        return (np.multiply(x, y, out=memory.empty_like_broadcast(x, y)),)  # same dtype in, same out
+        out = memory.empty_like_broadcast(x, y)  # same dtype in, same out
+        if parallel.ON and out is not None:
+            return (parallel.ufunc(np.multiply, (x, y), out),)
+        return (np.multiply(x, y, out=out),)
     return (_map2(np.multiply, x, y),)
 
 
