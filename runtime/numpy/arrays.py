@@ -24,10 +24,10 @@ from runtime.core.shapes import OpTypeError, ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy import creation as C
 from runtime.numpy import elementwise as E
-from runtime.numpy import manipulation as M
+from runtime.numpy import manipulation as manip
 from runtime.numpy import shared_names as S
 from runtime.numpy.common import is_int, library, normalize_axes
-from runtime.numpy.params import INTEGER, as_operand, concrete_scalar, dtype_param, error, named
+from runtime.numpy.params import INTEGER, as_operand, concrete_scalar, dtype_param, error, named, refuse_traced
 
 __all__ = [
     "append",
@@ -101,7 +101,7 @@ def _ordered(prepend: Any, t: Tensor, append: Any, ax: int) -> list[Tensor]:
         if e.ndim == 0:
             shape = list(t.shape)
             shape[ax] = 1
-            e = M.broadcast_to(e, tuple(shape))
+            e = manip.broadcast_to(e, tuple(shape))
         out.append(e)
     return out
 
@@ -110,11 +110,11 @@ def _ordered(prepend: Any, t: Tensor, append: Any, ax: int) -> list[Tensor]:
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Tensor:
     """The differences of the flattened array, ``to_begin`` and ``to_end`` joined at its ends
     (``np.ediff1d``)."""
-    flat = M.ravel(as_operand("ediff1d", ary, "ary"))
+    flat = manip.ravel(as_operand("ediff1d", ary, "ary"))
     d = diff(flat) if flat.shape[0] else flat
-    parts = [M.ravel(as_operand("ediff1d", v, "to_begin", flat)) for v in (to_begin,) if v is not None]
+    parts = [manip.ravel(as_operand("ediff1d", v, "to_begin", flat)) for v in (to_begin,) if v is not None]
     parts.append(d)
-    parts += [M.ravel(as_operand("ediff1d", v, "to_end", flat)) for v in (to_end,) if v is not None]
+    parts += [manip.ravel(as_operand("ediff1d", v, "to_end", flat)) for v in (to_end,) if v is not None]
     return S.concatenate(parts) if len(parts) > 1 else d
 
 
@@ -123,7 +123,7 @@ def append(arr: Any, values: Any, axis: Any = None) -> Tensor:
     """``values`` joined after ``arr`` (``np.append``): both flattened without ``axis``."""
     a, v = as_operand("append", arr, "arr"), as_operand("append", values, "values")
     if axis is None:
-        return S.concatenate([M.ravel(a), M.ravel(v)])
+        return S.concatenate([manip.ravel(a), manip.ravel(v)])
     return S.concatenate([a, v], axis=axis)
 
 
@@ -133,7 +133,7 @@ def fliplr(m: Any) -> Tensor:
     t = as_operand("fliplr", m, "m")
     if t.ndim < 2:
         raise error(ShapeError, "fliplr", "fliplr needs an operand of at least two dimensions", t)
-    return M.flip(t, 1)
+    return manip.flip(t, 1)
 
 
 @named("flipud")
@@ -142,7 +142,7 @@ def flipud(m: Any) -> Tensor:
     t = as_operand("flipud", m, "m")
     if t.ndim < 1:
         raise error(ShapeError, "flipud", "flipud needs an operand of at least one dimension", t)
-    return M.flip(t, 0)
+    return manip.flip(t, 0)
 
 
 @named("rot90")
@@ -159,11 +159,11 @@ def rot90(m: Any, k: Any = 1, axes: Sequence[int] = (0, 1)) -> Tensor:
     a0, a1 = plane
     turns = int(turns) % 4
     if turns == 0:
-        return M.flip(M.flip(t, a0), a0)  # (a copy of the same values)
+        return manip.flip(manip.flip(t, a0), a0)  # (a copy of the same values)
     if turns == 2:
-        return M.flip(M.flip(t, a0), a1)
-    swapped = M.swapaxes(t, a0, a1)
-    return M.flip(swapped, a0) if turns == 1 else M.flip(swapped, a1)
+        return manip.flip(manip.flip(t, a0), a1)
+    swapped = manip.swapaxes(t, a0, a1)
+    return manip.flip(swapped, a0) if turns == 1 else manip.flip(swapped, a1)
 
 
 @named("column_stack")
@@ -196,6 +196,7 @@ def array_split(ary: Any, indices_or_sections: Any, axis: Any = 0) -> list[Tenso
     length ``l`` are ``l % N`` parts of ``l // N + 1`` elements, then parts of ``l // N``."""
     t = as_operand("array_split", ary, "ary")
     ax = _axis("array_split", t, axis)
+    indices_or_sections = _sections("array_split", indices_or_sections, t)
     if is_int(indices_or_sections):
         sections = int(operator.index(indices_or_sections))
         if sections <= 0:
@@ -214,11 +215,22 @@ def array_split(ary: Any, indices_or_sections: Any, axis: Any = 0) -> list[Tenso
     return out
 
 
+def _sections(fn: str, indices_or_sections: Any, t: Tensor) -> Any:
+    """A count or split indices, concrete: they decide the parts' shapes (a traced one is refused)."""
+    if isinstance(indices_or_sections, Tensor) and indices_or_sections.ndim == 0:
+        return concrete_scalar(fn, "indices_or_sections", indices_or_sections, INTEGER, operands=(t,))
+    if isinstance(indices_or_sections, Tensor):
+        refuse_traced(fn, "indices_or_sections", indices_or_sections, "they decide the parts' shapes",
+                      "pass concrete indices", (t,))  # fmt: skip
+        return indices_or_sections.numpy().tolist()
+    return indices_or_sections
+
+
 def _split_at_least(fn: str, ary: Any, indices_or_sections: Any, axis: int, ndim: int) -> list[Tensor]:
     t = as_operand(fn, ary, "ary")
     if t.ndim < ndim:
         raise error(ShapeError, fn, f"{fn} needs an operand of at least {ndim} dimensions", t)
-    return S.split(t, indices_or_sections, axis=axis)
+    return S.split(t, _sections(fn, indices_or_sections, t), axis=axis)
 
 
 @named("hsplit")
@@ -245,7 +257,7 @@ def broadcast_arrays(*args: Any) -> list[Tensor]:
     """Each array broadcast to the common shape (``np.broadcast_arrays``)."""
     ts = [as_operand("broadcast_arrays", x, f"args[{i}]") for i, x in enumerate(args)]
     target = S.broadcast_shapes(*[t.shape for t in ts])
-    return [t if t.shape == target else M.broadcast_to(t, target) for t in ts]
+    return [t if t.shape == target else manip.broadcast_to(t, target) for t in ts]
 
 
 @named("kron")
@@ -260,25 +272,25 @@ def kron(a: Any, b: Any) -> Tensor:
     xs = F.reshape(x, tuple(v for d in x.shape for v in (d, 1)))
     ys = F.reshape(y, tuple(v for d in y.shape for v in (1, d)))
     both = S.broadcast_shapes(xs.shape, ys.shape)
-    product = F.mul(M.broadcast_to(xs, both), M.broadcast_to(ys, both))
+    product = F.mul(manip.broadcast_to(xs, both), manip.broadcast_to(ys, both))
     return F.reshape(product, tuple(p * q for p, q in zip(x.shape, y.shape, strict=True)))
 
 
 @named("vdot")
 def vdot(a: Any, b: Any) -> Tensor:
     """``sum(conj(a) * b)`` over the flattened operands (``np.vdot``)."""
-    x, y = M.ravel(as_operand("vdot", a, "a")), M.ravel(as_operand("vdot", b, "b", a))
+    x, y = manip.ravel(as_operand("vdot", a, "a")), manip.ravel(as_operand("vdot", b, "b", a))
     if x.shape != y.shape:
         raise error(ShapeError, "vdot", "vdot needs operands of the same number of elements", x, y)
     return S.dot(F.conj(x) if x.dtype.kind == "complex" else x, y)
 
 
 @named("tri")
-def tri(N: Any, M_: Any = None, k: Any = 0, dtype: Any = None) -> Tensor:
+def tri(N: Any, M: Any = None, k: Any = 0, dtype: Any = None) -> Tensor:
     """Ones at and below the ``k``-th diagonal of an ``N x M`` array, zeros above (``np.tri``;
     float64 by default, float32 under ``jax`` as ``jnp.tri``)."""
     rows = concrete_scalar("tri", "N", N, INTEGER)
-    cols = rows if M_ is None else concrete_scalar("tri", "M", M_, INTEGER)
+    cols = rows if M is None else concrete_scalar("tri", "M", M, INTEGER)
     diag = concrete_scalar("tri", "k", k, INTEGER)
     if dtype is None:  # np.tri's default is float64, jnp.tri's float32
         d = dt.float32 if library() == "jax" else dt.float64
@@ -291,7 +303,7 @@ def tri(N: Any, M_: Any = None, k: Any = 0, dtype: Any = None) -> Tensor:
 @named("diagflat")
 def diagflat(v: Any, k: Any = 0) -> Tensor:
     """A 2-D array with the flattened ``v`` on its ``k``-th diagonal (``np.diagflat``)."""
-    return C.diag(M.ravel(as_operand("diagflat", v, "v")), k)
+    return C.diag(manip.ravel(as_operand("diagflat", v, "v")), k)
 
 
 @named("trapezoid")

@@ -27,7 +27,7 @@ from runtime.numpy import elementwise as E
 from runtime.numpy import shared_names as S
 from runtime.numpy.common import library, normalize_axes
 from runtime.numpy.elementwise import isnan, mean, where
-from runtime.numpy.params import as_operand, concrete_flag, error, named
+from runtime.numpy.params import REAL, as_operand, concrete_flag, concrete_scalar, error, named, refuse_traced
 
 __all__ = [
     "average",
@@ -165,6 +165,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False)
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Tensor:
     """``var`` over the non-NaN elements (``np.nanvar``; ``ddof`` subtracted from each slice's count)."""
     t = as_operand("nanvar", a, "a")
+    ddof = concrete_scalar("nanvar", "ddof", ddof, REAL, operands=(t,))
     if not _has_nan(t):
         from runtime.numpy.elementwise import var
 
@@ -218,13 +219,31 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: Any = False
     return (out, scale) if give_sum else out
 
 
-def _quantile(fn: str, a: Any, q: Any, axis: Any, keepdims: bool, method: str, ignore_nan: bool) -> Tensor:
+def _levels(fn: str, q: Any, t: Tensor, scale: float) -> np.ndarray:
+    """The quantile levels, concrete (they pick the sorted positions read: a traced ``q`` is refused)."""
+    if isinstance(q, Tensor):
+        refuse_traced(fn, "q", q, "it picks the sorted positions read", "pass a concrete q", (t,))
+        q = q.numpy()
+    try:
+        return np.asarray(q, dtype=np.float64) / scale
+    except (TypeError, ValueError):
+        raise error(OpValueError, fn, f"q must be a number or a 1-D sequence of numbers, got {q!r}", t) from None
+
+
+def _quantile(fn: str, a: Any, q: Any, axis: Any, keepdims: Any, method: Any, ignore_nan: bool,
+              scale: float = 1.0, out: Any = None, overwrite_input: Any = False) -> Tensor:  # fmt: skip
     t = as_operand(fn, a, "a")
+    qs = _levels(fn, q, t, scale)
+    keepdims = concrete_flag(fn, "keepdims", keepdims, (t,))
+    concrete_flag(fn, "overwrite_input", overwrite_input, (t,))  # (castwise never writes its input)
+    if out is not None:
+        raise error(OpValueError, fn, "out= is not supported (castwise returns a new Tensor)", t)
+    if not isinstance(method, str):
+        raise error(OpValueError, fn, f"method must be a string, got {type(method).__name__}", t)
     if method != "linear":
         raise error(OpValueError, fn, f"method {method!r} is not supported (only 'linear', NumPy's default)", t)
     if t.dtype.kind == "complex":
         raise error(OpValueError, fn, f"{fn} of complex values (no order) is not supported", t)
-    qs = np.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype=np.float64)
     if qs.ndim > 1 or np.any((qs < 0) | (qs > 1)) or np.any(np.isnan(qs)):
         raise error(OpValueError, fn, f"q must be a scalar or 1-D, in [0, 1] (percentiles in [0, 100]), got {q!r}", t)
     axes = normalize_axes(t, axis, fn)
@@ -283,38 +302,38 @@ def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input
              method: str = "linear", keepdims: bool = False) -> Tensor:  # fmt: skip
     """The ``q``-th quantiles (``np.quantile``, ``method='linear'``): a scalar or 1-D ``q`` in [0, 1]
     (a 1-D ``q`` puts its axis first); NaN where a slice holds a NaN."""
-    return _quantile("quantile", a, q, axis, keepdims, method, False)
+    return _quantile("quantile", a, q, axis, keepdims, method, False, 1.0, out, overwrite_input)
 
 
 @named("percentile")
 def percentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False) -> Tensor:  # fmt: skip
     """``quantile`` at ``q / 100`` (``np.percentile``)."""
-    return _quantile("percentile", a, np.asarray(q, np.float64) / 100.0, axis, keepdims, method, False)
+    return _quantile("percentile", a, q, axis, keepdims, method, False, 100.0, out, overwrite_input)
 
 
 @named("median")
 def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False, keepdims: bool = False) -> Tensor:
     """The middle value, or the mean of the two middle ones (``np.median``: ``quantile(a, 0.5)``)."""
-    return _quantile("median", a, 0.5, axis, keepdims, "linear", False)
+    return _quantile("median", a, 0.5, axis, keepdims, "linear", False, 1.0, out, overwrite_input)
 
 
 @named("nanquantile")
 def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
                 method: str = "linear", keepdims: bool = False) -> Tensor:  # fmt: skip
     """``quantile`` over the non-NaN elements (``np.nanquantile``)."""
-    return _quantile("nanquantile", a, q, axis, keepdims, method, True)
+    return _quantile("nanquantile", a, q, axis, keepdims, method, True, 1.0, out, overwrite_input)
 
 
 @named("nanpercentile")
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
                   method: str = "linear", keepdims: bool = False) -> Tensor:  # fmt: skip
     """``percentile`` over the non-NaN elements (``np.nanpercentile``)."""
-    return _quantile("nanpercentile", a, np.asarray(q, np.float64) / 100.0, axis, keepdims, method, True)
+    return _quantile("nanpercentile", a, q, axis, keepdims, method, True, 100.0, out, overwrite_input)
 
 
 @named("nanmedian")
 def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Tensor:  # fmt: skip
     """``median`` over the non-NaN elements (``np.nanmedian``)."""
-    return _quantile("nanmedian", a, 0.5, axis, keepdims, "linear", True)
+    return _quantile("nanmedian", a, 0.5, axis, keepdims, "linear", True, 1.0, out, overwrite_input)

@@ -34,9 +34,13 @@ import pytest
 import autodiff
 import runtime as rt
 from runtime.core import executor
+from runtime.numpy import arrays as npa
 from runtime.numpy import creation, linalg, nn
 from runtime.numpy import elementwise as npe
 from runtime.numpy import manipulation as mp
+from runtime.numpy import math_functions as npm
+from runtime.numpy import nan_functions as npn
+from runtime.numpy import shared_names as sn
 
 jax.config.update("jax_enable_x64", True)
 
@@ -104,6 +108,8 @@ OPERANDS = [
             (1e-8, 0.1), grad=False),
     Operand("clip", "min", lambda m: npe.clip(rt.asarray(X), min=m), lambda m: jnp.clip(X, min=m), (-1.0, 0.5)),
     Operand("clip", "max", lambda m: npe.clip(rt.asarray(X), max=m), lambda m: jnp.clip(X, max=m), (1.0, -0.25)),
+    Operand("trapezoid", "dx", lambda d: npa.trapezoid(rt.asarray(X), dx=d), lambda d: jnp.trapezoid(X, dx=d),
+            (0.5, 2.0)),
 ]  # fmt: skip
 
 
@@ -224,6 +230,39 @@ def _reduction_rows() -> list[Concrete]:
     return rows
 
 
+T3 = np.arange(24.0).reshape(2, 3, 4)
+
+#: the new NumPy-named functions' concrete parameters other than the ones with rows of their own
+_AXIS_FUNCTIONS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
+    **{n: (getattr(npn, n), ("axis", "keepdims")) for n in ("nanmax", "nanmin", "nanargmax", "nanargmin", "ptp")},
+    **{n: (getattr(npn, n), ("axis", "keepdims", "dtype")) for n in ("nansum", "nanprod", "nanmean")},
+    **{n: (getattr(npn, n), ("axis", "keepdims", "dtype")) for n in ("nanvar", "nanstd")},
+    **{n: (getattr(npn, n), ("axis", "dtype")) for n in ("nancumsum", "nancumprod")},
+    **{n: (getattr(npn, n), ("axis",)) for n in ("median", "nanmedian")},
+    "average": (npn.average, ("axis", "keepdims")),
+    "diff": (npa.diff, ("axis",)),
+    "trapezoid": (npa.trapezoid, ("axis",)),
+    "append": (lambda a, **kw: npa.append(a, a, **kw), ("axis",)),
+    "array_split": (lambda a, **kw: npa.array_split(a, 2, **kw)[0], ("axis",)),
+}
+_QUANTILES = ("quantile", "nanquantile", "percentile", "nanpercentile")
+
+
+def _axis_rows() -> list[Concrete]:
+    rows = []
+    for name, (f, params) in {**_AXIS_FUNCTIONS, **{n: (lambda a, n=n, **kw: getattr(npn, n)(a, 0.5, **kw), ("axis",))
+                                                 for n in _QUANTILES}}.items():  # fmt: skip
+        for p in params:
+            base = {"axis": 0} if p != "axis" else {}
+            call = _kw(f, rt.asarray(M), **base)(p)
+            if p == "keepdims":
+                rows.append(Concrete(name, p, call, np.bool_, True, concretization=True))
+            else:
+                rows.append(Concrete(name, p, call, mentions=(name,) if p == "axis" else ()))
+    rows.append(Concrete("size", "axis", lambda a: rt.asarray(npa.size(rt.asarray(M), a)), mentions=("size", "axis")))
+    return rows
+
+
 CONCRETE = [
     *_reduction_rows(),
     Concrete("arange", "start", lambda n: creation.arange(n), eager=4, concretization=True,
@@ -266,16 +305,51 @@ CONCRETE = [
     Concrete("roll", "axis", lambda a: mp.roll(rt.asarray(M), 1, a)),
     Concrete("tensordot", "axes", lambda a: mp.tensordot(rt.asarray(M), rt.asarray(M), a)),
     Concrete("einsum", "subscripts", lambda s: mp.einsum(s, rt.asarray(X))),
-    *[Concrete(name, "preferred_element_type", _kw(getattr(mp, name), rt.asarray(X), rt.asarray(X))(
-        "preferred_element_type")) for name in ("dot", "inner")],
+    *[Concrete(name, "preferred_element_type", _kw(getattr(sn if name == "dot" else mp, name), rt.asarray(X),
+                                                   rt.asarray(X))("preferred_element_type"))
+      for name in ("dot", "inner")],
     Concrete("tensordot", "preferred_element_type",
              lambda p: mp.tensordot(rt.asarray(X), rt.asarray(X), 1, preferred_element_type=p)),
     Concrete("einsum", "preferred_element_type",
              lambda p: mp.einsum("i,i", rt.asarray(X), rt.asarray(X), preferred_element_type=p)),
-    *[Concrete(name, "precision", _kw(getattr(mp, name), rt.asarray(X), rt.asarray(X))("precision"))
-      for name in ("dot", "inner")],
+    *[Concrete(name, "precision", _kw(getattr(sn if name == "dot" else mp, name), rt.asarray(X), rt.asarray(X))(
+        "precision")) for name in ("dot", "inner")],
     Concrete("tensordot", "precision", lambda p: mp.tensordot(rt.asarray(X), rt.asarray(X), 1, precision=p)),
     Concrete("einsum", "precision", lambda p: mp.einsum("i,i", rt.asarray(X), rt.asarray(X), precision=p)),
+    # NumPy's math functions, NaN-ignoring reductions and array helpers
+    Concrete("angle", "deg", lambda d: npm.angle(rt.asarray(X), deg=d), np.bool_, True, concretization=True),
+    Concrete("around", "decimals", lambda d: npm.around(rt.asarray(X), d)),  # (round refuses any Tensor)
+    *_axis_rows(),
+    Concrete("nanvar", "ddof", lambda d: npn.nanvar(rt.asarray(M), ddof=d), eager=1, concretization=True),
+    Concrete("nanstd", "ddof", lambda d: npn.nanstd(rt.asarray(M), ddof=d), eager=1, concretization=True),
+    *[Concrete(name, "q", lambda q, name=name: getattr(npn, name)(rt.asarray(M), q), np.float64, 0.5)
+      for name in ("quantile", "nanquantile")],
+    *[Concrete(name, "q", lambda q, name=name: getattr(npn, name)(rt.asarray(M), q), np.float64, 50.0)
+      for name in ("percentile", "nanpercentile")],
+    *[Concrete(name, p, _kw(getattr(npn, name), rt.asarray(M), *([0.5] if "q" in name or "perc" in name else []))(p),
+               np.bool_, True, concretization=p != "method")
+      for name in ("quantile", "nanquantile", "percentile", "nanpercentile", "median", "nanmedian")
+      for p in ("overwrite_input", "keepdims")],
+    *[Concrete(name, "out", _kw(getattr(npn, name), rt.asarray(M), *([0.5] if name != "median" else []))("out"),
+               mentions=(name, "out")) for name in ("quantile", "nanquantile", "percentile", "nanpercentile",
+                                                    "median", "nanmedian")],
+    *[Concrete(name, "method", _kw(getattr(npn, name), rt.asarray(M), 0.5)("method"), mentions=(name, "method"))
+      for name in ("quantile", "nanquantile", "percentile", "nanpercentile")],
+    Concrete("average", "returned", lambda r: npn.average(rt.asarray(M), returned=r)[0], np.bool_, True,
+             concretization=True),
+    Concrete("diff", "n", lambda n: npa.diff(rt.asarray(X), n), eager=1, concretization=True),
+    Concrete("rot90", "k", lambda k: npa.rot90(rt.asarray(M), k), eager=1, concretization=True),
+    Concrete("rot90", "axes", lambda a: npa.rot90(rt.asarray(M), 1, (a, 0)), mentions=("rot90",)),
+    Concrete("array_split", "indices_or_sections", lambda n: npa.array_split(rt.asarray(X), n)[0], eager=2,
+             concretization=True),
+    *[Concrete(name, "indices_or_sections", lambda n, name=name: getattr(npa, name)(rt.asarray(T3), n)[0],
+               eager=sections, concretization=True)
+      for name, sections in (("hsplit", 3), ("vsplit", 2), ("dsplit", 2))],
+    Concrete("tri", "N", lambda n: npa.tri(n), eager=3, concretization=True),
+    Concrete("tri", "M", lambda m: npa.tri(2, m), eager=3, concretization=True),
+    Concrete("tri", "k", lambda k: npa.tri(3, 3, k), eager=1, concretization=True),
+    Concrete("tri", "dtype", lambda d: npa.tri(3, dtype=d)),
+    Concrete("diagflat", "k", lambda k: npa.diagflat(rt.asarray(X), k), eager=1, concretization=True),
 ]  # fmt: skip
 
 
@@ -316,13 +390,15 @@ def test_a_concrete_parameter_works_eagerly_and_as_a_python_scalar_under_jit(row
 
 #: parameters that are array operands (traced like any operand)
 ARRAY_PARAMS = frozenset({"x", "y", "a", "b", "labels", "indices", "xs", "condition", "arys", "operands", "mean",
-                          "variance", "input", "end", "tensor1", "tensor2"})  # fmt: skip
+                          "variance", "input", "end", "tensor1", "tensor2", "x1", "x2", "z", "m", "v", "ary", "arr",
+                          "values", "tup", "args", "prepend", "append", "to_end", "to_begin", "weights"})  # fmt: skip
 
 
 def _public() -> list[tuple[str, Callable[..., Any]]]:
     out = [(f"nn.{n}", getattr(nn, n)) for n in nn.__all__]
     out += [(n, getattr(npe, n)) for n in npe.__all__ if n not in ("where",)]  # where: three arrays
     out += [(n, getattr(mp, n)) for n in mp.__all__]
+    out += [(n, getattr(module, n)) for module in (npm, npn, npa) for n in module.__all__]
     return [*out, ("arange", creation.arange)]
 
 
