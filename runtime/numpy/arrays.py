@@ -127,22 +127,23 @@ def append(arr: Any, values: Any, axis: Any = None) -> Tensor:
     return S.concatenate([a, v], axis=axis)
 
 
+def _flip_axis(fn: str, m: Any, axis: int) -> Tensor:
+    t = as_operand(fn, m, "m")
+    if t.ndim <= axis:
+        raise error(ShapeError, fn, f"{fn} needs an operand of at least {axis + 1} dimension(s)", t)
+    return manip.flip(t, axis)
+
+
 @named("fliplr")
 def fliplr(m: Any) -> Tensor:
     """``m`` reversed along axis 1 (``np.fliplr``; at least 2-D)."""
-    t = as_operand("fliplr", m, "m")
-    if t.ndim < 2:
-        raise error(ShapeError, "fliplr", "fliplr needs an operand of at least two dimensions", t)
-    return manip.flip(t, 1)
+    return _flip_axis("fliplr", m, 1)
 
 
 @named("flipud")
 def flipud(m: Any) -> Tensor:
     """``m`` reversed along axis 0 (``np.flipud``; at least 1-D)."""
-    t = as_operand("flipud", m, "m")
-    if t.ndim < 1:
-        raise error(ShapeError, "flipud", "flipud needs an operand of at least one dimension", t)
-    return manip.flip(t, 0)
+    return _flip_axis("flipud", m, 0)
 
 
 @named("rot90")

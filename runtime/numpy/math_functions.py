@@ -321,24 +321,25 @@ def isneginf(x: Any) -> Tensor:
     return F.eq(t, _const(-math.inf, t))
 
 
+def _imaginary_test(fn: str, x: Any, nonzero: bool) -> Tensor:
+    """Whether each imaginary part is non-zero (``nonzero``) or zero; real dtypes have zero ones."""
+    t = as_operand(fn, x)
+    if t.dtype.kind != "complex":
+        return F.full(t.shape, not nonzero, dt.bool_)
+    imag = F.imag(t)
+    return (F.ne if nonzero else F.eq)(imag, _const(0.0, imag))
+
+
 @named("iscomplex")
 def iscomplex(x: Any) -> Tensor:
     """Whether each element has a non-zero imaginary part (``np.iscomplex``): all False for real dtypes."""
-    t = as_operand("iscomplex", x)
-    if t.dtype.kind != "complex":
-        return F.full(t.shape, False, dt.bool_)
-    imag = F.imag(t)
-    return F.ne(imag, _const(0.0, imag))
+    return _imaginary_test("iscomplex", x, True)
 
 
 @named("isreal")
 def isreal(x: Any) -> Tensor:
     """Whether each element has a zero imaginary part (``np.isreal``): all True for real dtypes."""
-    t = as_operand("isreal", x)
-    if t.dtype.kind != "complex":
-        return F.full(t.shape, True, dt.bool_)
-    imag = F.imag(t)
-    return F.eq(imag, _const(0.0, imag))
+    return _imaginary_test("isreal", x, False)
 
 
 def iscomplexobj(x: Any) -> bool:

@@ -217,16 +217,20 @@ _REDUCTIONS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
 }
 
 
-def _reduction_rows() -> list[Concrete]:
+def _reduction_rows(table: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] | None = None,
+                    axis_mentions: bool = False) -> list[Concrete]:  # fmt: skip
+    """A row per (function, parameter) of ``table`` (default: the reductions): ``keepdims`` a
+    concretization, the others refused naming the function (and, unless ``axis_mentions``, the
+    parameter: an axis error names the function only)."""
     rows = []
-    for name, (f, params) in _REDUCTIONS.items():
+    for name, (f, params) in (table or _REDUCTIONS).items():
         for p in params:
             base = {"axis": 0} if p != "axis" else {}
             call = _kw(f, rt.asarray(M), **base)(p)
             if p == "keepdims":
                 rows.append(Concrete(name, p, call, np.bool_, True, concretization=True))
             else:
-                rows.append(Concrete(name, p, call))
+                rows.append(Concrete(name, p, call, mentions=(name,) if axis_mentions and p == "axis" else ()))
     return rows
 
 
@@ -249,16 +253,8 @@ _QUANTILES = ("quantile", "nanquantile", "percentile", "nanpercentile")
 
 
 def _axis_rows() -> list[Concrete]:
-    rows = []
-    for name, (f, params) in {**_AXIS_FUNCTIONS, **{n: (lambda a, n=n, **kw: getattr(npn, n)(a, 0.5, **kw), ("axis",))
-                                                 for n in _QUANTILES}}.items():  # fmt: skip
-        for p in params:
-            base = {"axis": 0} if p != "axis" else {}
-            call = _kw(f, rt.asarray(M), **base)(p)
-            if p == "keepdims":
-                rows.append(Concrete(name, p, call, np.bool_, True, concretization=True))
-            else:
-                rows.append(Concrete(name, p, call, mentions=(name,) if p == "axis" else ()))
+    quantiles = {n: (lambda a, n=n, **kw: getattr(npn, n)(a, 0.5, **kw), ("axis",)) for n in _QUANTILES}
+    rows = _reduction_rows({**_AXIS_FUNCTIONS, **quantiles}, axis_mentions=True)
     rows.append(Concrete("size", "axis", lambda a: rt.asarray(npa.size(rt.asarray(M), a)), mentions=("size", "axis")))
     return rows
 
