@@ -144,25 +144,29 @@ def copysign(x1: Any, x2: Any) -> Tensor:
     return F.select(signbit(b), F.neg(magnitude), magnitude)
 
 
-_SIGNED_INT = {8: dt.int8, 16: dt.int16, 32: dt.int32, 64: dt.int64}
+_UNSIGNED_OF_WIDTH = {d.bits: d for d in (dt.uint4, dt.uint8, dt.uint16, dt.uint32, dt.uint64)}
 
 
 @named("signbit")
 def signbit(x: Any) -> Tensor:
-    """Whether the sign bit is set (``np.signbit``): True for ``-0.0`` and a negative NaN; integers
-    below 0; never for bool, unsigned integers or unsigned floats (float8_e8m0fnu)."""
+    """Whether each element's sign bit is set, read from the bits themselves (``np.signbit``): True
+    below zero, for ``-0.0`` and for a NaN with its sign bit set (the only NaN of the ``fnuz``
+    floats included); ``float8_e8m0fnu`` has no sign bit, so all False, as bool and unsigned
+    integers. The 6-bit floats (no same-width unsigned dtype to read the bits as) have no NaN,
+    and arithmetic tells their sign: ``x < 0``, and ``1/x < 0`` for ``-0.0``. Complex is refused."""
     t = as_operand("signbit", x)
+    if t.dtype.kind in ("bool", "uint") or t.dtype is dt.float8_e8m0fnu:
+        return F.zeros(t.shape, dt.bool_)
     _real_kind("signbit", t)
-    if t.dtype.kind in ("bool", "uint") or t.dtype is dt.float8_e8m0fnu:  # (e8m0 has no sign bit)
-        return F.full(t.shape, False, dt.bool_)
-    if t.dtype.kind == "int":
-        return F.lt(t, F.full((), 0, t.dtype))
-    carrier = _SIGNED_INT.get(t.dtype.bits)
-    if carrier is None:  # (4- and 6-bit floats have no integer of their width)
-        negative = F.lt(t, _const(0.0, t))
-        negative_zero = F.logical_and(F.eq(t, _const(0.0, t)), F.lt(F.div(_const(1.0, t), t), _const(0.0, t)))
-        return F.logical_or(negative, negative_zero)
-    return F.lt(F.bitcast_convert_type(t, carrier), F.full((), 0, carrier))
+    zero = F.zeros((), t.dtype)
+    if not t.dtype.is_inexact:
+        return F.lt(t, zero)
+    unsigned = _UNSIGNED_OF_WIDTH.get(t.dtype.bits)
+    if unsigned is not None:
+        bits = F.bitcast_convert_type(F.stop_gradient(t), unsigned)
+        return F.ge(bits, F.full((), 1 << (t.dtype.bits - 1), unsigned))
+    negative_zero = F.logical_and(F.eq(t, zero), F.lt(F.div(F.ones((), t.dtype), t), zero))
+    return F.logical_or(F.lt(t, zero), negative_zero)
 
 
 @named("fabs")

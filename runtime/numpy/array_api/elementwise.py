@@ -11,7 +11,6 @@ or bool array return it unchanged, as the standard says.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from runtime.core import dtypes as dt
@@ -20,6 +19,7 @@ from runtime.core.promotion import result_type
 from runtime.core.shapes import OpTypeError
 from runtime.core.tensor import Tensor
 from runtime.numpy import elementwise as E
+from runtime.numpy import math_functions as npm
 from runtime.numpy.array_api.common import operand, standard_error
 from runtime.numpy.params import named
 
@@ -201,12 +201,12 @@ def floor(x: Any, /) -> Tensor:
 
 @named("trunc")
 def trunc(x: Any, /) -> Tensor:
-    """Each element rounded toward zero: ``ceil`` below zero, ``floor`` above (the sign of a zero
-    and NaN kept, as ``select`` passes them through ``floor``)."""
+    """Each element rounded toward zero (``np.trunc``'s implementation; an integer operand is
+    returned as it is)."""
     t = operand("trunc", x)
     if _exact(t):
         return t
-    return F.select(F.lt(t, F.zeros((), t.dtype)), F.ceil(t), F.floor(t))
+    return npm.trunc(t)
 
 
 @named("round")
@@ -306,64 +306,30 @@ def _real_float(fn: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor]:
 
 @named("copysign")
 def copysign(x1: Any, x2: Any, /) -> Tensor:
-    """``|x1|`` with the sign of ``x2`` (``-0.0`` counts as negative): a ``select`` on
-    ``signbit(x2)``, so its gradient is ``x1``'s sign times the result's."""
-    a, b = _real_float("copysign", x1, x2)
-    magnitude = F.abs(a)
-    return F.select(signbit(b), F.neg(magnitude), magnitude)
+    """``|x1|`` with the sign of ``x2`` (``-0.0`` counts as negative): ``np.copysign``'s
+    implementation on the standard's real floating operands."""
+    return npm.copysign(*_real_float("copysign", x1, x2))
 
 
 @named("signbit")
 def signbit(x: Any, /) -> Tensor:
-    """Whether each element's sign bit is set, read from the bits themselves (as NumPy and
-    jax.numpy): True below zero, for ``-0.0`` and for a NaN with its sign bit set (the only NaN of
-    the ``fnuz`` floats included); ``float8_e8m0fnu`` has no sign bit, so all False. The 6-bit
-    floats (no same-width unsigned dtype to read the bits as) have no NaN, and arithmetic tells
-    their sign: ``x < 0``, and ``1/x < 0`` for ``-0.0``."""
+    """Whether each element's sign bit is set (``np.signbit``'s implementation; complex refused
+    with the standard's error)."""
     t = operand("signbit", x)
-    if t.dtype.kind in ("bool", "uint") or t.dtype is dt.float8_e8m0fnu:
-        return F.zeros(t.shape, dt.bool_)
     if t.dtype.kind == "complex":
         raise standard_error(OpTypeError, "signbit", f"takes real numbers, got {t.dtype.name}", t)
-    zero = F.zeros((), t.dtype)
-    if not t.dtype.is_inexact:
-        return F.lt(t, zero)
-    unsigned = _UNSIGNED_OF_WIDTH.get(t.dtype.bits)
-    if unsigned is not None:
-        bits = F.bitcast_convert_type(F.stop_gradient(t), unsigned)
-        return F.ge(bits, F.full((), 1 << (t.dtype.bits - 1), unsigned))
-    negative_zero = F.logical_and(F.eq(t, zero), F.lt(F.div(F.ones((), t.dtype), t), zero))
-    return F.logical_or(F.lt(t, zero), negative_zero)
-
-
-_UNSIGNED_OF_WIDTH = {d.bits: d for d in (dt.uint4, dt.uint8, dt.uint16, dt.uint32, dt.uint64)}
+    return npm.signbit(t)
 
 
 @named("hypot")
 def hypot(x1: Any, x2: Any, /) -> Tensor:
-    """``sqrt(x1**2 + x2**2)`` without overflow or underflow: the larger magnitude times
-    ``sqrt(1 + (smaller/larger)**2)``; an infinite operand gives ``inf`` even next to NaN (IEEE)."""
-    a, b = _real_float("hypot", x1, x2)
-    a, b = F.abs(a), F.abs(b)
-    hi, lo = F.max(a, b), F.min(a, b)
-    zero, one = F.zeros((), hi.dtype), F.ones((), hi.dtype)
-    safe = F.select(F.eq(hi, zero), F.ones(hi.shape, hi.dtype), hi)
-    ratio = F.div(lo, safe)
-    out = F.mul(hi, F.sqrt(F.add(one, F.mul(ratio, ratio))))
-    inf = F.full((), math.inf, hi.dtype)
-    infinite = F.logical_or(F.eq(a, inf), F.eq(b, inf))
-    del zero
-    return F.select(infinite, F.full(out.shape, math.inf, out.dtype), out)
+    """``sqrt(x1**2 + x2**2)`` without overflow or underflow (``np.hypot``'s implementation on the
+    standard's real floating operands)."""
+    return npm.hypot(*_real_float("hypot", x1, x2))
 
 
 @named("logaddexp")
 def logaddexp(x1: Any, x2: Any, /) -> Tensor:
-    """``log(exp(x1) + exp(x2))`` without overflow: ``max + log1p(exp(-|x1 - x2|))``; equal
-    operands (two infinities of one sign included) give ``x + log(2)``."""
-    a, b = _real_float("logaddexp", x1, x2)
-    hi = F.max(a, b)
-    diff = F.sub(a, b)
-    same = F.eq(a, b)
-    safe = F.select(same, F.zeros(diff.shape, diff.dtype), diff)
-    general = F.add(hi, F.log1p(F.exp(F.neg(F.abs(safe)))))
-    return F.select(same, F.add(hi, F.full((), math.log(2.0), hi.dtype)), general)
+    """``log(exp(x1) + exp(x2))`` without overflow (``np.logaddexp``'s implementation on the
+    standard's real floating operands)."""
+    return npm.logaddexp(*_real_float("logaddexp", x1, x2))
