@@ -388,9 +388,14 @@ def record_op(
 def _converted_weak(op: OpDef, var: Var, outputs: Sequence[Tensor]) -> bool:
     """The weak flag a plan ``convert`` of ``var`` carries: a promoted operand takes the
     join's flag, which is the (first) output's; any other operand keeps its own."""
-    if not outputs or not (outputs[0].weak or var.weak):
+    return _converted_weak_flag(op, var.weak, bool(outputs) and outputs[0].weak)
+
+
+def _converted_weak_flag(op: OpDef, var_weak: bool, out_weak: bool) -> bool:
+    """``_converted_weak`` from the flags alone (``runtime.core.tape`` builds converts later)."""
+    if not (out_weak or var_weak):
         return False
-    return outputs[0].weak if promotes(op) else var.weak
+    return out_weak if promotes(op) else var_weak
 
 
 def _planned_inputs(

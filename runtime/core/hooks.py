@@ -41,6 +41,8 @@ def install_recorder(recorder: Recorder | None) -> Recorder | None:
     global _global_recorder
     previous = _global_recorder
     _global_recorder = recorder
+    if BINARY[0] is not recorder:  # the pair names the global recorder, or nothing
+        BINARY[:] = [None, None]
     return previous
 
 
@@ -83,6 +85,12 @@ class recorder_override(ContextDecorator):  # lower case: it keeps the name it h
             _OVERRIDES[0] -= 1
         _LOCAL.stack.pop()
 
+
+#: ``[recorder, binary]``: while ``recorder`` is the current one, ``apply_binary`` calls
+#: ``binary(op, params, x, y, targets, result)`` in its place (the same recording, without
+#: the argument tuples and the checks a general call needs). ``recorder`` is the global one
+#: or ``None`` (``install_recorder`` of another clears the pair; set it after installing).
+BINARY: list[Any] = [None, None]
 
 #: backward(tensor, cotangent, retain_graph) installed by autodiff for Tensor.backward.
 backward_hook: Callable[..., None] | None = None

@@ -1,0 +1,136 @@
+"""Lazy recordings: a tracked eager op writes one small record, and its ``Eqn``/``Var`` are
+built only when something reads the result's ``Tensor.node``.
+
+Recording an op as an equation costs an ``Eqn``, a ``Var``, a weak reference and two
+calls; most recorded values are read only by the next op's recording, and the graph
+objects are needed only when a derivative, a trace or the printer walks the recording.
+So the recorder (``autodiff.record``) stores, in the result's ``Tensor._node`` slot, a
+*pending record*: a plain list (the cheapest object CPython builds) holding the op, its
+params, the input nodes (a ``Var``, or another pending record), the planned dtypes, the
+saved-positions ``keep``, the write clock, the output's aval and weak flag, and the output
+array when a derivative rule will read it. ``Tensor.node`` (a property) turns the record
+and every pending record it depends on into the equations ``record_op`` would have
+written, at the first read, iteratively (a 100,000-op chain is fine), and caches the
+``Var`` in the record and in the Tensor.
+
+What the record holds is exactly what the equation would hold: the output array only
+when ``keep`` saves it, an input's array only when ``keep`` saves that input (set on the
+input's record, or on its ``Var`` once built), the untracked operands' shared constant
+leaves (``const_var``, which in-place writes count), and the write clock at record time
+(what version counters compare a saved value's memory against). So memory, the in-place
+refusals and ``SavedValueModifiedError`` behave as they did with eager equations.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from runtime.core import tensor as tensor_module
+from runtime.core.graph import Eqn, Keep, Var, _convert_eqn, _converted_weak_flag, const_var
+from runtime.core.versions import CLOCK as _CLOCK
+
+#: the fields of a pending record (a list, indexed by these)
+OP, PARAMS, INS, TARGETS, KEEP, CLOCK, DTYPE, SHAPE, WEAK, VALUE, VAR = range(11)
+
+#: materialising is serialised: two threads reading ``.node`` of one record (or of two that
+#: share an input) must get the same ``Var``
+_LOCK = threading.RLock()
+
+
+def is_pending(node: Any) -> bool:
+    """Whether ``node`` (a ``Tensor._node`` slot's content) is a pending record."""
+    return type(node) is list
+
+
+def materialise(record: list[Any]) -> Var:
+    """The ``Var`` of a pending record: built (with its ``Eqn``, its plan ``convert``
+    equations and every pending input's) on the first call, the same object after."""
+    var = record[VAR]
+    if var is not None:
+        return var  # type: ignore[no-any-return]
+    with _LOCK:
+        stack = [record]
+        while stack:  # iterative post-order: inputs first
+            top = stack[-1]
+            if top[VAR] is not None:
+                stack.pop()
+                continue
+            waiting = [r for r in top[INS] if type(r) is list and r[VAR] is None]
+            if waiting:
+                stack.extend(waiting)
+                continue
+            stack.pop()
+            _build(top)
+    return record[VAR]  # type: ignore[no-any-return]
+
+
+def _build(record: list[Any]) -> None:
+    """Write one pending record's equation (its inputs are built): what ``record_op`` writes."""
+    op, params, ins, targets, keep, clock, dtype, shape, weak, value, _ = record
+    in_vars = []
+    binary = len(ins) == 2
+    for i, ref in enumerate(ins):
+        var = ref[VAR] if type(ref) is list else ref
+        target = targets[i]
+        if var.dtype is not target:
+            # record_op's rule: a binary op's converts take the result's weak flag
+            flag = weak if binary else _converted_weak_flag(op, var.weak, weak)
+            var = _convert_eqn(var, target, flag)
+            var.producer.clock = clock  # type: ignore[union-attr]
+        in_vars.append(var)
+    eqn = Eqn.__new__(Eqn)
+    eqn.op = op
+    eqn.inputs = tuple(in_vars)
+    eqn.params = params
+    eqn.freed = False
+    eqn.keep = keep
+    eqn.clock = clock
+    var = Var(dtype, shape, eqn)
+    if weak:
+        var.weak = True
+    var.value = value
+    eqn._outs = weakref.ref(var)  # the compact single-output form
+    eqn._dtype0 = dtype
+    eqn._shape0 = shape
+    record[VAR] = var
+    # the equation holds the inputs and the Var the value now
+    record[INS] = record[VALUE] = record[PARAMS] = None
+
+
+def push(op: Any, params: dict[str, Any], inputs: Sequence[Any], targets: Sequence[Any], out: Any, keep: Keep) -> None:
+    """Record a single-output eager op lazily: ``out._node`` becomes its pending record.
+
+    ``keep`` is ``record_op``'s (the positions a derivative rule reads). ``inputs`` are the
+    operands as they came, ``targets`` their planned dtypes (no broadcast: a shape plan takes
+    ``record_op``). The recorder's binary case inlines this body (``autodiff.record``)."""
+    keep_in = None if keep is None else keep[0]
+    ins = []
+    for i, x in enumerate(inputs):
+        node = x._node
+        if node is None:
+            node = x._const
+            if node is None or node.const is not x._array:
+                node = const_var(x)
+        elif type(node) is list:
+            built = node[VAR]
+            if built is not None:
+                node = built
+                if built.value is None and (keep_in is None or i in keep_in):
+                    built.value = x._array
+            elif node[VALUE] is None and (keep_in is None or i in keep_in):
+                node[VALUE] = x._array
+        elif node.value is None and (keep_in is None or i in keep_in):
+            node.value = x._array
+        ins.append(node)
+    array = out._array
+    dtype = out.dtype
+    held = keep is None or bool(keep[1])
+    out._node = [op, params, tuple(ins), targets, keep, _CLOCK[0], dtype, array.shape, out.weak,
+                 array if held else None, None]  # fmt: skip
+    out._requires_grad = dtype.is_inexact
+
+
+tensor_module.MATERIALISE[0] = materialise
