@@ -1,11 +1,13 @@
 """Recording of tracked eager ops.
 
 ``Tensor.requires_grad_()`` or ``runtime.asarray(..., requires_grad=True)``
-makes a tracked leaf. Each op with at least one tracked input is recorded by
-``runtime.core.graph.record_op``: untracked inputs become constant leaves that
-reference the same array, and every operand whose dtype differs from its plan
-target gets an explicit ``convert`` equation, from the same ``plan`` call
-eager execution made. Ops with no tracked input record nothing.
+makes a tracked leaf. Each op with at least one tracked input is recorded:
+untracked inputs become constant leaves that reference the same array, and every
+operand whose dtype differs from its plan target gets an explicit ``convert``
+equation, from the same ``plan`` call eager execution made. Ops with no tracked
+input record nothing. A single-result op is recorded lazily (``runtime.core.tape``):
+a pending record in its result, turned into those equations when ``Tensor.node``
+is read; any other op through ``runtime.core.graph.record_op`` at once.
 
 Recording state is thread-local: ``no_grad()`` turns it off for the current
 thread only, and the recorded values hang off the tensors, so two threads

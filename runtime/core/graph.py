@@ -6,7 +6,8 @@ through ``record_op``, which writes every implicit promotion down as an explicit
 ``convert`` equation computed by the same ``plan`` eager execution used:
 
 * ``trace(f, *example_args)`` runs ``f`` on traced inputs;
-* ``autodiff`` records eager ops that have a tracked input.
+* ``autodiff`` records eager ops that have a tracked input (most of them lazily:
+  ``runtime.core.tape`` writes the same equations when ``Tensor.node`` is read).
 
 While recording, values are linked from consumer to producer (``Var.producer``),
 so a recording lives exactly as long as something references its outputs.
