@@ -58,46 +58,65 @@ def materialise(record: list[Any]) -> Var:
             if top[VAR] is not None:
                 stack.pop()
                 continue
-            waiting = [r for r in top[INS] if type(r) is list and r[VAR] is None]
-            if waiting:
-                stack.extend(waiting)
+            ins = top[INS]
+            ready = True
+            for ref in ins:
+                if type(ref) is list and ref[VAR] is None:
+                    stack.append(ref)
+                    ready = False
+            if not ready:
                 continue
             stack.pop()
-            _build(top)
+            # the equation record_op would have written (one function, no call per record)
+            op, params, _, targets, keep, clock, dtype, shape, weak, value, _ = top
+            if len(ins) == 2:  # the bulk: unrolled
+                a, b = ins
+                if type(a) is list:
+                    a = a[VAR]
+                if type(b) is list:
+                    b = b[VAR]
+                if a.dtype is not targets[0]:
+                    a = _converted(a, targets[0], weak, clock)
+                if b.dtype is not targets[1]:
+                    b = _converted(b, targets[1], weak, clock)
+                in_vars: tuple[Var, ...] = (a, b)
+            else:
+                in_list = []
+                for i, ref in enumerate(ins):
+                    v = ref[VAR] if type(ref) is list else ref
+                    if v.dtype is not targets[i]:
+                        v = _converted(v, targets[i], _converted_weak_flag(op, v.weak, weak), clock)
+                    in_list.append(v)
+                in_vars = tuple(in_list)
+            eqn = _new_eqn(Eqn)
+            eqn.op = op
+            eqn.inputs = in_vars
+            eqn.params = params
+            eqn.freed = False
+            eqn.keep = keep
+            eqn.clock = clock
+            var = Var(dtype, shape, eqn)
+            if weak:
+                var.weak = True
+            var.value = value
+            eqn._outs = weakref.ref(var)  # the compact single-output form
+            eqn._dtype0 = dtype
+            eqn._shape0 = shape
+            top[VAR] = var
+            # the equation holds the inputs and the Var the value now
+            top[INS] = top[VALUE] = top[PARAMS] = None
     return record[VAR]  # type: ignore[no-any-return]
 
 
-def _build(record: list[Any]) -> None:
-    """Write one pending record's equation (its inputs are built): what ``record_op`` writes."""
-    op, params, ins, targets, keep, clock, dtype, shape, weak, value, _ = record
-    in_vars = []
-    binary = len(ins) == 2
-    for i, ref in enumerate(ins):
-        var = ref[VAR] if type(ref) is list else ref
-        target = targets[i]
-        if var.dtype is not target:
-            # record_op's rule: a binary op's converts take the result's weak flag
-            flag = weak if binary else _converted_weak_flag(op, var.weak, weak)
-            var = _convert_eqn(var, target, flag)
-            var.producer.clock = clock  # type: ignore[union-attr]
-        in_vars.append(var)
-    eqn = Eqn.__new__(Eqn)
-    eqn.op = op
-    eqn.inputs = tuple(in_vars)
-    eqn.params = params
-    eqn.freed = False
-    eqn.keep = keep
-    eqn.clock = clock
-    var = Var(dtype, shape, eqn)
-    if weak:
-        var.weak = True
-    var.value = value
-    eqn._outs = weakref.ref(var)  # the compact single-output form
-    eqn._dtype0 = dtype
-    eqn._shape0 = shape
-    record[VAR] = var
-    # the equation holds the inputs and the Var the value now
-    record[INS] = record[VALUE] = record[PARAMS] = None
+def _converted(var: Var, target: Any, weak: bool, clock: int) -> Var:
+    """``var``'s plan ``convert`` (``record_op``'s: a binary op's take the result's weak flag,
+    which the caller passes), dated at record time."""
+    out = _convert_eqn(var, target, weak)
+    out.producer.clock = clock  # type: ignore[union-attr]
+    return out
+
+
+_new_eqn = Eqn.__new__
 
 
 def push(op: Any, params: dict[str, Any], inputs: Sequence[Any], targets: Sequence[Any], out: Any, keep: Keep) -> None:
