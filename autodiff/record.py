@@ -62,6 +62,8 @@ _OTHER_KEEP = tuple(
 )
 #: the positions a needs-dependent ``VJP_SAVES`` entry gives, per (op, needs)
 _KEEP: dict[tuple[OpDef, tuple[bool, ...]], Any] = {}
+#: the module's caches derived from ``VJP_SAVES`` (a test that changes an entry replaces them all)
+SAVES_CACHES = ("_SAVES_BY_OP", "_KEEP", "_UNARY", "_BINARY")
 
 
 def _resolve_saves(op: OpDef) -> Any:
@@ -95,8 +97,47 @@ def record_eager(
         _record_now(op, params, inputs, targets, outputs, target_shapes)
     elif len(inputs) == 2:
         record_binary(op, params, inputs[0], inputs[1], targets, outputs[0])
+    elif len(inputs) == 1 and not _SPECIAL_ANYWHERE[0]:
+        _record_unary(op, params, inputs[0], targets, outputs[0])
     else:
         tape.push(op, params, inputs, targets, outputs[0], _keep(op, inputs))
+
+
+def _record_unary(op: OpDef, params: dict[str, Any], x: Tensor, targets: Any, out: Tensor) -> None:
+    """``tape.push`` for a one-operand op (its operand is the tracked input), inlined, with
+    what it holds looked up once per op."""
+    entry = _UNARY.get(op)
+    if entry is None:
+        entry = _unary_entry(op)
+    keep, hold_x, hold_out = entry
+    node = x._node
+    if type(node) is list:  # a pending record (its Var, once built)
+        built = node[_VAR]
+        if built is not None:
+            node = built
+            if hold_x and built.value is None:
+                built.value = x._array
+        elif hold_x and node[_VALUE] is None:
+            node[_VALUE] = x._array
+    elif hold_x and node.value is None:
+        node.value = x._array
+    array = out._array
+    dtype = out.dtype
+    out._node = [op, params, (node,), targets, keep, _CLOCK[0], dtype, array.shape, out.weak,
+                 array if hold_out else None, None]  # fmt: skip
+    out._requires_grad = dtype.is_inexact
+
+
+#: per one-operand op: (keep, hold the operand, hold the result)
+_UNARY: dict[OpDef, Any] = {}
+
+
+def _unary_entry(op: OpDef) -> Any:
+    keep = _keep_for(op, (True,))
+    entry = (None, True, True) if keep is None else (keep, 0 in keep[0], bool(keep[1]))
+    if VJP_SAVES:  # (before the rule modules are loaded, decide again next time)
+        _UNARY[op] = entry
+    return entry
 
 
 def record_binary(op: OpDef, params: dict[str, Any], a: Tensor, b: Tensor, targets: Any, out: Tensor) -> None:
