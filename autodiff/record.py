@@ -119,6 +119,7 @@ def _record_unary(op: OpDef, params: dict[str, Any], x: Tensor, targets: Any, ou
                 built.value = x._array
         elif hold_x and node[_VALUE] is None:
             node[_VALUE] = x._array
+            _built_meanwhile(node, x._array)
     elif hold_x and node.value is None:
         node.value = x._array
     array = out._array
@@ -167,6 +168,7 @@ def record_binary(op: OpDef, params: dict[str, Any], a: Tensor, b: Tensor, targe
                 built.value = a._array
         elif hold_a and na[_VALUE] is None:
             na[_VALUE] = a._array
+            _built_meanwhile(na, a._array)
     elif hold_a and na.value is None:
         na.value = a._array
     if nb is None:
@@ -181,6 +183,7 @@ def record_binary(op: OpDef, params: dict[str, Any], a: Tensor, b: Tensor, targe
                 built.value = b._array
         elif hold_b and nb[_VALUE] is None:
             nb[_VALUE] = b._array
+            _built_meanwhile(nb, b._array)
     elif hold_b and nb.value is None:
         nb.value = b._array
     array = out._array
@@ -188,6 +191,15 @@ def record_binary(op: OpDef, params: dict[str, Any], a: Tensor, b: Tensor, targe
     out._node = [op, params, (na, nb), targets, keep, _CLOCK[0], dtype, array.shape, out.weak,
                  array if hold_out else None, None]  # fmt: skip
     out._requires_grad = dtype.is_inexact
+
+
+def _built_meanwhile(record: list[Any], array: Any) -> None:
+    """After a recorder set a pending record's value: if another thread built the record's
+    Var in between (``tape.materialise`` publishes the Var, then reads the value), the Var
+    gets the value too."""
+    built = record[_VAR]
+    if built is not None and built.value is None:
+        built.value = array
 
 
 #: per binary op, indexed [x untracked][y untracked]: (keep, hold x, hold y, hold the result)

@@ -68,7 +68,7 @@ def materialise(record: list[Any]) -> Var:
                 continue
             stack.pop()
             # the equation record_op would have written (one function, no call per record)
-            op, params, _, targets, keep, clock, dtype, shape, weak, value, _ = top
+            op, params, _, targets, keep, clock, dtype, shape, weak, _, _ = top
             if len(ins) == 2:  # the bulk: unrolled
                 a, b = ins
                 if type(a) is list:
@@ -98,11 +98,17 @@ def materialise(record: list[Any]) -> Var:
             var = Var(dtype, shape, eqn)
             if weak:
                 var.weak = True
-            var.value = value
             eqn._outs = weakref.ref(var)  # the compact single-output form
             eqn._dtype0 = dtype
             eqn._shape0 = shape
+            var.value = top[VALUE]
             top[VAR] = var
+            # a recorder in another thread that holds this record's value writes it, then
+            # looks for the Var: reading the value again after publishing the Var, one of
+            # the two sees the other's write
+            late = top[VALUE]
+            if late is not None and var.value is None:
+                var.value = late
             # the equation holds the inputs and the Var the value now
             top[INS] = top[VALUE] = top[PARAMS] = None
     return record[VAR]  # type: ignore[no-any-return]
@@ -141,6 +147,9 @@ def push(op: Any, params: dict[str, Any], inputs: Sequence[Any], targets: Sequen
                     built.value = x._array
             elif node[VALUE] is None and (keep_in is None or i in keep_in):
                 node[VALUE] = x._array
+                built = node[VAR]
+                if built is not None and built.value is None:  # built by another thread meanwhile
+                    built.value = x._array
         elif node.value is None and (keep_in is None or i in keep_in):
             node.value = x._array
         ins.append(node)
