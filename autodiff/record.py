@@ -318,7 +318,7 @@ def is_recording() -> bool:
 
 
 hooks.install_recorder(record_eager)
-hooks.BINARY[:] = [record_eager, record_binary]
+hooks.register_binary(record_eager, record_binary)
 
 
 def _reads(eqn: Eqn, everything: bool) -> list[tuple[str, int, Var]]:

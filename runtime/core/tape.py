@@ -29,7 +29,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime.core import tensor as tensor_module
+from runtime.core.dtypes import DType
 from runtime.core.graph import Eqn, Keep, Var, _convert_eqn, _converted_weak_flag, const_var
+from runtime.core.ops import OpDef
+from runtime.core.tensor import Tensor
 from runtime.core.versions import CLOCK as _CLOCK
 
 #: the fields of a pending record (a list, indexed by these)
@@ -114,7 +117,7 @@ def materialise(record: list[Any]) -> Var:
     return record[VAR]  # type: ignore[no-any-return]
 
 
-def _converted(var: Var, target: Any, weak: bool, clock: int) -> Var:
+def _converted(var: Var, target: DType, weak: bool, clock: int) -> Var:
     """``var``'s plan ``convert`` (``record_op``'s: a binary op's take the result's weak flag,
     which the caller passes), dated at record time."""
     out = _convert_eqn(var, target, weak)
@@ -125,7 +128,9 @@ def _converted(var: Var, target: Any, weak: bool, clock: int) -> Var:
 _new_eqn = Eqn.__new__
 
 
-def push(op: Any, params: dict[str, Any], inputs: Sequence[Any], targets: Sequence[Any], out: Any, keep: Keep) -> None:
+def push(
+    op: OpDef, params: dict[str, Any], inputs: Sequence[Tensor], targets: Sequence[DType], out: Tensor, keep: Keep
+) -> None:
     """Record a single-output eager op lazily: ``out._node`` becomes its pending record.
 
     ``keep`` is ``record_op``'s (the positions a derivative rule reads). ``inputs`` are the
