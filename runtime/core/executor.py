@@ -52,6 +52,9 @@ _fpe_set, _fpe_reset = FPE_STATE.set, FPE_STATE.reset
 
 #: the params of a parameterless op, shared by its recordings (equations never mutate params)
 _NO_PARAMS: dict[str, Any] = {}
+#: the recorder with a two-operand entry point (``hooks.BINARY``)
+_BINARY_RECORDER = hooks.BINARY
+_OVERRIDES = hooks._OVERRIDES
 
 
 def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
@@ -107,9 +110,19 @@ def apply_binary(op: OpDef, x: Any, y: Any) -> Tensor:
         ]
         outs, avals = kernels.run_kernel(op, plan.targets, arrays, {})
         result = Tensor(outs[0], avals[0][0])
-    if (x.node is not None or y.node is not None) and (recorder := hooks.current_recorder()) is not None:
-        recorder(op, _NO_PARAMS, (x, y), plan.targets, (result,))
-    elif _WATCHING[0]:  # a trace is running: it keeps where a result it did not record comes from
+    if x._node is not None or y._node is not None:
+        pair = _BINARY_RECORDER
+        if not _OVERRIDES[0] and pair[0] is not None:  # no override anywhere: the global recorder is pair[0]
+            pair[1](op, _NO_PARAMS, x, y, plan.targets, result)
+            return result
+        recorder = hooks.current_recorder()
+        if recorder is not None:
+            if recorder is pair[0]:
+                pair[1](op, _NO_PARAMS, x, y, plan.targets, result)
+            else:
+                recorder(op, _NO_PARAMS, (x, y), plan.targets, (result,))
+            return result
+    if _WATCHING[0]:  # a trace is running: it keeps where a result it did not record comes from
         note_untracked((x, y), (result,))
     return result
 
@@ -170,7 +183,7 @@ def asarray(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
         out = Tensor(array, target)
         out.weak = weak
     if requires_grad:
-        if out is data or out.node is not None:
+        if out is data or out._node is not None:
             out = out.detach()
         out.requires_grad_()
     return out
@@ -202,7 +215,7 @@ def _holds_recorded(data: list[Any] | tuple[Any, ...]) -> bool:
         item = stack.pop()
         if isinstance(item, (list, tuple)):
             stack.extend(item)
-        elif isinstance(item, Tensor) and item.node is not None:
+        elif isinstance(item, Tensor) and item._node is not None:
             return True
     return False
 
@@ -588,7 +601,7 @@ def _apply_known(plan: _Plan, op: OpDef, xs: Sequence[Any], params: dict[str, An
                 r.weak = w
         result = tuple(results)
     for x in inputs:
-        if x.node is not None:
+        if x._node is not None:
             if (recorder := hooks.current_recorder()) is not None:
                 if plan.bshapes is None:
                     recorder(op, params, inputs, plan.targets, results)
@@ -742,7 +755,7 @@ def _apply_general(
                   and not (getattr(xs[0], "weak", False) or getattr(xs[1], "weak", False))
                   and (type(xs[0]) is Tensor or type(xs[1]) is Tensor))  # fmt: skip
         _PLANS[key] = _Plan(op, xs, tuple(targets), tuple(out_avals), mixed_ufunc, bshapes, in_weak, out_weak, binary)
-    if any(x.node is not None for x in inputs) and (recorder := hooks.current_recorder()) is not None:
+    if any(x._node is not None for x in inputs) and (recorder := hooks.current_recorder()) is not None:
         # The recorder sees the operands as they came (plus the plans), so it can
         # write each implicit promotion and broadcast down as an explicit equation.
         if bshapes is None:
@@ -767,7 +780,7 @@ def _run_expansion(
         for x, t in zip(xs, targets, strict=True)
     ]
     result = expansion(apply, inputs, params)
-    if op not in ops.COMPLEX_PARTS and isinstance(result, Tensor) and result.node is None and result is xs[0]:
+    if op not in ops.COMPLEX_PARTS and isinstance(result, Tensor) and result._node is None and result is xs[0]:
         # an identity (abs of unsigned, floor of an integer): new memory, so that a write into
         # the result cannot change the operand; real/conj of a real one are documented views,
         # and a recorded operand refuses writes, so it is returned as it is

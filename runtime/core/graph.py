@@ -6,7 +6,8 @@ through ``record_op``, which writes every implicit promotion down as an explicit
 ``convert`` equation computed by the same ``plan`` eager execution used:
 
 * ``trace(f, *example_args)`` runs ``f`` on traced inputs;
-* ``autodiff`` records eager ops that have a tracked input.
+* ``autodiff`` records eager ops that have a tracked input (most of them lazily:
+  ``runtime.core.tape`` writes the same equations when ``Tensor.node`` is read).
 
 While recording, values are linked from consumer to producer (``Var.producer``),
 so a recording lives exactly as long as something references its outputs.
@@ -388,9 +389,14 @@ def record_op(
 def _converted_weak(op: OpDef, var: Var, outputs: Sequence[Tensor]) -> bool:
     """The weak flag a plan ``convert`` of ``var`` carries: a promoted operand takes the
     join's flag, which is the (first) output's; any other operand keeps its own."""
-    if not outputs or not (outputs[0].weak or var.weak):
+    return _converted_weak_flag(op, var.weak, bool(outputs) and outputs[0].weak)
+
+
+def _converted_weak_flag(op: OpDef, var_weak: bool, out_weak: bool) -> bool:
+    """``_converted_weak`` from the flags alone (``runtime.core.tape`` builds converts later)."""
+    if not (out_weak or var_weak):
         return False
-    return outputs[0].weak if promotes(op) else var.weak
+    return out_weak if promotes(op) else var_weak
 
 
 def _planned_inputs(

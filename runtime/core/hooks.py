@@ -41,7 +41,17 @@ def install_recorder(recorder: Recorder | None) -> Recorder | None:
     global _global_recorder
     previous = _global_recorder
     _global_recorder = recorder
+    binary = _BINARY_OF.get(recorder) if recorder is not None else None
+    BINARY[:] = [recorder, binary] if binary is not None else [None, None]
     return previous
+
+
+def register_binary(recorder: Recorder, binary: Callable[..., None]) -> None:
+    """Declare ``binary`` the two-operand entry point of ``recorder`` (``BINARY``): used
+    whenever ``recorder`` is installed, now or later."""
+    _BINARY_OF[recorder] = binary
+    if _global_recorder is recorder:
+        BINARY[:] = [recorder, binary]
 
 
 def current_recorder() -> Recorder | None:
@@ -83,6 +93,14 @@ class recorder_override(ContextDecorator):  # lower case: it keeps the name it h
             _OVERRIDES[0] -= 1
         _LOCAL.stack.pop()
 
+
+#: ``[recorder, binary]``: while ``recorder`` is the current one, ``apply_binary`` calls
+#: ``binary(op, params, x, y, targets, result)`` in its place (the same recording, without
+#: the argument tuples and the checks a general call needs). ``recorder`` is the global one,
+#: or ``None`` when it has no such entry point (``register_binary``; ``install_recorder``
+#: keeps the pair in step)
+BINARY: list[Any] = [None, None]
+_BINARY_OF: dict[Recorder, Callable[..., None]] = {}
 
 #: backward(tensor, cotangent, retain_graph) installed by autodiff for Tensor.backward.
 backward_hook: Callable[..., None] | None = None

@@ -252,7 +252,7 @@ class TensorOperators(_Base):
     def __pos__(self) -> Tensor:
         # a copy, as NumPy's +x: a write into the result must not change x (a recorded x
         # refuses in-place writes, so it can be returned as it is, unrecorded)
-        return self if self.node is not None else self.copy()
+        return self if self._node is not None else self.copy()
 
     def __abs__(self) -> Tensor:
         return apply(ops.abs, (self,), {})  # type: ignore[return-value]

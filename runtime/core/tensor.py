@@ -36,7 +36,7 @@ class Tensor:
     their own dtype. Python operators follow the active promotion policy.
     """
 
-    __slots__ = ("__weakref__", "_array", "_const", "_requires_grad", "dtype", "grad", "node", "weak")
+    __slots__ = ("__weakref__", "_array", "_const", "_node", "_requires_grad", "dtype", "grad", "weak")
     __array_ufunc__ = None  # make NumPy defer to our reflected operators
     __array_priority__ = 1000
 
@@ -51,14 +51,28 @@ class Tensor:
         self._requires_grad = False
         #: the constant leaf recordings use for this (untracked) tensor, shared by all of them
         self._const: Any = None
-        #: the graph value of a tracked tensor (set by the recorder / tracer)
-        self.node: Any = None
+        #: the graph value of a tracked tensor (set by the recorder / tracer): a ``Var``, or
+        #: a pending record (``runtime.core.tape``) that the ``node`` property builds it from
+        self._node: Any = None
         #: accumulated gradient (autodiff owns it)
         self.grad: Tensor | None = None
         #: JAX's weak type (policies jax and jax-strict; ``runtime.core.weak``)
         self.weak = False
 
     # -- properties ---------------------------------------------------------------
+    @property
+    def node(self) -> Any:
+        """The graph value (``runtime.core.graph.Var``) of a tracked or traced tensor, else
+        ``None``. A lazily recorded op's ``Eqn``/``Var`` are built here, on the first read."""
+        node = self._node
+        if type(node) is list:  # a pending record (runtime.core.tape)
+            node = self._node = MATERIALISE[0](node)
+        return node
+
+    @node.setter
+    def node(self, value: Any) -> None:
+        self._node = value
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self._array.shape
@@ -112,14 +126,14 @@ class Tensor:
         in-place writes go through castwise (``t += 1``, ``t.at[i].set(v)``). A traced Tensor
         (inside ``jit`` / ``vmap`` / ``trace``) raises ``ConcretizationError``, as the
         conversions below do."""
-        if self.node is not None:
+        if self._node is not None:
             _concrete(self, "Tensor.numpy")
         return _read_only(self._array)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(t)``: the read-only view ``numpy()`` gives; ``copy=True`` or a ``dtype``:
         a fresh, writable array."""
-        if self.node is not None:
+        if self._node is not None:
             _concrete(self, "numpy.asarray")
         if dtype is None:
             return self._array.copy() if copy else _read_only(self._array)
@@ -127,13 +141,13 @@ class Tensor:
 
     def item(self) -> Scalar:
         """The one element as a Python scalar (``ConcretizationError`` when traced)."""
-        if self.node is not None:
+        if self._node is not None:
             _concrete(self, "Tensor.item")
         return self._array.item()  # type: ignore[no-any-return]
 
     def tolist(self) -> Any:
         """The values as nested Python lists (``ConcretizationError`` when traced)."""
-        if self.node is not None:
+        if self._node is not None:
             _concrete(self, "Tensor.tolist")
         return self._array.tolist()
 
@@ -159,7 +173,7 @@ class Tensor:
                 f"({self.size} elements) is ambiguous; use .any() or .all() "
                 f"[policy {get_policy()!r}]"
             )
-        if self.node is not None:
+        if self._node is not None:
             _concrete(self, "bool")
         return bool(self._array.reshape(()))
 
@@ -176,7 +190,7 @@ class Tensor:
                 f"{kind}() of a {self.dtype.name} tensor would drop the imaginary part; "
                 f"use .real or abs() first, or complex() [policy {get_policy()!r}]"
             )
-        if self.node is not None:
+        if self._node is not None:
             _concrete(self, kind)
         return self._array.reshape(())
 
@@ -372,6 +386,9 @@ class Tensor:
 
         clamp = clip
 
+
+#: ``MATERIALISE[0](record)``: the ``Var`` of a pending record (set by ``runtime.core.tape``)
+MATERIALISE: list[Callable[[Any], Any]] = [lambda record: record]
 
 #: ``CONCRETE[0](t, fn)`` raises ``ConcretizationError`` when ``t`` is traced (set by
 #: ``runtime.core.graph``, which knows what a trace is; the array type does not import it).
