@@ -109,6 +109,8 @@ from runtime.numpy.math_functions import *  # noqa: F403
 from runtime.numpy.math_functions import __all__ as _math_names
 from runtime.numpy.nan_functions import *  # noqa: F403
 from runtime.numpy.nan_functions import __all__ as _nan_names
+from runtime.numpy.numerics import *  # noqa: F403
+from runtime.numpy.numerics import __all__ as _numerics_names
 from runtime.numpy.shared_names import *  # noqa: F403  (round, max, logical_and ...: NumPy's meaning)
 from runtime.numpy.shared_names import __all__ as _shared_names
 
@@ -122,6 +124,7 @@ __all__ = [
     *_arrays_names,
     *_math_names,
     *_nan_names,
+    *_numerics_names,
     "array_api",
     "creation",
     "manipulation",

@@ -1019,6 +1019,53 @@ ROWS.update(
         "tri": [bad("float-n", lambda: R.tri(2.5), rt.OpTypeError, "N")],
     }
 )
+ROWS.update(
+    {
+        "searchsorted": [
+            bad("2-d", lambda: R.searchsorted(f64(2, 2), f64(3)), rt.ShapeError, "1-D"),
+            bad("side", lambda: R.searchsorted(f64(3), f64(2), side="middle"), rt.OpValueError, "side"),
+            _no_array("searchsorted", lambda: f64(3)),
+        ],
+        "digitize": [
+            bad("2-d-bins", lambda: R.digitize(f64(3), f64(2, 2)), rt.ShapeError, "bins"),
+            _no_array("digitize", lambda: f64(3)),
+        ],
+        "interp": [
+            bad("lengths", lambda: R.interp(f64(3), f64(3), f64(4)), rt.ShapeError, "xp and fp"),
+            bad("period", lambda: R.interp(f64(3), f64(3), f64(3), period=2.0), rt.OpValueError, "period"),
+        ],
+        "isin": [_no_array("isin", lambda: f64(3))],
+        "polyval": [
+            bad("2-d", lambda: R.polyval(f64(2, 2), f64(3)), rt.ShapeError, "1-D"),
+            _no_array("polyval", lambda: f64(3)),
+        ],
+        "vander": [bad("2-d", lambda: R.vander(f64(2, 2)), rt.ShapeError, "1-D"), _no_array("vander")],
+        **{
+            fn: [
+                bad("mode", lambda fn=fn: _fn(fn)(f64(3), f64(2), "middle"), rt.OpValueError, "mode"),
+                bad("2-d", lambda fn=fn: _fn(fn)(f64(2, 2), f64(2)), rt.ShapeError, "1-D"),
+                _no_array(fn, lambda: f64(3)),
+            ]
+            for fn in ("convolve", "correlate")
+        },
+        "cov": [bad("3-d", lambda: R.cov(f64(2, 2, 2)), rt.ShapeError, "2-D"), _no_array("cov")],
+        "corrcoef": [bad("3-d", lambda: R.corrcoef(f64(2, 2, 2)), rt.ShapeError, "2-D"), _no_array("corrcoef")],
+        **{
+            w: [bad("float-m", lambda w=w: _fn(w)(2.5), rt.OpTypeError, "M")]
+            for w in ("hanning", "hamming", "blackman", "bartlett")
+        },
+        "logspace": [bad("axis", lambda: R.logspace(0.0, 1.0, 3, axis=1), rt.OpValueError, "axis")],
+        "geomspace": [bad("zero", lambda: R.geomspace(0.0, 1.0, 3), rt.OpValueError, "non-zero")],
+        "matvec": [
+            bad("1-d-matrix", lambda: R.matvec(f64(3), f64(3)), rt.ShapeError, "2-D"),
+            _no_array("matvec", lambda: f64(2, 3)),
+        ],
+        "vecmat": [
+            bad("1-d-matrix", lambda: R.vecmat(f64(3), f64(3)), rt.ShapeError, "2-D"),
+            _no_array("vecmat", lambda: f64(3)),
+        ],
+    }
+)
 ROWS.update(array_api_rows(bad, f64, i32))
 
 #: rows whose function still names another, or raises a builtin error, each with the file that owns

@@ -1,5 +1,6 @@
-"""Gradients, vmap and jit of NumPy's math functions, NaN-ignoring reductions, order statistics and
-array helpers (``runtime/numpy/math_functions.py``, ``nan_functions.py``, ``arrays.py``).
+"""Gradients, vmap and jit of NumPy's math functions, NaN-ignoring reductions, order statistics,
+array helpers, lookups, polynomials, correlations and vector products
+(``runtime/numpy/math_functions.py``, ``nan_functions.py``, ``arrays.py``, ``numerics.py``).
 
 Their values and dtypes are held against NumPy and jax.numpy in ``test_numpy_names.py``; here each
 differentiable one is held against ``jax.grad`` and ``jax.vmap`` of jax.numpy's function of the same
@@ -68,6 +69,20 @@ ROWS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any], np.ndarray]] =
     "vdot": (lambda x: rt.vdot(x, rt.asarray(Y)), lambda x: jnp.vdot(x, Y), X),
     "rot90": (lambda x: rt.rot90(x, 3), lambda x: jnp.rot90(x, 3), X),
     "append": (lambda x: rt.append(x, x[:1], axis=0), lambda x: jnp.append(x, x[:1], axis=0), X),
+    "interp": (
+        lambda x: rt.interp(rt.asarray(np.array([-3.0, -0.5, 0.25, 1.0, 4.0])), x[0], x[1] * 2),
+        lambda x: jnp.interp(np.array([-3.0, -0.5, 0.25, 1.0, 4.0]), x[0], x[1] * 2),
+        np.sort(X[:2], axis=1),
+    ),
+    "polyval": (lambda x: rt.polyval(x[0], x[1]), lambda x: jnp.polyval(x[0], x[1]), X),
+    "vander": (lambda x: rt.vander(x[0], 3), lambda x: jnp.vander(x[0], 3), X),
+    "convolve": (lambda x: rt.convolve(x[0], x[1, :3], "same"), lambda x: jnp.convolve(x[0], x[1, :3], "same"), X),
+    "correlate": (lambda x: rt.correlate(x[0], x[1, :2], "full"), lambda x: jnp.correlate(x[0], x[1, :2], "full"), X),
+    "cov": (rt.cov, jnp.cov, X),
+    "corrcoef": (lambda x: rt.corrcoef(x, rowvar=False), lambda x: jnp.corrcoef(x, rowvar=False), X),
+    "matvec": (lambda x: rt.matvec(x, rt.asarray(W)), lambda x: jnp.matvec(x, W), X),
+    "vecmat": (lambda x: rt.vecmat(rt.asarray(W[:3]), x), lambda x: jnp.vecmat(W[:3], x), X),
+    "logspace": (lambda x: rt.logspace(x[0, 0], x[1, 0], 4), lambda x: jnp.logspace(x[0, 0], x[1, 0], 4), X),
 }
 
 

@@ -223,6 +223,30 @@ ROWS: list[Row] = [
     row("diagflat", M), row("diagflat", V, 1, label="k"),
     row("trapezoid", M), row("trapezoid", M, dx=0.5, axis=0, label="dx"), row("trapezoid", M, V, label="x"),
     row("ndim", T3), row("shape", T3), row("size", T3), row("size", T3, 1, label="axis"),
+    # lookups, polynomials, windows, correlations and vector products (runtime/numpy/numerics.py)
+    row("searchsorted", np.array([1.0, 2.0, 2.0, 3.0, np.nan]), np.array([[2.0, 0.5], [np.nan, 3.0]])),
+    row("searchsorted", np.array([1.0, 2.0, 2.0, 3.0]), np.array([2.0, 9.0]), side="right", label="right"),
+    row("searchsorted", np.array([3, 1, 2], np.int32), 2, sorter=np.array([1, 2, 0]), label="sorter"),
+    *[row("digitize", V, b, right=r, label=f"{d}-{r}") for d, b in (("up", np.array([-1.0, 0.0, 1.0])),
+                                                                   ("down", np.array([1.0, 0.0, -1.0])))
+      for r in (False, True)],
+    row("interp", np.array([-1.0, 0.5, 1.5, 9.0]), np.array([0.0, 1.0, 2.0]), np.array([1.0, 3.0, 2.0])),
+    row("interp", V, np.array([0.0, 1.0]), np.array([5.0, 6.0]), left=-1.0, right=9.0, label="left-right"),
+    row("isin", M, np.array([0.5, 3.0])), row("isin", I32, np.array([3, 7], np.int32), invert=True, label="invert"),
+    row("polyval", np.array([1.0, 2.0, 3.0]), V), row("polyval", np.array([2, -1], np.int32), I32, label="int32"),
+    row("vander", V), row("vander", V, 4, increasing=True, label="n-increasing"),
+    *[row(fn, np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.0, 1.0, 0.5]), mode, label=mode)
+      for fn in ("convolve", "correlate") for mode in ("full", "same", "valid")],
+    row("convolve", np.array([1.0, 2.0]), np.array([1.0, 1.0, 1.0, 1.0]), "same", label="short-first"),
+    row("correlate", np.array([1.0, 2.0]), np.array([1.0, 2.0, 3.0]), "full", label="short-first"),
+    row("correlate", C, C[::-1], "full", label="complex"), row("convolve", I32[0], I32[1], label="int32"),
+    row("cov", M), row("cov", M, rowvar=False, label="columns"), row("cov", V, label="one-variable"),
+    row("cov", M, bias=True, label="bias"), row("cov", M, ddof=0, label="ddof"), row("cov", M[0], M[1], label="y"),
+    row("cov", I32, label="int32"), row("corrcoef", M), row("corrcoef", M[0], M[1], label="y"),
+    *[row(w, 5) for w in ("hanning", "hamming", "blackman", "bartlett")], row("hanning", 1, label="one"),
+    row("logspace", 0.0, 2.0, 5), row("logspace", 1.0, 3.0, 3, base=2.0, endpoint=False, label="base"),
+    row("geomspace", 1.0, 1000.0, 4), row("geomspace", -1.0, -100.0, 3, label="negative"),
+    row("matvec", np.ones((2, 3, 4)), np.arange(4.0)), row("vecmat", C, np.ones((3, 2)), label="complex"),
 ]  # fmt: skip
 
 

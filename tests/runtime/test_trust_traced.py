@@ -40,6 +40,7 @@ from runtime.numpy import elementwise as npe
 from runtime.numpy import manipulation as mp
 from runtime.numpy import math_functions as npm
 from runtime.numpy import nan_functions as npn
+from runtime.numpy import numerics as npx
 from runtime.numpy import shared_names as sn
 
 jax.config.update("jax_enable_x64", True)
@@ -110,6 +111,14 @@ OPERANDS = [
     Operand("clip", "max", lambda m: npe.clip(rt.asarray(X), max=m), lambda m: jnp.clip(X, max=m), (1.0, -0.25)),
     Operand("trapezoid", "dx", lambda d: npa.trapezoid(rt.asarray(X), dx=d), lambda d: jnp.trapezoid(X, dx=d),
             (0.5, 2.0)),
+    Operand("interp", "left", lambda v: npx.interp(rt.asarray(X), rt.asarray(A[:3]), rt.asarray(B[:3]), left=v),
+            lambda v: jnp.interp(X, A[:3], B[:3], left=v), (-1.0, 5.0)),
+    Operand("interp", "right", lambda v: npx.interp(rt.asarray(X + 2), rt.asarray(A[:3]), rt.asarray(B[:3]), right=v),
+            lambda v: jnp.interp(X + 2, A[:3], B[:3], right=v), (-1.0, 5.0)),
+    Operand("logspace", "start", lambda v: npx.logspace(v, 2.0, 3), lambda v: jnp.logspace(v, 2.0, 3), (0.5, 1.0)),
+    Operand("logspace", "stop", lambda v: npx.logspace(0.0, v, 3), lambda v: jnp.logspace(0.0, v, 3), (1.0, 1.5)),
+    Operand("logspace", "base", lambda b: npx.logspace(0.0, 2.0, 3, base=b),
+            lambda b: jnp.logspace(0.0, 2.0, 3, base=b), (2.0, 10.0)),
 ]  # fmt: skip
 
 
@@ -346,6 +355,36 @@ CONCRETE = [
     Concrete("tri", "k", lambda k: npa.tri(3, 3, k), eager=1, concretization=True),
     Concrete("tri", "dtype", lambda d: npa.tri(3, dtype=d)),
     Concrete("diagflat", "k", lambda k: npa.diagflat(rt.asarray(X), k), eager=1, concretization=True),
+    Concrete("searchsorted", "side", lambda v: npx.searchsorted(rt.asarray(A), rt.asarray(B), side=v)),
+    Concrete("digitize", "right", lambda r: npx.digitize(rt.asarray(X), rt.asarray(A), right=r), np.bool_, True,
+             concretization=True),
+    Concrete("interp", "period", lambda p: npx.interp(rt.asarray(X), rt.asarray(A), rt.asarray(B), period=p),
+             np.float64, mentions=("interp", "period")),
+    *[Concrete("isin", p, lambda v, p=p: npx.isin(rt.asarray(X), rt.asarray(A), **{p: v}), np.bool_, True,
+               concretization=True) for p in ("assume_unique", "invert")],
+    Concrete("vander", "N", lambda n: npx.vander(rt.asarray(X), n), eager=3, concretization=True),
+    Concrete("vander", "increasing", lambda v: npx.vander(rt.asarray(X), increasing=v), np.bool_, True,
+             concretization=True),
+    *[Concrete(fn, "mode", lambda m, fn=fn: getattr(npx, fn)(rt.asarray(X), rt.asarray(A), m), mentions=(fn, "mode"))
+      for fn in ("convolve", "correlate")],
+    *[Concrete(fn, "rowvar", lambda r, fn=fn: getattr(npx, fn)(rt.asarray(M), rowvar=r), np.bool_, True,
+               concretization=True) for fn in ("cov", "corrcoef")],
+    Concrete("cov", "bias", lambda b: npx.cov(rt.asarray(M), bias=b), np.bool_, True, concretization=True),
+    Concrete("cov", "ddof", lambda d: npx.cov(rt.asarray(M), ddof=d), eager=1, concretization=True),
+    *[Concrete(w, "M", lambda n, w=w: getattr(npx, w)(n), eager=4, concretization=True)
+      for w in ("hanning", "hamming", "blackman", "bartlett")],
+    Concrete("logspace", "num", lambda n: npx.logspace(0.0, 1.0, n), eager=3, concretization=True),
+    Concrete("logspace", "endpoint", lambda e: npx.logspace(0.0, 1.0, 3, endpoint=e), np.bool_, True,
+             concretization=True),
+    Concrete("logspace", "dtype", lambda d: npx.logspace(0.0, 1.0, 3, dtype=d)),
+    Concrete("logspace", "axis", lambda a: npx.logspace(0.0, 1.0, 3, axis=a), mentions=("logspace", "axis")),
+    *[Concrete("geomspace", p, lambda v, p=p: npx.geomspace(**{"start": 1.0, "stop": 8.0, "num": 4, p: v}),
+               np.float64 if p in ("start", "stop") else np.int64, 2.0 if p in ("start", "stop") else 3,
+               concretization=True) for p in ("start", "stop", "num")],
+    Concrete("geomspace", "endpoint", lambda e: npx.geomspace(1.0, 8.0, 4, endpoint=e), np.bool_, True,
+             concretization=True),
+    Concrete("geomspace", "dtype", lambda d: npx.geomspace(1.0, 8.0, 4, dtype=d)),
+    Concrete("geomspace", "axis", lambda a: npx.geomspace(1.0, 8.0, 4, axis=a), mentions=("geomspace", "axis")),
 ]  # fmt: skip
 
 
@@ -387,14 +426,15 @@ def test_a_concrete_parameter_works_eagerly_and_as_a_python_scalar_under_jit(row
 #: parameters that are array operands (traced like any operand)
 ARRAY_PARAMS = frozenset({"x", "y", "a", "b", "labels", "indices", "xs", "condition", "arys", "operands", "mean",
                           "variance", "input", "end", "tensor1", "tensor2", "x1", "x2", "z", "m", "v", "ary", "arr",
-                          "values", "tup", "args", "prepend", "append", "to_end", "to_begin", "weights"})  # fmt: skip
+                          "values", "tup", "args", "prepend", "append", "to_end", "to_begin", "weights",
+                          "sorter", "bins", "xp", "fp", "element", "test_elements", "p"})  # fmt: skip
 
 
 def _public() -> list[tuple[str, Callable[..., Any]]]:
     out = [(f"nn.{n}", getattr(nn, n)) for n in nn.__all__]
     out += [(n, getattr(npe, n)) for n in npe.__all__ if n not in ("where",)]  # where: three arrays
     out += [(n, getattr(mp, n)) for n in mp.__all__]
-    out += [(n, getattr(module, n)) for module in (npm, npn, npa) for n in module.__all__]
+    out += [(n, getattr(module, n)) for module in (npm, npn, npa, npx) for n in module.__all__]
     return [*out, ("arange", creation.arange)]
 
 
