@@ -80,6 +80,8 @@ def diff(a: Any, n: Any = 1, axis: Any = -1, prepend: Any = None, append: Any = 
     joined = t if prepend is None and append is None else S.concatenate(_ordered(prepend, t, append, ax), axis=ax)
     for _ in range(int(times)):
         length = joined.shape[ax]
+        if length == 0:  # (n beyond the length: an empty result, as NumPy's)
+            break
         later, earlier = _slice_along(joined, ax, 1, length), _slice_along(joined, ax, 0, builtin_max(length - 1, 0))
         joined = F.ne(later, earlier) if joined.dtype.kind == "bool" else F.sub(later, earlier)
     return joined

@@ -210,15 +210,19 @@ def _correlate_full(a: Tensor, v: Tensor) -> Tensor:
     return E.sum(F.mul(windows, F.reshape(v, (1, m))), axis=1, dtype=a.dtype)  # (integers stay in their dtype)
 
 
-def _trim(full: Tensor, n: int, m: int, mode: str) -> Tensor:
+def _trim(full: Tensor, n: int, m: int, mode: str, reversed_: bool = False) -> Tensor:
+    """``mode``'s part of a full result; ``reversed_``: the full result was computed with the
+    operands swapped and read backwards (NumPy's correlate of a shorter ``a``), so 'same' centres
+    from the other end."""
     if mode == "full":
         return full
+    short = min(n, m)
     if mode == "valid":
-        length = builtins_max(n, m) - min(n, m) + 1
-        start = min(n, m) - 1
+        length = builtins_max(n, m) - short + 1
+        start = short - 1
     else:  # same: the longer operand's length, centred
         length = builtins_max(n, m)
-        start = (min(n, m) - 1) // 2
+        start = short // 2 if reversed_ else (short - 1) // 2
     return F.slice(full, (start,), (start + length,))
 
 
@@ -255,7 +259,7 @@ def correlate(a: Any, v: Any, mode: Any = "valid") -> Tensor:
     if n < k:  # NumPy swaps the operands and reverses the result: the same shifts, read backwards
         full = manip.flip(_correlate_full(y, x), 0)
         full = F.conj(full) if full.dtype.kind == "complex" else full
-    return _trim(full, n, k, m)
+    return _trim(full, n, k, m, reversed_=n < k)
 
 
 def _observations(fn: str, m: Any, y: Any, rowvar: Any) -> Tensor:

@@ -11,6 +11,7 @@ derivative at 0 is the limit's), ties avoided for max/min-based ones.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import autodiff
 import runtime as rt
@@ -122,3 +125,59 @@ def test_sincs_derivative_at_zero_is_the_limit() -> None:
 def test_a_nan_gets_no_cotangent() -> None:
     g = autodiff.grad(lambda v: rt.nansum(v) + rt.nanmean(v) + rt.nanmax(v))(rt.asarray(XN))
     assert (g.numpy()[np.isnan(XN)] == 0).all() and np.isfinite(g.numpy()).all()
+
+
+# -- Hypothesis: shapes, axes, lengths and modes against NumPy ----------------------------------------
+
+
+NAN_REDUCTIONS = ["nansum", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd", "nanprod", "nanmedian", "median", "ptp"]
+
+
+def _same_as_numpy(label: str, got: Any, want: Any) -> None:
+    got_a, want_a = np.asarray(got.numpy() if isinstance(got, rt.Tensor) else got), np.asarray(want)
+    assert got_a.shape == want_a.shape and got_a.dtype == want_a.dtype, (label, got_a.shape, want_a.shape)
+    np.testing.assert_allclose(got_a, want_a, rtol=1e-9, atol=1e-12, equal_nan=True, err_msg=label)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple))
+def test_reductions_and_quantiles_equal_numpys(data: st.DataObject, shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    x = rng.standard_normal(shape)
+    x[rng.random(shape) < 0.25] = np.nan
+    axis = data.draw(st.none() | st.integers(-len(shape), len(shape) - 1))
+    keepdims = data.draw(st.booleans())
+    q = np.sort(rng.random(2))
+    with rt.use_policy("numpy"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy warns on all-NaN slices)
+        for name in NAN_REDUCTIONS:
+            want = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+            _same_as_numpy(name, getattr(rt, name)(rt.asarray(x), axis=axis, keepdims=keepdims), want)
+        for name in ("quantile", "nanquantile"):
+            want = getattr(np, name)(x, q, axis=axis, keepdims=keepdims)
+            _same_as_numpy(name, getattr(rt, name)(rt.asarray(x), q, axis=axis, keepdims=keepdims), want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 6), m=st.integers(1, 6), seed=st.integers(0, 2**16), differences=st.integers(0, 7),
+       sections=st.integers(1, 5))  # fmt: skip
+def test_sequences_equal_numpys(n: int, m: int, seed: int, differences: int, sections: int) -> None:
+    rng = np.random.default_rng(seed)
+    a, v = rng.standard_normal(n), rng.standard_normal(m)
+    with rt.use_policy("numpy"):
+        for name in ("convolve", "correlate"):
+            for mode in ("full", "same", "valid"):
+                _same_as_numpy(f"{name}-{mode}", getattr(rt, name)(rt.asarray(a), rt.asarray(v), mode),
+                               getattr(np, name)(a, v, mode))  # fmt: skip
+        table = np.sort(rng.integers(0, 4, n).astype(np.float64))
+        values = rng.integers(-1, 5, m).astype(np.float64)
+        for side in ("left", "right"):
+            got = rt.searchsorted(rt.asarray(table), rt.asarray(values), side=side)
+            _same_as_numpy(f"searchsorted-{side}", got, np.searchsorted(table, values, side=side))
+        _same_as_numpy("diff", rt.diff(rt.asarray(a), differences), np.diff(a, differences))
+        for k, (got, want) in enumerate(zip(rt.array_split(rt.asarray(a), sections), np.array_split(a, sections),
+                                            strict=True)):  # fmt: skip
+            _same_as_numpy(f"array_split-{k}", got, want)
+        xp = np.sort(rng.standard_normal(m))
+        _same_as_numpy("interp", rt.interp(rt.asarray(a * 2), rt.asarray(xp), rt.asarray(v)), np.interp(a * 2, xp, v))
+        _same_as_numpy("kron", rt.kron(rt.asarray(a), rt.asarray(v)), np.kron(a, v))
