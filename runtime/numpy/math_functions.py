@@ -242,7 +242,10 @@ def angle(z: Any, deg: Any = False) -> Tensor:
 def sinc(x: Any) -> Tensor:
     """``sin(pi x) / (pi x)``, 1 at 0 (``np.sinc``). The quotient reads 1 in place of 0, so its
     derivative at 0 is the limit's (0), not 0/0."""
-    (t,) = _operands("sinc", x)
+    t = as_operand("sinc", x)
+    if not t.dtype.is_inexact and library() != "jax":  # np.sinc computes integers in float64
+        t = F.convert(t, dt.float64)
+    (t,) = _operands("sinc", t)
     zero = F.eq(t, _const(0.0, t))
     ones = F.full(t.shape, 1.0, t.dtype)
     scaled = F.mul(F.select(zero, ones, t), _const(math.pi, t))

@@ -177,6 +177,7 @@ ROWS: list[Row] = [
                           "angle", "around")],
     *[row(n, I32, label="int32") for n in ("deg2rad", "fabs", "trunc", "rint", "signbit", "sinc", "positive",
                                             "isposinf", "angle", "around")],
+    *[row(n, np.array([1, -2, 3], np.int8), label="int8") for n in ("sinc", "deg2rad", "rint", "angle", "fabs")],
     *[row(n, C, label="complex") for n in ("iscomplex", "isreal", "iscomplexobj", "angle", "rint", "sinc")],
     row("signbit", np.array([-0.0, 0.0, -np.nan, np.inf, -1.0]), label="zeros-nan"),
     row("isposinf", np.array([np.inf, -np.inf, np.nan, 1.0]), label="infinities"),
