@@ -117,9 +117,7 @@ def compare_with_jax(
     cts = [_randn(rng, o.shape, rt.dtype(o.dtype)) for o in _leaves(shapes)]
     conj_cts = tuple(np.conj(c) for c in cts) if isinstance(shapes, tuple) else np.conj(cts[0])
     # JAX's primal, JVP and VJP: one compiled program (three with separate jvp and vjp oracles)
-    jout, jtout, jgrads = jax_oracles.jvp_and_vjp(
-        theirs, jprimals, tuple(jnp.asarray(t) for t in tangents), conj_cts
-    )
+    jout, jtout, jgrads = jax_oracles.jvp_and_vjp(theirs, jprimals, tuple(jnp.asarray(t) for t in tangents), conj_cts)
     for i, (o, jo) in enumerate(zip(_leaves(out), _leaves(jout), strict=True)):
         close(o.numpy(), jo, dtype, f"primal {i}")
     for i, (t, jt) in enumerate(zip(_leaves(tout), _leaves(jtout), strict=True)):
