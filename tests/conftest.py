@@ -39,6 +39,16 @@ from typing import TextIO
 import pytest
 from hypothesis import settings
 
+#: One OpenBLAS thread per test process (unless the environment says otherwise), read when NumPy
+#: loads OpenBLAS, so set here, before any test module imports NumPy (xdist workers inherit it).
+#: The tests' arrays are small, so OpenBLAS computes on one thread anyway, and what a second
+#: thread changes is its waiting: it spins between calls, and with two workers on two cores
+#: that spinning took about a tenth of the CPU seconds of the files measured
+#: (tests/runtime/test_kernels.py with test_rules_windowed.py: 50 CPU s against 46, serially).
+#: Results do not change: OpenBLAS splits a product's output rows and columns between threads,
+#: never a sum, below sizes far past the tests'.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 settings.register_profile("repro", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repro"))

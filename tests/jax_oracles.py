@@ -8,7 +8,12 @@ helpers give the reference a test needs as one compiled program:
 * ``jitted(jax.grad(f))(x)`` for any transformed function called on arrays;
 * ``jvp(f, primals, tangents)`` for ``jax.jvp``;
 * ``vjp(f, *primals)`` for ``jax.vjp`` without ``has_aux``: the pullback it returns compiles
-  the forward and backward passes together on its first call.
+  the forward and backward passes together on its first call;
+* ``pullback(f, *primals)``: that pullback alone, where a test has the primal output already
+  (``vjp`` compiles the primal output as a program of its own);
+* ``jvp_and_vjp(f, primals, tangents, cotangents)``: the primal output, its JVP and the VJP of
+  ``cotangents`` from one compiled program, where a test checks both modes of one function
+  (three programs with ``jvp`` and ``vjp``).
 
 What ``jax.jit`` changes is XLA's freedom to fuse, so a compiled reference may differ from the
 eager one in the last bits (the parity sweep measured it per op family: see ``PACKING`` in
@@ -62,3 +67,37 @@ def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tup
         return pullback(primals, ct)  # type: ignore[no-any-return]
 
     return out, apply
+
+
+def pullback(fn: Callable[..., Any], *primals: Any) -> Callable[[Any], tuple[Any, ...]]:
+    """``jax.vjp(fn, *primals)[1]``, compiled with the forward pass on its first call (without
+    ``vjp``'s separately compiled primal output)."""
+    compiled = jitted(lambda p, ct: jax.vjp(fn, *p)[1](ct))
+    return lambda ct: compiled(primals, ct)  # type: ignore[no-any-return]
+
+
+def jvp_and_vjp(
+    fn: Callable[..., Any],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    cotangents: Any | Callable[[Any], Any],
+) -> tuple[Any, Any, tuple[Any, ...]]:
+    """``(out, out_tangent, input_cotangents)``: ``jax.jvp(fn, primals, tangents)`` and
+    ``jax.vjp(fn, *primals)[1](cotangents)``, one compiled program for both.
+
+    ``cotangents`` may be a function of the output's shape: it is called with what
+    ``jax.eval_shape`` gives for ``fn`` (a pytree of ``jax.ShapeDtypeStruct``), or, for a
+    function that needs concrete values, with its eager output."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if callable(cotangents):
+        try:
+            shapes = jax.eval_shape(fn, *primals)
+        except _NEEDS_VALUES:
+            shapes = fn(*primals)
+        cotangents = cotangents(shapes)
+
+    def both(p: tuple[Any, ...], t: tuple[Any, ...], ct: Any) -> tuple[Any, Any, tuple[Any, ...]]:
+        out, out_t = jax.jvp(fn, p, t)
+        return out, out_t, jax.vjp(fn, *p)[1](ct)
+
+    return jitted(both)(primals, tangents, cotangents)  # type: ignore[no-any-return]

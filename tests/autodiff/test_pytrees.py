@@ -24,6 +24,7 @@ from autodiff.pytree import leaf_paths, register_pytree_node, tree_flatten, tree
 from autodiff.testing import check_against_jax, check_grads  # noqa: E402
 from runtime.core import lax as F  # noqa: E402
 from runtime.core.tensor import Tensor  # noqa: E402
+from tests import jax_oracles  # noqa: E402
 from tests.autodiff.tree_helpers import DTYPES, close, random, to_tensors, trees_close  # noqa: E402
 
 # -- the MLP with dict parameters ------------------------------------------------------------
@@ -67,7 +68,9 @@ def test_mlp_dict_parameters_grad_matches_jax(dtype: Any) -> None:
     params, x = mlp_params(rng, dtype), random(rng, (2, 4), dtype)
     value, grads = autodiff.value_and_grad(cw_loss)(to_tensors(params), rt.asarray(x))
     with jax.enable_x64(True):
-        want_value, want = jax.value_and_grad(jax_loss)(tree_map(jnp.asarray, params), jnp.asarray(x))
+        want_value, want = jax_oracles.jitted(jax.value_and_grad(jax_loss))(
+            tree_map(jnp.asarray, params), jnp.asarray(x)
+        )
     close(value.numpy(), want_value, dtype)
     # the gradient is a dict shaped like the parameters; complex: PyTorch's convention, conj of JAX's
     assert isinstance(grads, dict) and isinstance(grads["layers"], list)
@@ -80,7 +83,7 @@ def test_tuple_argnums_gives_a_tuple_of_trees(dtype: Any) -> None:
     params, x = mlp_params(rng, dtype), random(rng, (2, 4), dtype)
     grads = autodiff.grad(cw_loss, argnums=(0, 1))(to_tensors(params), rt.asarray(x))
     with jax.enable_x64(True):
-        want = jax.grad(jax_loss, argnums=(0, 1))(tree_map(jnp.asarray, params), jnp.asarray(x))
+        want = jax_oracles.jitted(jax.grad(jax_loss, argnums=(0, 1)))(tree_map(jnp.asarray, params), jnp.asarray(x))
     assert isinstance(grads, tuple) and len(grads) == 2
     trees_close(grads, want, dtype, conj=np.dtype(dtype).kind == "c")
     # a negative argnums counts from the end, as in JAX
@@ -182,7 +185,7 @@ def test_jit_takes_and_returns_pytrees() -> None:
     again = jitted(to_tensors(params), rt.asarray(x))
     assert jitted.traces == 1 and got["nothing"] is None
     with jax.enable_x64(True):
-        want = jax.grad(jax_loss)(tree_map(jnp.asarray, params), jnp.asarray(x))
+        want = jax_oracles.jitted(jax.grad(jax_loss))(tree_map(jnp.asarray, params), jnp.asarray(x))
     trees_close(got["grads"], want, np.float64)
     trees_close(again["grads"], want, np.float64)
     # a different structure is a different signature
@@ -207,12 +210,20 @@ def test_has_aux_returning_a_dict(dtype: Any) -> None:
     p_cw, p_jx = to_tensors(params), None
     with jax.enable_x64(True):
         p_jx = tree_map(jnp.asarray, params)
-        (want_v, want_aux), want_g = jax.value_and_grad(jx, has_aux=True)(p_jx, jnp.asarray(x))
-        want_out, want_vjp, want_aux2 = jax.vjp(lambda p: jx(p, jnp.asarray(x)), p_jx, has_aux=True)
-        (want_ct,) = want_vjp(jnp.ones_like(want_out))
         tangent = tree_map(lambda a: random(rng, a.shape, dtype), params)
-        _, want_t, _ = jax.jvp(lambda p: jx(p, jnp.asarray(x)), (p_jx,), (tree_map(jnp.asarray, tangent),),
-                               has_aux=True)  # fmt: skip
+
+        def references(p: Any, v: Any, t: Any) -> Any:
+            """JAX's value_and_grad, vjp and jvp with has_aux: one compiled program (an MLP's
+            derivative programs compile an executable per primitive eagerly)."""
+            value_aux, grad = jax.value_and_grad(jx, has_aux=True)(p, v)
+            out, pullback, aux2 = jax.vjp(lambda q: jx(q, v), p, has_aux=True)
+            (ct,) = pullback(jnp.ones_like(out))
+            _, tangent_out, _ = jax.jvp(lambda q: jx(q, v), (p,), (t,), has_aux=True)
+            return value_aux, grad, aux2, ct, tangent_out
+
+        (want_v, want_aux), want_g, want_aux2, want_ct, want_t = jax_oracles.jitted(references)(
+            p_jx, jnp.asarray(x), tree_map(jnp.asarray, tangent)
+        )
 
     (value, aux), g = autodiff.value_and_grad(cw, has_aux=True)(p_cw, rt.asarray(x))
     close(value.numpy(), want_v, dtype)

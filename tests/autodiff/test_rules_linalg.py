@@ -16,6 +16,7 @@ outputs are compared up to the per-column phase (gauge) of each library.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -180,9 +181,13 @@ def test_triangular_solve_check_grads_all_params(dtype: rt.DType, p: dict[str, b
 
 def ours_vjp_vs_jax(jax_fun: Any, primals: list[np.ndarray], cts: Any) -> list[np.ndarray]:
     """conj(jax_vjp(conj(ct))): JAX's cotangents in our real-inner-product convention."""
-    _, f_vjp = jax_oracles.vjp(jax_fun, *[jnp.asarray(p) for p in primals])
-    conj_cts = jax.tree_util.tree_map(lambda c: jnp.conj(jnp.asarray(c)), cts)
-    return [np.conj(np.asarray(g)) for g in f_vjp(conj_cts)]
+    return ours_pullback_vs_jax(jax_fun, primals)(cts)
+
+
+def ours_pullback_vs_jax(jax_fun: Any, primals: list[np.ndarray]) -> Callable[[Any], list[np.ndarray]]:
+    """``ours_vjp_vs_jax`` as a function of the cotangents: one compiled pullback for all of them."""
+    f_vjp = jax_oracles.pullback(jax_fun, *[jnp.asarray(p) for p in primals])
+    return lambda cts: [np.conj(np.asarray(g)) for g in f_vjp(jax.tree_util.tree_map(np.conj, cts))]
 
 
 @pytest.mark.parametrize("lower", [True, False])
@@ -208,14 +213,15 @@ def test_eigh_vs_jax(dtype: rt.DType, lower: bool) -> None:
     _, f_vjp = vjp(lambda x: F.eigh(x, lower=lower), T(a, dtype))
     (ga,) = f_vjp((T(ct_v, dtype), T(ct_w, w.dtype)))
     # v_ours = v_jax d, so ct_v against our gauge is ct_v conj(d) against JAX's
-    (gj,) = ours_vjp_vs_jax(jfun, [a], (ct_v * np.conj(d), ct_w))
+    jax_vjp = ours_pullback_vs_jax(jfun, [a])
+    (gj,) = jax_vjp((ct_v * np.conj(d), ct_w))
     close(arr(ga), gj, dtype, "VJP")
     close(arr(ga), _herm(arr(ga)), dtype, "VJP is Hermitian")
     # each output alone (the other cotangent a symbolic zero)
     (ga_w,) = f_vjp((None, T(ct_w, w.dtype)))
-    close(arr(ga_w), ours_vjp_vs_jax(jfun, [a], (np.zeros_like(ct_v), ct_w))[0], dtype, "VJP, w only")
+    close(arr(ga_w), jax_vjp((np.zeros_like(ct_v), ct_w))[0], dtype, "VJP, w only")
     (ga_v,) = f_vjp((T(ct_v, dtype), None))
-    close(arr(ga_v), ours_vjp_vs_jax(jfun, [a], (ct_v * np.conj(d), np.zeros_like(ct_w)))[0], dtype, "VJP, v only")
+    close(arr(ga_v), jax_vjp((ct_v * np.conj(d), np.zeros_like(ct_w)))[0], dtype, "VJP, v only")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
@@ -245,19 +251,24 @@ def test_triangular_solve_vs_jax(dtype: rt.DType, p: dict[str, bool]) -> None:
     def jfun(x: Any, y: Any) -> Any:
         return jax.lax.linalg.triangular_solve(x, y, **p)
 
-    ja, jb = jnp.asarray(a), jnp.asarray(b)
-    zeros_a, zeros_b = jnp.zeros_like(ja), jnp.zeros_like(jb)
+    def jax_refs(x: Any, y: Any, tx: Any, ty: Any, ct: Any) -> Any:
+        """JAX's JVPs (both operands active, only a, only b) and conj(vjp(conj(ct))): one program."""
+        out, both = jax.jvp(jfun, (x, y), (tx, ty))
+        only_a = jax.jvp(jfun, (x, y), (tx, jnp.zeros_like(ty)))[1]
+        only_b = jax.jvp(jfun, (x, y), (jnp.zeros_like(tx), ty))[1]
+        grads = jax.vjp(jfun, x, y)[1](jnp.conj(ct))
+        return out, both, only_a, only_b, [jnp.conj(g) for g in grads]
+
+    xj, dxj, dxj_a, dxj_b, (want_a, want_b) = jax_oracles.jitted(jax_refs)(a, b, ta, tb, ct)
     # forward: both active, only a, only b (the other a closed-over constant)
     x, dx = jvp(lambda x, y: F.triangular_solve(x, y, **p), [T(a, dtype), T(b, dtype)], [ta_, tb_])
-    xj, dxj = jax_oracles.jvp(jfun, (ja, jb), (jnp.asarray(ta), jnp.asarray(tb)))
     close(x.numpy(), xj, dtype, "primal")
     close(dx.numpy(), dxj, dtype, "JVP a, b")
     _, dx_a = jvp(lambda x: F.triangular_solve(x, T(b, dtype), **p), [T(a, dtype)], [ta_])
-    close(dx_a.numpy(), jax_oracles.jvp(jfun, (ja, jb), (jnp.asarray(ta), zeros_b))[1], dtype, "JVP a only")
+    close(dx_a.numpy(), dxj_a, dtype, "JVP a only")
     _, dx_b = jvp(lambda y: F.triangular_solve(T(a, dtype), y, **p), [T(b, dtype)], [tb_])
-    close(dx_b.numpy(), jax_oracles.jvp(jfun, (ja, jb), (zeros_a, jnp.asarray(tb)))[1], dtype, "JVP b only")
+    close(dx_b.numpy(), dxj_b, dtype, "JVP b only")
     # reverse
-    want_a, want_b = ours_vjp_vs_jax(jfun, [a, b], ct)
     ga, gb = vjp(lambda x, y: F.triangular_solve(x, y, **p), T(a, dtype), T(b, dtype))[1](ct_)
     close(arr(ga), want_a, dtype, "VJP a")
     close(arr(gb), want_b, dtype, "VJP b")

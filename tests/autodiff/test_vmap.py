@@ -34,6 +34,7 @@ from autodiff.batching_rules import BATCH_RULES, missing_batch_rules  # noqa: E4
 from runtime.core import ops  # noqa: E402
 from runtime.core.dtypes import DType  # noqa: E402
 from runtime.core.tensor import Tensor  # noqa: E402
+from tests import jax_oracles  # noqa: E402
 from tests.autodiff.rule_helpers import PARITY_TOL, assert_close, random_array, x64  # noqa: E402
 
 BATCH = 3
@@ -130,25 +131,32 @@ def _check_op(spec: parity.Spec, dtype: DType) -> list[str]:
         assert got.dtype is eager[0].dtype
         assert_close(f"{spec.name}[{dtype.short}]", got.numpy(), np.asarray(want), got.dtype)
         return [f"{spec.name}[{dtype.short}]"]
-    for axis in (0, 1):
-        for batched in _batched_sets(spec.arity):
-            arrays = _stacked(examples, batched, axis)
-            in_axes = tuple(axis if i in batched else None for i in range(spec.arity))
-            what = f"{spec.name}[{dtype.short}] axis {axis} batched {batched}"
-            args = [Tensor(a.copy(), s) for a, s in zip(arrays, slots, strict=True)]
-            got = parity._outputs(autodiff.vmap(ours, in_axes=in_axes)(*args))
-            with x64():
-                want = parity._outputs(jax.vmap(ref, in_axes=in_axes)(*[jnp.asarray(a) for a in arrays]))
-            assert len(got) == len(want), what
-            for k, (g, w, e) in enumerate(zip(got, want, eager, strict=True)):
-                assert g.dtype is e.dtype, f"{what}: output {k} is {g.dtype.short}, unbatched {e.dtype.short}"
-                assert g.shape == w.shape, f"{what}: output {k} shape {g.shape} != jax.vmap's {w.shape}"
-                tol_dtype = min((s for s in slots), key=lambda d: PARITY_TOL.get(d, 0.0) or 1.0)
-                if g.dtype.is_inexact:
-                    assert_close(f"{what} output {k}", g.numpy(), np.asarray(w), tol_dtype)
-                else:
-                    np.testing.assert_array_equal(g.numpy(), np.asarray(w), err_msg=what)
-            done.append(what)
+    combos = [(axis, batched) for axis in (0, 1) for batched in _batched_sets(spec.arity)]
+    stacks = [_stacked(examples, batched, axis) for axis, batched in combos]
+    in_axes_of = [tuple(axis if i in batched else None for i in range(spec.arity)) for axis, batched in combos]
+
+    def every_vmap(*stacked: list[Any]) -> list[Any]:
+        return [jax.vmap(ref, in_axes=in_axes)(*arrays) for in_axes, arrays in zip(in_axes_of, stacked, strict=True)]
+
+    # jax.vmap of every axis and batched set as one compiled program: eagerly each is an executable
+    # of its own (a conv's compile takes a quarter of a second); compared within PARITY_TOL as before
+    with x64():
+        wants = jax_oracles.jitted(every_vmap)(*[[jnp.asarray(a) for a in arrays] for arrays in stacks])
+    for (axis, batched), arrays, in_axes, jax_out in zip(combos, stacks, in_axes_of, wants, strict=True):
+        what = f"{spec.name}[{dtype.short}] axis {axis} batched {batched}"
+        args = [Tensor(a.copy(), s) for a, s in zip(arrays, slots, strict=True)]
+        got = parity._outputs(autodiff.vmap(ours, in_axes=in_axes)(*args))
+        want = parity._outputs(jax_out)
+        assert len(got) == len(want), what
+        for k, (g, w, e) in enumerate(zip(got, want, eager, strict=True)):
+            assert g.dtype is e.dtype, f"{what}: output {k} is {g.dtype.short}, unbatched {e.dtype.short}"
+            assert g.shape == w.shape, f"{what}: output {k} shape {g.shape} != jax.vmap's {w.shape}"
+            tol_dtype = min((s for s in slots), key=lambda d: PARITY_TOL.get(d, 0.0) or 1.0)
+            if g.dtype.is_inexact:
+                assert_close(f"{what} output {k}", g.numpy(), np.asarray(w), tol_dtype)
+            else:
+                np.testing.assert_array_equal(g.numpy(), np.asarray(w), err_msg=what)
+        done.append(what)
     return done
 
 

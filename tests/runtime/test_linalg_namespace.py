@@ -762,24 +762,26 @@ def test_matches_jax_numpy_linalg(name: str, row: Row, batch: str, dtype: rt.DTy
         return
     rng = np.random.default_rng(99)
     tangents = [_randn(rng, p.shape, dtype) for p in primals]
+    cts = [_randn(rng, w.shape, rt.dtype(w.dtype)) for w in want_leaves]
+    jprimals, jtangents = tuple(jnp.asarray(p) for p in primals), tuple(jnp.asarray(t) for t in tangents)
+    adjoint_only = row.complex_vjp_is_adjoint and dtype.kind == "complex"
+    if adjoint_only:
+        _, jtout = jax_oracles.jvp(row.theirs, jprimals, jtangents)
+    else:  # JAX's JVP and VJP from one compiled program
+        conj_cts = tuple(np.conj(c) for c in cts) if isinstance(want, tuple) else np.conj(cts[0])
+        _, jtout, jgrads = jax_oracles.jvp_and_vjp(row.theirs, jprimals, jtangents, conj_cts)
     _, tout = jvp(row.ours, [asarray(p) for p in primals], [asarray(t) for t in tangents])
-    _, jtout = jax_oracles.jvp(
-        row.theirs, tuple(jnp.asarray(p) for p in primals), tuple(jnp.asarray(t) for t in tangents)
-    )
     for i, (t, jt) in enumerate(zip(_leaves(tout), _leaves(jtout), strict=True)):
         close(np.zeros(np.shape(jt)) if is_zero(t) else t.numpy(), jt, dtype, f"JVP {i}")
-    cts = [_randn(rng, w.shape, rt.dtype(w.dtype)) for w in want_leaves]
     ct_arg = tuple(asarray(c) for c in cts) if isinstance(out, tuple) else asarray(cts[0])
     grads = vjp(row.ours, *[asarray(p) for p in primals])[1](ct_arg)
-    if row.complex_vjp_is_adjoint and dtype.kind == "complex":
+    if adjoint_only:
         # <ct, J t> (J: JAX's JVP) == <our VJP(ct), t>, the real inner product
         lhs = sum(float(np.real(np.vdot(c, np.asarray(jt)))) for c, jt in zip(cts, _leaves(jtout), strict=True))
         rhs = sum(float(np.real(np.vdot(g.numpy(), t))) for g, t in zip(grads, tangents, strict=True))
         close(np.asarray(rhs), np.asarray(lhs), dtype, "VJP (adjoint of JAX's JVP)")
         return
-    _, f_vjp = jax_oracles.vjp(row.theirs, *[jnp.asarray(p) for p in primals])
-    conj_cts = tuple(jnp.conj(jnp.asarray(c)) for c in cts) if isinstance(want, tuple) else jnp.conj(cts[0])
-    for i, (g, jg) in enumerate(zip(grads, f_vjp(conj_cts), strict=True)):
+    for i, (g, jg) in enumerate(zip(grads, jgrads, strict=True)):
         expected = np.conj(np.asarray(jg))
         close(np.zeros(expected.shape) if g is None or is_zero(g) else g.numpy(), expected, dtype, f"VJP {i}")
 
