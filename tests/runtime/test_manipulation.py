@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import types
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -34,7 +35,12 @@ from runtime.core import hooks
 from runtime.core.graph import new_leaf, record_holding_all
 from runtime.core.promotion import PromotionError
 from runtime.core.shapes import ArityError, OpTypeError, ShapeError
-from runtime.numpy import manipulation
+from runtime.numpy import manipulation as _manipulation
+from runtime.numpy import shared_names
+
+#: the functions under test: runtime.numpy.manipulation's, and NumPy's dot (in shared_names, since
+#: rt.lax has a dot of its own)
+manipulation = types.SimpleNamespace(**vars(_manipulation), dot=shared_names.dot)
 
 jax.config.update("jax_enable_x64", True)
 
