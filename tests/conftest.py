@@ -94,6 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
 #: 4 s of that per function. Rows that name an op family or a dtype family no kept row names yet
 #: are kept too, so each family keeps rows (``_sampled_rows``).
 SAMPLED: dict[str, int] = {
+    "tests/runtime/test_parallel.py::test_every_elementwise_op_and_dtype_gives_the_unsplit_bits": 6,  # 4.9 (CPU s)
     "tests/autodiff/test_lu_solve_trans.py::test_jvp_and_vjp_match_jax": 4,  # 23 (CPU s, loaded machine)
     "tests/autodiff/test_lu_solve_trans.py::test_values_match_jax_eager_and_jitted": 4,  # 16
     "tests/autodiff/test_lu_solve_trans.py::test_vmap_of_the_solve_and_of_its_gradient": 3,  # 10
