@@ -82,13 +82,9 @@ def diff(a: Any, n: Any = 1, axis: Any = -1, prepend: Any = None, append: Any = 
         length = joined.shape[ax]
         if length == 0:  # (n beyond the length: an empty result, as NumPy's)
             break
-        later, earlier = _slice_along(joined, ax, 1, length), _slice_along(joined, ax, 0, builtin_max(length - 1, 0))
+        later, earlier = _slice_along(joined, ax, 1, length), _slice_along(joined, ax, 0, max(length - 1, 0))
         joined = F.ne(later, earlier) if joined.dtype.kind == "bool" else F.sub(later, earlier)
     return joined
-
-
-def builtin_max(a: int, b: int) -> int:
-    return a if a > b else b
 
 
 def _ordered(prepend: Any, t: Tensor, append: Any, ax: int) -> list[Tensor]:
@@ -214,7 +210,7 @@ def array_split(ary: Any, indices_or_sections: Any, axis: Any = 0) -> list[Tenso
     for start, stop in itertools.pairwise(bounds):
         lo = int(np.clip(start if start >= 0 else start + length, 0, length))
         hi = int(np.clip(stop if stop >= 0 else stop + length, 0, length))
-        out.append(_slice_along(t, ax, lo, builtin_max(lo, hi)))
+        out.append(_slice_along(t, ax, lo, max(lo, hi)))
     return out
 
 
@@ -268,7 +264,7 @@ def kron(a: Any, b: Any) -> Tensor:
     """The Kronecker product (``np.kron``): blocks ``a[i, j] * b``, the lower-rank operand padded
     with leading axes of length 1."""
     x, y = as_operand("kron", a, "a"), as_operand("kron", b, "b", a)
-    nd = builtin_max(x.ndim, y.ndim)
+    nd = max(x.ndim, y.ndim)
     x = F.reshape(x, (1,) * (nd - x.ndim) + x.shape)
     y = F.reshape(y, (1,) * (nd - y.ndim) + y.shape)
     # interleave: x to [x0, 1, x1, 1, ...], y to [1, y0, 1, y1, ...]; the product is [x0, y0, x1, y1, ...]
@@ -316,7 +312,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: Any = -1) -> Tensor:
     t = as_operand("trapezoid", y, "y")
     ax = _axis("trapezoid", t, axis)
     n = t.shape[ax]
-    later, earlier = _slice_along(t, ax, 1, builtin_max(n, 1)), _slice_along(t, ax, 0, builtin_max(n - 1, 0))
+    later, earlier = _slice_along(t, ax, 1, max(n, 1)), _slice_along(t, ax, 0, max(n - 1, 0))
     halves = E.true_divide(F.add(later, earlier), 2)
     if x is None:
         return E.sum(F.mul(halves, as_operand("trapezoid", dx, "dx", t)), axis=ax)
@@ -326,7 +322,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: Any = -1) -> Tensor:
             raise error(ShapeError, "trapezoid", f"a 1-D x must have {n} elements (y's axis {ax})", t, xs)
         d = diff(xs)
         shape = [1] * t.ndim
-        shape[ax] = builtin_max(n - 1, 0)
+        shape[ax] = max(n - 1, 0)
         d = F.reshape(d, tuple(shape))
     else:
         d = diff(xs, axis=ax)

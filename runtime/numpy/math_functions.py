@@ -55,8 +55,9 @@ __all__ = [
 ]
 
 
-def _inexact_dtype(d: DType) -> DType:
-    """The dtype a float-only op computes an operand of dtype ``d`` in, under the active policy."""
+def float_dtype(d: DType) -> DType:
+    """The dtype a float-only op computes an operand of dtype ``d`` in, under the active policy
+    (what ``F.exp`` of it would give: NumPy's float loops under ``numpy``), without running one."""
     if d.is_inexact:
         return d
     from runtime.core.plan import inexact_dtype
@@ -64,11 +65,11 @@ def _inexact_dtype(d: DType) -> DType:
     return inexact_dtype(ops.exp, d, get_policy_object())
 
 
-def _operands(fn: str, *xs: Any, real: bool = False) -> list[Tensor]:
+def inexact_operands(fn: str, *xs: Any, real: bool = False) -> list[Tensor]:
     """The operands as Tensors of their common inexact dtype (complex refused where ``real``)."""
     ts = [as_operand(fn, x, f"x{i + 1}" if len(xs) > 1 else "x") for i, x in enumerate(xs)]
     same = all(t.dtype is ts[0].dtype for t in ts)  # (a policy without complex cannot promote complex)
-    common = _inexact_dtype(ts[0].dtype if same else result_type(*ts))
+    common = float_dtype(ts[0].dtype if same else result_type(*ts))
     if real and common.kind == "complex":
         raise error(OpTypeError, fn, f"{fn} is not defined for complex operands (as in NumPy)", *ts)
     return [t if t.dtype is common else F.convert(t, common) for t in ts]
@@ -85,7 +86,7 @@ def _float_operand(fn: str, x: Any) -> Tensor:
         from runtime.core.default_dtype import get_default_dtype
 
         return F.convert(t, get_default_dtype())
-    return F.convert(t, _inexact_dtype(t.dtype))
+    return F.convert(t, float_dtype(t.dtype))
 
 
 def _const(value: float, like: Tensor) -> Tensor:
@@ -104,7 +105,7 @@ def _real_kind(fn: str, x: Tensor) -> None:
 def logaddexp(x1: Any, x2: Any) -> Tensor:
     """``log(exp(x1) + exp(x2))`` without overflow (``np.logaddexp``): ``max + log1p(exp(-|x1 - x2|))``,
     and ``x1 + x2`` where the difference is NaN (both infinite of one sign), as jax.numpy's."""
-    a, b = _operands("logaddexp", x1, x2, real=True)
+    a, b = inexact_operands("logaddexp", x1, x2, real=True)
     delta = F.sub(a, b)
     spread = F.add(F.max(a, b), F.log1p(F.exp(F.neg(F.abs(delta)))))
     return F.select(F.ne(delta, delta), F.add(a, b), spread)
@@ -113,7 +114,7 @@ def logaddexp(x1: Any, x2: Any) -> Tensor:
 @named("logaddexp2")
 def logaddexp2(x1: Any, x2: Any) -> Tensor:
     """``log2(2**x1 + 2**x2)`` without overflow (``np.logaddexp2``), as ``logaddexp`` in base 2."""
-    a, b = _operands("logaddexp2", x1, x2, real=True)
+    a, b = inexact_operands("logaddexp2", x1, x2, real=True)
     delta = F.sub(a, b)
     tail = F.mul(F.log1p(F.exp2(F.neg(F.abs(delta)))), _const(1 / math.log(2), a))  # log2(1 + 2^-|d|)
     return F.select(F.ne(delta, delta), F.add(a, b), F.add(F.max(a, b), tail))
@@ -126,7 +127,7 @@ def logaddexp2(x1: Any, x2: Any) -> Tensor:
 def hypot(x1: Any, x2: Any) -> Tensor:
     """``sqrt(x1**2 + x2**2)`` without overflow (``np.hypot``): the larger magnitude times
     ``sqrt(1 + (smaller / larger)**2)``; infinite where either is (even with a NaN), as NumPy."""
-    a, b = (F.abs(t) for t in _operands("hypot", x1, x2, real=True))
+    a, b = (F.abs(t) for t in inexact_operands("hypot", x1, x2, real=True))
     big, small = F.max(a, b), F.min(a, b)
     zero = F.eq(big, _const(0.0, big))
     safe = F.select(zero, _const(1.0, big), big)  # no 0/0 (and no NaN in its derivative)
@@ -139,7 +140,7 @@ def hypot(x1: Any, x2: Any) -> Tensor:
 @named("copysign")
 def copysign(x1: Any, x2: Any) -> Tensor:
     """``|x1|`` with the sign bit of ``x2`` (``np.copysign``; ``-0.0`` and ``-nan`` count as negative)."""
-    a, b = _operands("copysign", x1, x2, real=True)
+    a, b = inexact_operands("copysign", x1, x2, real=True)
     magnitude = F.abs(a)
     return F.select(signbit(b), F.neg(magnitude), magnitude)
 
@@ -172,7 +173,7 @@ def signbit(x: Any) -> Tensor:
 @named("fabs")
 def fabs(x: Any) -> Tensor:
     """``|x|`` as a float (``np.fabs``: integers become floats; complex is refused)."""
-    (t,) = _operands("fabs", x, real=True)
+    (t,) = inexact_operands("fabs", x, real=True)
     return F.abs(t)
 
 
@@ -188,7 +189,7 @@ def positive(x: Any) -> Tensor:
 @named("heaviside")
 def heaviside(x1: Any, x2: Any) -> Tensor:
     """The step function (``np.heaviside``): 0 below zero, 1 above, ``x2`` at zero (NaN stays NaN)."""
-    a, b = _operands("heaviside", x1, x2, real=True)
+    a, b = inexact_operands("heaviside", x1, x2, real=True)
     zero = _const(0.0, a)
     step = F.select(F.lt(a, zero), F.full(a.shape, 0.0, a.dtype), F.full(a.shape, 1.0, a.dtype))
     at_zero = F.select(F.eq(a, zero), b, step)
@@ -201,7 +202,7 @@ def heaviside(x1: Any, x2: Any) -> Tensor:
 @named("deg2rad")
 def deg2rad(x: Any) -> Tensor:
     """Degrees to radians, ``x * pi / 180`` (``np.deg2rad``, ``np.radians``)."""
-    (t,) = _operands("deg2rad", x)
+    (t,) = inexact_operands("deg2rad", x)
     return F.mul(t, _const(math.pi / 180, t))
 
 
@@ -214,7 +215,7 @@ def radians(x: Any) -> Tensor:
 @named("rad2deg")
 def rad2deg(x: Any) -> Tensor:
     """Radians to degrees, ``x * 180 / pi`` (``np.rad2deg``, ``np.degrees``)."""
-    (t,) = _operands("rad2deg", x)
+    (t,) = inexact_operands("rad2deg", x)
     return F.mul(t, _const(180 / math.pi, t))
 
 
@@ -245,7 +246,7 @@ def sinc(x: Any) -> Tensor:
     t = as_operand("sinc", x)
     if not t.dtype.is_inexact and library() != "jax":  # np.sinc computes integers in float64
         t = F.convert(t, dt.float64)
-    (t,) = _operands("sinc", t)
+    (t,) = inexact_operands("sinc", t)
     zero = F.eq(t, _const(0.0, t))
     ones = F.full(t.shape, 1.0, t.dtype)
     scaled = F.mul(F.select(zero, ones, t), _const(math.pi, t))
@@ -288,7 +289,7 @@ def float_power(x1: Any, x2: Any) -> Tensor:
     """``x1 ** x2`` in float64, or complex128 where an operand is complex (``np.float_power``); in
     the operands' promoted inexact dtype under ``jax`` (``jnp.float_power``)."""
     if library() == "jax":
-        return F.pow(*_operands("float_power", x1, x2))
+        return F.pow(*inexact_operands("float_power", x1, x2))
     a, b = as_operand("float_power", x1, "x1"), as_operand("float_power", x2, "x2")
     complex_ = a.dtype.kind == "complex" or b.dtype.kind == "complex"
     target = dt.complex128 if complex_ else dt.float64

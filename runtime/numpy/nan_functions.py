@@ -27,6 +27,7 @@ from runtime.numpy import elementwise as E
 from runtime.numpy import shared_names as S
 from runtime.numpy.common import library, normalize_axes
 from runtime.numpy.elementwise import isnan, mean, where
+from runtime.numpy.math_functions import float_dtype
 from runtime.numpy.params import REAL, as_operand, concrete_flag, concrete_scalar, error, named, refuse_traced
 
 __all__ = [
@@ -248,32 +249,28 @@ def _quantile(fn: str, a: Any, q: Any, axis: Any, keepdims: Any, method: Any, ig
         raise error(OpValueError, fn, f"q must be a scalar or 1-D, in [0, 1] (percentiles in [0, 100]), got {q!r}", t)
     axes = normalize_axes(t, axis, fn)
     if not t.dtype.is_inexact:  # NumPy's quantile of integers is float64; jax.numpy's, the promoted float
-        from runtime.numpy.math_functions import _inexact_dtype
-
-        t = F.convert(t, _inexact_dtype(t.dtype) if library() == "jax" else dt.float64)
+        t = F.convert(t, float_dtype(t.dtype) if library() == "jax" else dt.float64)
     kept = [d for d in range(t.ndim) if d not in axes]
     moved = F.transpose(t, (*kept, *axes)) if axes else t
     n = int(np.prod([t.shape[d] for d in axes], dtype=np.int64))
     flat = F.reshape(moved, (*[t.shape[d] for d in kept], n))
+    ordered = S.sort(flat, axis=-1)  # NaN last: each slice's valid values first
     if ignore_nan:
-        ordered = S.sort(flat, axis=-1)  # NaN last: each slice's valid values first
         valid = _count(flat, -1, True, ordered.dtype)
+        mask = _all_nan(flat, -1, False)
     else:
-        ordered = S.sort(flat, axis=-1)
         valid = F.full((*ordered.shape[:-1], 1), float(n), ordered.dtype)
+        mask = _any_nan(flat)
+    zero = F.full((), 0.0, valid.dtype)
+    last = F.sub(valid, F.full((), 1.0, valid.dtype))  # each slice's last valid position
+    top = F.max(last, zero)
     outs = []
-    for level in np.atleast_1d(qs):
-        pos = F.mul(F.sub(valid, F.full((), 1.0, valid.dtype)), F.full((), float(level), valid.dtype))
-        pos = F.max(pos, F.full((), 0.0, pos.dtype))
+    for level in np.atleast_1d(qs):  # the sort, the counts and the NaN mask serve every level
+        pos = F.max(F.mul(last, F.full((), float(level), valid.dtype)), zero)
         lo = F.floor(pos)
-        hi = F.min(F.ceil(pos), F.max(F.sub(valid, F.full((), 1.0, valid.dtype)), F.full((), 0.0, valid.dtype)))
-        take = lambda index: _take_last(ordered, index)  # noqa: E731
-        below, above = take(lo), take(hi)
-        frac = F.sub(pos, lo)
-        value = F.add(below, F.mul(F.sub(above, below), frac))
-        value = F.reshape(value, value.shape[:-1])
-        mask = _all_nan(flat, -1, False) if ignore_nan else _any_nan(flat)
-        outs.append(_nan_fill(value, mask))
+        below, above = _take_last(ordered, lo), _take_last(ordered, F.min(F.ceil(pos), top))
+        value = F.add(below, F.mul(F.sub(above, below), F.sub(pos, lo)))
+        outs.append(_nan_fill(F.reshape(value, value.shape[:-1]), mask))
     out = outs[0] if qs.ndim == 0 else F.concatenate([F.reshape(o, (1, *o.shape)) for o in outs], 0)
     if keepdims:
         lead = () if qs.ndim == 0 else (len(qs),)

@@ -26,6 +26,7 @@ from runtime.numpy import elementwise as E
 from runtime.numpy import manipulation as manip
 from runtime.numpy import shared_names as S
 from runtime.numpy.common import library
+from runtime.numpy.math_functions import float_dtype, inexact_operands
 from runtime.numpy.params import INTEGER, REAL, as_operand, concrete_flag, concrete_scalar, error, named
 
 __all__ = [
@@ -50,14 +51,43 @@ __all__ = [
 ]
 
 
-def _nan_less(a: Tensor, v: Tensor, or_equal: bool) -> Tensor:
-    """``a < v`` (``a <= v``) in NumPy's sort order, where NaN is above every number."""
-    plain = F.le(a, v) if or_equal else F.lt(a, v)
+def _before(a: Tensor, v: Tensor, right: bool) -> Tensor:
+    """Whether sorted element ``a`` goes before ``v`` in the order ``sort`` uses (NaN last):
+    ``a < v`` for the left side, ``a <= v`` for the right."""
     if not a.dtype.is_inexact:
-        return plain
-    v_nan, a_nan = E.isnan(v), E.isnan(a)
-    above = F.logical_and(v_nan, F.logical_not(a_nan)) if not or_equal else v_nan
-    return F.logical_or(plain, above)
+        return F.le(a, v) if right else F.lt(a, v)
+    v_nan = F.ne(v, v)
+    if right:
+        return F.logical_or(F.le(a, v), v_nan)
+    return F.logical_or(F.lt(a, v), F.logical_and(v_nan, F.eq(a, a)))
+
+
+def _to_common(*ts: Tensor) -> list[Tensor]:
+    """``ts`` converted (recorded) to their common dtype under the active policy."""
+    common = ts[0].dtype if all(t.dtype is ts[0].dtype for t in ts) else result_type(*ts)
+    return [t if t.dtype is common else F.convert(t, common) for t in ts]
+
+
+def count_before(sorted_a: Tensor, v: Tensor, right: bool, index: dt.DType) -> Tensor:
+    """For each element of ``v``, how many of the 1-D ``sorted_a``'s go before it (``right``: or
+    equal it), as ``index`` integers: every pair compared and a sum, so it traces and batches.
+    ``searchsorted``'s, and the array API namespace's, computation."""
+    a, vs = _to_common(sorted_a, v)
+    n = a.shape[0]
+    grid_a = F.broadcast_in_dim(a, (*vs.shape, n), (vs.ndim,))
+    grid_v = F.broadcast_in_dim(vs, (*vs.shape, n), tuple(range(vs.ndim)))
+    return F.reduce_sum(F.convert(_before(grid_a, grid_v, right), index), (vs.ndim,))
+
+
+def contains(a: Tensor, b: Tensor) -> Tensor:
+    """Whether each element of ``a`` equals some element of ``b`` (NaN equals nothing), with
+    ``a``'s shape: every pair compared and an or. ``isin``'s, and the array API namespace's,
+    computation."""
+    flat = F.reshape(b, (b.size,))
+    a, flat = _to_common(a, flat)
+    grid_a = F.broadcast_in_dim(a, (*a.shape, b.size), tuple(range(a.ndim)))
+    grid_b = F.broadcast_in_dim(flat, (*a.shape, b.size), (a.ndim,))
+    return F.reduce_or(F.eq(grid_a, grid_b), (a.ndim,))
 
 
 @named("searchsorted")
@@ -73,12 +103,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Tens
         raise error(OpValueError, "searchsorted", f"side must be 'left' or 'right', got {side!r}", sorted_a)
     if sorter is not None:
         sorted_a = manip.take(sorted_a, as_operand("searchsorted", sorter, "sorter", sorted_a))
-    common = result_type(sorted_a, values) if sorted_a.dtype is not values.dtype else sorted_a.dtype
-    sa = sorted_a if sorted_a.dtype is common else F.convert(sorted_a, common)
-    vs = values if values.dtype is common else F.convert(values, common)
-    below = _nan_less(F.reshape(sa, (1,) * vs.ndim + sa.shape), F.reshape(vs, (*vs.shape, 1)), side == "right")
-    index = dt.int32 if library() == "jax" else dt.int64
-    return E.sum(F.convert(below, index), axis=-1, dtype=index)
+    return count_before(sorted_a, values, side == "right", dt.int32 if library() == "jax" else dt.int64)
 
 
 @named("digitize")
@@ -91,9 +116,8 @@ def digitize(x: Any, bins: Any, right: Any = False) -> Tensor:
     if edges.ndim != 1:
         raise error(ShapeError, "digitize", "bins must be 1-D", xs, edges)
     n = edges.shape[0]
-    if n == 0:
-        index = dt.int32 if library() == "jax" else dt.int64
-        return F.convert(F.mul(xs, F.full((), 0, xs.dtype)) if xs.dtype.kind != "bool" else xs, index)
+    if n == 0:  # every value in bin 0
+        return F.full(xs.shape, 0, dt.int32 if library() == "jax" else dt.int64)
     side = "left" if closed_right else "right"
     up = searchsorted(edges, xs, side=side)
     down = F.sub(F.full((), n, up.dtype), searchsorted(manip.flip(edges, 0), xs, side=side))  # (NumPy's reversal)
@@ -112,16 +136,14 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
         raise error(OpValueError, "interp", "period is not supported", xs)
     if px.ndim != 1 or py.shape != px.shape or px.shape[0] == 0:
         raise error(ShapeError, "interp", "xp and fp must be non-empty 1-D arrays of one length", px, py)
-    from runtime.numpy.math_functions import _operands
-
-    xs, px = _operands("interp", xs, px, real=True)
-    (py,) = _operands("interp", py)
+    xs, px = inexact_operands("interp", xs, px, real=True)
+    (py,) = inexact_operands("interp", py)
     if py.dtype.kind != "complex" and py.dtype is not xs.dtype:
         common = result_type(py, xs)
         py = py if py.dtype is common else F.convert(py, common)
     n = px.shape[0]
     i = F.convert(F.clamp(F.full((), 1, dt.int64), F.convert(searchsorted(px, xs, side="right"), dt.int64),
-                          F.full((), builtins_max(n - 1, 1), dt.int64)), dt.int64)  # fmt: skip
+                          F.full((), max(n - 1, 1), dt.int64)), dt.int64)  # fmt: skip
     if n == 1:
         value = F.broadcast_in_dim(F.reshape(py, ()), xs.shape, ())
     else:
@@ -139,28 +161,15 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
     return value if value.dtype is py.dtype else F.convert(value, py.dtype)
 
 
-def builtins_max(a: int, b: int) -> int:
-    return a if a > b else b
-
-
 @named("isin")
 def isin(element: Any, test_elements: Any, assume_unique: Any = False, invert: Any = False) -> Tensor:
     """Whether each element is among ``test_elements`` (``np.isin``; ``invert`` negates)."""
     e = as_operand("isin", element, "element")
-    t = manip.ravel(as_operand("isin", test_elements, "test_elements", e))
+    t = as_operand("isin", test_elements, "test_elements", e)
     concrete_flag("isin", "assume_unique", assume_unique, (e, t))
     negate = concrete_flag("isin", "invert", invert, (e, t))
-    if t.shape[0]:
-        pairs = _pair_for_compare(F.reshape(e, (*e.shape, 1)), F.reshape(t, (1,) * e.ndim + t.shape))
-        found = E.any(F.eq(*pairs), axis=-1)
-    else:
-        found = F.full(e.shape, False, dt.bool_)
+    found = contains(e, t)
     return F.logical_not(found) if negate else found
-
-
-def _pair_for_compare(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
-    shape = S.broadcast_shapes(a.shape, b.shape)
-    return manip.broadcast_to(a, shape), manip.broadcast_to(b, shape)
 
 
 @named("polyval")
@@ -185,13 +194,12 @@ def vander(x: Any, N: Any = None, increasing: Any = False) -> Tensor:
         raise error(ShapeError, "vander", "x must be 1-D", xs)
     n = xs.shape[0] if N is None else concrete_scalar("vander", "N", N, INTEGER, operands=(xs,))
     up = concrete_flag("vander", "increasing", increasing, (xs,))
-    columns = [S.full(xs.shape, 1, xs.dtype)] if n else []
+    if not n:
+        return S.full((xs.shape[0], 0), 0, xs.dtype)
+    columns = [S.full(xs.shape, 1, xs.dtype)]
     for _ in range(1, int(n)):
         columns.append(F.mul(columns[-1], xs))
-    if not columns:
-        return F.reshape(xs, (xs.shape[0], 0)) if xs.shape[0] == 0 else S.full((xs.shape[0], 0), 0, xs.dtype)
-    stacked = S.stack(columns if up else columns[::-1], axis=1)
-    return stacked
+    return S.stack(columns if up else columns[::-1], axis=1)
 
 
 def _mode(fn: str, mode: Any, default: str) -> str:
@@ -218,10 +226,10 @@ def _trim(full: Tensor, n: int, m: int, mode: str, reversed_: bool = False) -> T
         return full
     short = min(n, m)
     if mode == "valid":
-        length = builtins_max(n, m) - short + 1
+        length = max(n, m) - short + 1
         start = short - 1
     else:  # same: the longer operand's length, centred
-        length = builtins_max(n, m)
+        length = max(n, m)
         start = short // 2 if reversed_ else (short - 1) // 2
     return F.slice(full, (start,), (start + length,))
 
@@ -230,12 +238,11 @@ def _two_vectors(fn: str, a: Any, v: Any) -> tuple[Tensor, Tensor]:
     x, y = as_operand(fn, a, "a"), as_operand(fn, v, "v", a)
     if x.ndim != 1 or y.ndim != 1 or not x.shape[0] or not y.shape[0]:
         raise error(ShapeError, fn, f"{fn} takes two non-empty 1-D arrays", x, y)
-    common = result_type(x, y) if x.dtype is not y.dtype else x.dtype
-    if library() == "jax" and not common.is_inexact:  # jnp.convolve computes integers in floats
-        from runtime.numpy.math_functions import _inexact_dtype
-
-        common = _inexact_dtype(common)
-    return (x if x.dtype is common else F.convert(x, common)), (y if y.dtype is common else F.convert(y, common))
+    if library() == "jax":  # jnp.convolve computes integers in floats
+        x, y = inexact_operands(fn, x, y)
+    else:
+        x, y = _to_common(x, y)
+    return x, y
 
 
 @named("convolve")
@@ -276,7 +283,7 @@ def _observations(fn: str, m: Any, y: Any, rowvar: Any) -> Tensor:
             other = manip.swapaxes(other, 0, 1)
         x = S.concatenate([x, other], axis=0)
     if not x.dtype.is_inexact:
-        x = F.convert(x, dt.float64 if library() != "jax" else F.exp(F.zeros((), x.dtype)).dtype)
+        x = F.convert(x, dt.float64 if library() != "jax" else float_dtype(x.dtype))
     return x
 
 
@@ -295,7 +302,7 @@ def cov(m: Any, y: Any = None, rowvar: Any = True, bias: Any = False, ddof: Any 
     conj = F.conj(centred) if centred.dtype.kind == "complex" else centred
     product = F.matmul(centred, manip.swapaxes(conj, 0, 1))
     real = dt.COMPLEX_PART.get(product.dtype, product.dtype)
-    scale = F.full((), 1.0 / builtins_max(count - dof, 0) if count - dof > 0 else math.inf, real)
+    scale = F.full((), 1.0 / max(count - dof, 0) if count - dof > 0 else math.inf, real)
     out = F.mul(product, scale if product.dtype is real else F.convert(scale, product.dtype))
     return F.reshape(out, ()) if out.shape == (1, 1) else out
 

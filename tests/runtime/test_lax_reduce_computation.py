@@ -111,24 +111,21 @@ def test_variadic_pair_of_monoids_equals_jax() -> None:
         np.testing.assert_allclose(g.numpy(), np.asarray(w))
 
 
-def _argmax_ours(a: Any, b: Any) -> Any:
-    take = rt.lax.logical_or(rt.lax.gt(a[0], b[0]), rt.lax.logical_and(rt.lax.eq(a[0], b[0]), rt.lax.lt(a[1], b[1])))
-    return rt.lax.select(take, a[0], b[0]), rt.lax.select(take, a[1], b[1])
+def _arg_pair(library: Any, better: str) -> Callable[[Any, Any], Any]:
+    """(value, index): the ``better`` value (``gt``: argmax, ``lt``: argmin), the smaller index on a
+    tie, in castwise's ops (``library`` rt.lax) or lax's."""
+    either = library.logical_or if library is rt.lax else lax.bitwise_or
+    both = library.logical_and if library is rt.lax else lax.bitwise_and
+
+    def pair(a: Any, b: Any) -> Any:
+        take = either(getattr(library, better)(a[0], b[0]), both(library.eq(a[0], b[0]), library.lt(a[1], b[1])))
+        return library.select(take, a[0], b[0]), library.select(take, a[1], b[1])
+
+    return pair
 
 
-def _argmax_jax(a: Any, b: Any) -> Any:
-    take = lax.bitwise_or(lax.gt(a[0], b[0]), lax.bitwise_and(lax.eq(a[0], b[0]), lax.lt(a[1], b[1])))
-    return lax.select(take, a[0], b[0]), lax.select(take, a[1], b[1])
-
-
-def _argmin_ours(a: Any, b: Any) -> Any:
-    take = rt.lax.logical_or(rt.lax.lt(a[0], b[0]), rt.lax.logical_and(rt.lax.eq(a[0], b[0]), rt.lax.lt(a[1], b[1])))
-    return rt.lax.select(take, a[0], b[0]), rt.lax.select(take, a[1], b[1])
-
-
-def _argmin_jax(a: Any, b: Any) -> Any:
-    take = lax.bitwise_or(lax.lt(a[0], b[0]), lax.bitwise_and(lax.eq(a[0], b[0]), lax.lt(a[1], b[1])))
-    return lax.select(take, a[0], b[0]), lax.select(take, a[1], b[1])
+_argmax_ours, _argmax_jax = _arg_pair(rt.lax, "gt"), _arg_pair(lax, "gt")
+_argmin_ours, _argmin_jax = _arg_pair(rt.lax, "lt"), _arg_pair(lax, "lt")
 
 
 def _lexmax_ours(a: Any, b: Any) -> Any:  # the lexicographic maximum of (first, second)

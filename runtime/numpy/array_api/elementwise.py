@@ -297,8 +297,7 @@ def _real_float(fn: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor]:
     common = result_type(
         *(x if isinstance(x, Tensor) or type(x) in (int, float, bool) else t for x, t in ((x1, a), (x2, b)))
     )
-    if not common.is_inexact:
-        common = F.exp(F.zeros((), common)).dtype  # the policy's float for an integer operand
+    common = npm.float_dtype(common)  # the policy's float for an integer operand
     a = a if a.dtype is common else F.convert(a, common)
     b = b if b.dtype is common else F.convert(b, common)
     return a, b

@@ -19,11 +19,11 @@ from typing import Any, NamedTuple
 
 from runtime.core import dtypes as dt
 from runtime.core import lax as F
-from runtime.core.promotion import result_type
 from runtime.core.shapes import OpValueError, ShapeError
 from runtime.core.tensor import Tensor
 from runtime.numpy import elementwise as E
 from runtime.numpy import manipulation as M
+from runtime.numpy import numerics as npx
 from runtime.numpy.array_api.common import operand, standard_error
 from runtime.numpy.common import normalize_axes
 from runtime.numpy.params import named, refuse_traced
@@ -102,17 +102,6 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
     return E.where(condition, x1, x2)  # type: ignore[no-any-return]
 
 
-def _before(a: Tensor, v: Tensor, right: bool) -> Tensor:
-    """Whether sorted element ``a`` goes before ``v`` in the order ``sort`` uses (NaN last):
-    ``a < v`` for the left side, ``a <= v`` for the right."""
-    if not a.dtype.is_inexact:
-        return F.le(a, v) if right else F.lt(a, v)
-    v_nan = F.ne(v, v)
-    if right:
-        return F.logical_or(F.le(a, v), v_nan)
-    return F.logical_or(F.lt(a, v), F.logical_and(v_nan, F.eq(a, a)))
-
-
 @named("searchsorted")
 def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Tensor:
     """The positions at which ``x2``'s elements would be inserted into the sorted 1-D ``x1`` to
@@ -125,14 +114,7 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
         raise standard_error(OpValueError, "searchsorted", f"side must be 'left' or 'right', got {side!r}", a, v)
     if sorter is not None:
         a = _take(a, operand("searchsorted", sorter, "sorter"))
-    common = result_type(a, v)
-    a = a if a.dtype is common else F.convert(a, common)
-    v = v if v.dtype is common else F.convert(v, common)
-    n = a.shape[0]
-    grid_a = F.broadcast_in_dim(a, (*v.shape, n), (v.ndim,))
-    grid_v = F.broadcast_in_dim(v, (*v.shape, n), tuple(range(v.ndim)))
-    before = _before(grid_a, grid_v, side == "right")
-    return F.reduce_sum(F.convert(before, INDEX), (v.ndim,))
+    return npx.count_before(a, v, side == "right", INDEX)
 
 
 @named("isin")
@@ -141,14 +123,7 @@ def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Tensor:
     comparison against every element and a ``reduce_or``, so it has ``x1``'s shape under every
     transform. NaN is in no array (it equals nothing). The standard adds it in 2025.12, with this
     signature."""
-    a, b = operand("isin", x1, "x1"), operand("isin", x2, "x2")
-    flat = F.reshape(b, (b.size,))
-    common = result_type(a, flat)
-    a = a if a.dtype is common else F.convert(a, common)
-    flat = flat if flat.dtype is common else F.convert(flat, common)
-    grid_a = F.broadcast_in_dim(a, (*a.shape, b.size), tuple(range(a.ndim)))
-    grid_b = F.broadcast_in_dim(flat, (*a.shape, b.size), (a.ndim,))
-    found = F.reduce_or(F.eq(grid_a, grid_b), (a.ndim,))
+    found = npx.contains(operand("isin", x1, "x1"), operand("isin", x2, "x2"))
     return F.logical_not(found) if invert else found
 
 
